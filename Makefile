@@ -1,0 +1,45 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+DAGSTER_HOME := $(CURDIR)/data/dagster_home
+DEMO_SETTINGS := settings/demo.toml
+# `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
+SETTINGS ?=
+
+.PHONY: setup demo test ui crawl demoweb clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(INSTALLED)
+
+setup: $(INSTALLED) $(DAGSTER_HOME)/dagster.yaml
+
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+	mkdir -p $(DAGSTER_HOME)
+	cp dagster.yaml $@
+
+# Serve the demo web, crawl it for today's partition through Dagster, print a summary.
+demo: setup
+	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.demo
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+# The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.
+ui: setup
+	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+# One cycle over your own seed lists (data/seeds/*.txt) with the real-crawl settings.
+crawl: setup
+	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/python -m crawl_assets.cycle
+
+# The demo web in the foreground (for `make ui SETTINGS=settings/demo.toml`); Ctrl-C stops it.
+demoweb: setup
+	$(BIN)/python -m crawl_assets.demoweb serve --port 8471 --hosts 50 --access-log data/demoweb/access_log.parquet
+
+clean:
+	rm -rf data/frontier data/fetch_log data/links data/warc data/seeds_table data/crawl.duckdb data/demoweb

@@ -1,0 +1,8 @@
+"""Thin Dagster wrappers around the crawler core, one module per asset family."""
+
+from .catalog import crawl_catalog
+from .fetch import fetch_batch
+from .frontier import frontier_snapshot
+from .seeds import seeds
+
+ALL_ASSETS = [seeds, frontier_snapshot, fetch_batch, crawl_catalog]

@@ -1,0 +1,58 @@
+"""crawl_catalog: data/crawl.duckdb, views over every Parquet output for analysts.
+
+The catalog holds views, not copies, so it is small and always reads the latest files. It is
+built under a temporary name and renamed, so an analyst never opens a half-built catalog;
+partitioned assets never open it, so DuckDB's one-writer rule holds.
+"""
+
+import os
+from pathlib import Path
+
+import duckdb
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+
+from ..layout import glob_of, seeds_file
+from ..resources import CrawlSettingsResource
+
+# view name -> (hive table folder, SQL over `src`); pages is the latest fetch of each URL.
+PARTITIONED_VIEWS = {
+    "fetches": ("fetch_log", "SELECT * FROM src"),
+    "pages": ("fetch_log", "SELECT * FROM src QUALIFY row_number() OVER "
+                           "(PARTITION BY url ORDER BY fetched_at DESC) = 1"),
+    "links": ("links", "SELECT * FROM src"),
+    "frontier": ("frontier", "SELECT * FROM src"),
+}
+
+
+def build_catalog(root: Path, catalog_path: Path) -> dict[str, int]:
+    """(Re)build the catalog; returns the row count of every view it created."""
+    tmp = catalog_path.with_name(catalog_path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    counts: dict[str, int] = {}
+    with duckdb.connect(str(tmp)) as con:
+        for view, (table, body) in PARTITIONED_VIEWS.items():
+            if not any((root / table).glob("date=*/shard=*/*.parquet")):
+                continue
+            source = f"read_parquet('{glob_of(root, table)}', hive_partitioning = true, union_by_name = true)"
+            con.execute(f"CREATE VIEW {view} AS WITH src AS (SELECT * FROM {source}) {body}")
+        if seeds_file(root).exists():
+            con.execute(f"CREATE VIEW seeds AS SELECT * FROM read_parquet('{seeds_file(root)}')")
+        views = [r[0] for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name").fetchall()]
+        for view in views:
+            counts[view] = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+    os.replace(tmp, catalog_path)
+    return counts
+
+
+@asset(group_name="catalog", deps=[AssetKey("fetch_batch"), AssetKey("frontier_snapshot"), AssetKey("seeds")])
+def crawl_catalog(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
+    """The DuckDB file analysts open read-only: views seeds, frontier, fetches, pages, links."""
+    settings = crawl_settings.load()
+    counts = build_catalog(settings.data_root, settings.catalog_path)
+    return MaterializeResult(metadata={
+        "path": MetadataValue.path(str(settings.catalog_path)),
+        "rows": MetadataValue.json(counts),
+        **{f"rows_{view}": n for view, n in counts.items()},
+    })

@@ -1,0 +1,69 @@
+"""fetch_batch[D, shard]: fetch the shard's frontier politely; WARC files, fetch log, links."""
+
+from collections import Counter
+
+import pyarrow.parquet as pq
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetDep,
+    MaterializeResult,
+    MetadataValue,
+    MultiToSingleDimensionPartitionMapping,
+    asset,
+)
+
+from ..crawler.batch import run_fetch_batch
+from ..crawler.fetcher import FetchTask
+from ..crawler.tables import fetch_log_table, links_table
+from ..layout import fetch_log_file, frontier_file, links_file, warc_dir, write_parquet_atomic
+from ..partitions import fetch_partitions, split_fetch_key
+from ..resources import CrawlSettingsResource
+
+
+@asset(
+    group_name="fetch",
+    partitions_def=fetch_partitions,
+    deps=[AssetDep(AssetKey("frontier_snapshot"),
+                   partition_mapping=MultiToSingleDimensionPartitionMapping(partition_dimension_name="date"))],
+)
+def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
+    """Fetches every frontier URL of one host shard for one day, one request in flight per host."""
+    settings = crawl_settings.load()
+    date, shard = split_fetch_key(context.partition_key)
+    root = settings.data_root
+    frontier_path = frontier_file(root, date, shard)
+    if not frontier_path.exists():
+        raise FileNotFoundError(f"{frontier_path} is missing: materialise frontier_snapshot for {date} first")
+    frontier = pq.read_table(frontier_path).to_pylist()
+    tasks = [FetchTask(row["url"], row["depth"]) for row in frontier]
+
+    out_dir = warc_dir(root, date, shard)
+    previous_warcs = sorted(out_dir.glob("*.warc.gz"))
+    prefix = f"recrawl-{date}-{shard}-{context.run_id[:8]}"
+    result = run_fetch_batch(settings, int(shard.lstrip("s")), tasks, out_dir, prefix)
+
+    fetch_log = fetch_log_table(result.output.records)
+    links = links_table(result.output.links)
+    write_parquet_atomic(fetch_log, fetch_log_file(root, date, shard))
+    write_parquet_atomic(links, links_file(root, date, shard))
+    # The new fetch log points at the new WARC files only; older runs of this partition go.
+    for old in previous_warcs:
+        if old not in result.warc_files:
+            old.unlink()
+
+    status_classes = Counter(r.status_class for r in result.output.records)
+    statuses = Counter(str(r.status) for r in result.output.records if r.status is not None)
+    return MaterializeResult(metadata={
+        "frontier_urls": len(tasks),
+        "fetched": fetch_log.num_rows,
+        "discovered_in_batch": fetch_log.num_rows - len(tasks),
+        "hosts": len({r.host for r in result.output.records}),
+        "links": links.num_rows,
+        "bytes": sum(r.bytes for r in result.output.records),
+        "status_classes": MetadataValue.json(dict(status_classes)),
+        "http_statuses": MetadataValue.json(dict(statuses)),
+        "warc_files": MetadataValue.json([str(p) for p in result.warc_files]),
+        "warc_bytes": sum(p.stat().st_size for p in result.warc_files),
+        "fetch_log": MetadataValue.path(str(fetch_log_file(root, date, shard))),
+    })

@@ -1,0 +1,1 @@
+"""The crawler core: fetching, URLs, WARC writing. It imports nothing from Dagster."""

@@ -1,0 +1,40 @@
+"""One fetch batch from start to end: frontier rows in, WARC files and results out."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+from .fetcher import BatchFetcher, BatchOutput, FetchTask
+from .settings import CrawlSettings
+from .sharding import shard_of
+from .warc import WarcFileWriter
+
+SOFTWARE = "recrawl/0.1 (warcio)"
+
+
+@dataclass
+class BatchResult:
+    output: BatchOutput
+    warc_files: list[Path]
+
+
+def in_scope(host: str, settings: CrawlSettings) -> bool:
+    return not settings.host_scope or any(fnmatch(host, p) for p in settings.host_scope)
+
+
+def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[FetchTask],
+                    warc_dir: Path, warc_prefix: str) -> BatchResult:
+    """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir."""
+
+    def follows_links_to(host: str) -> bool:
+        return in_scope(host, settings) and shard_of(host, settings.shard_count) == shard_index
+
+    info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
+    with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
+        fetcher = BatchFetcher(settings, warc, follows_links_to)
+        output = asyncio.run(fetcher.run(tasks))
+    return BatchResult(output, warc.closed_files)

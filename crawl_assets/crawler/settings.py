@@ -1,0 +1,131 @@
+"""Crawl settings: one frozen dataclass, loaded from TOML files layered on the defaults.
+
+The defaults are for a real crawl of the public web. `recrawl.toml` at the top of the
+checkout documents every key; further files named in RECRAWL_SETTINGS (colon-separated)
+are laid on top, so the demo keeps its own settings in settings/demo.toml.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SETTINGS_ENV = "RECRAWL_SETTINGS"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "recrawl.toml"
+
+
+class SettingsError(ValueError):
+    """A settings file or value is wrong; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class NetworkException:
+    """Lets hosts matching `hosts` (fnmatch patterns) connect to `networks` despite the guard."""
+
+    hosts: tuple[str, ...]
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+@dataclass(frozen=True)
+class CrawlSettings:
+    data_root: Path = PROJECT_ROOT / "data"
+    seeds_dir: Path = PROJECT_ROOT / "data" / "seeds"
+    shard_count: int = 8
+    user_agent: str = "recrawl/0.1 (+https://example.org/recrawl-bot)"
+    # Politeness: seconds between the end of one request to a host and the start of the next.
+    default_delay_s: float = 1.0
+    max_concurrent_hosts: int = 64
+    connect_timeout_s: float = 5.0
+    fetch_timeout_s: float = 30.0
+    max_body_bytes: int = 5 * 1024 * 1024
+    # Same-shard links found during a batch are fetched in the same batch, within these bounds.
+    max_pages_per_host: int = 200
+    max_depth: int = 16
+    # Hostname -> IP address; a leading "*." matches every subdomain.
+    resolver_overrides: dict[str, str] = field(default_factory=dict)
+    # Only hosts matching one of these patterns are crawled (empty: any host).
+    host_scope: tuple[str, ...] = ()
+    network_exceptions: tuple[NetworkException, ...] = ()
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.data_root / "crawl.duckdb"
+
+    def shard_keys(self) -> list[str]:
+        return [shard_key(i) for i in range(self.shard_count)]
+
+
+def shard_key(index: int) -> str:
+    return f"s{index:02d}"
+
+
+_PATH_KEYS = {"data_root", "seeds_dir"}
+
+
+def _coerce(key: str, value, source: str, base_dir: Path):
+    """Turn one TOML value into the field's type, or raise SettingsError naming it."""
+    try:
+        if key in _PATH_KEYS:
+            path = Path(value)
+            return path if path.is_absolute() else (base_dir / path).resolve()
+        if key == "host_scope":
+            return tuple(str(p).lower() for p in value)
+        if key == "resolver_overrides":
+            for ip in value.values():
+                ipaddress.ip_address(ip)
+            return {str(k).lower(): str(v) for k, v in value.items()}
+        if key == "network_exceptions":
+            return tuple(
+                NetworkException(
+                    hosts=tuple(h.lower() for h in item["hosts"]),
+                    networks=tuple(ipaddress.ip_network(n) for n in item["networks"]),
+                )
+                for item in value
+            )
+        if key in ("shard_count", "max_concurrent_hosts", "max_body_bytes",
+                   "max_pages_per_host", "max_depth"):
+            number = int(value)
+            if number < 1:
+                raise ValueError("must be at least 1")
+            return number
+        if key.endswith("_s"):
+            number = float(value)
+            if number < 0:
+                raise ValueError("must not be negative")
+            return number
+        return str(value)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise SettingsError(f"{source}: bad value for {key!r}: {value!r} ({exc})") from exc
+
+
+def load_settings(*files: str | os.PathLike, use_env: bool = True) -> CrawlSettings:
+    """Defaults, then recrawl.toml, then each file in RECRAWL_SETTINGS, then `files`."""
+    layers: list[Path] = []
+    if DEFAULT_SETTINGS_FILE.exists():
+        layers.append(DEFAULT_SETTINGS_FILE)
+    if use_env and os.environ.get(SETTINGS_ENV):
+        layers += [Path(p) for p in os.environ[SETTINGS_ENV].split(":") if p]
+    layers += [Path(f) for f in files]
+
+    known = {f.name for f in dataclasses.fields(CrawlSettings)}
+    values: dict = {}
+    for path in layers:
+        path = path if path.is_absolute() else (Path.cwd() / path)
+        try:
+            with open(path, "rb") as fh:
+                table = tomllib.load(fh)
+        except FileNotFoundError as exc:
+            raise SettingsError(f"settings file not found: {path}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
+        for key, value in table.get("crawl", {}).items():
+            if key not in known:
+                raise SettingsError(f"{path}: unknown setting {key!r} in [crawl]")
+            # Paths in a settings file are relative to the project root, wherever it is read from.
+            values[key] = _coerce(key, value, str(path), PROJECT_ROOT)
+    return CrawlSettings(**values)

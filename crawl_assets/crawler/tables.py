@@ -1,0 +1,49 @@
+"""Arrow schemas of the crawl's tables, and conversion of the core's results into them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyarrow as pa
+
+from .fetcher import FetchRecord
+
+FETCH_LOG_SCHEMA = pa.schema([
+    ("url", pa.string()),
+    ("host", pa.string()),
+    ("depth", pa.int32()),
+    ("status", pa.int32()),
+    ("status_class", pa.string()),
+    ("fetched_at", pa.timestamp("us", tz="UTC")),
+    ("duration_ms", pa.float64()),
+    ("bytes", pa.int64()),
+    ("content_type", pa.string()),
+    ("sha256", pa.string()),
+    ("etag", pa.string()),
+    ("last_modified", pa.string()),
+    ("error", pa.string()),
+    ("ip", pa.string()),
+    ("warc_file", pa.string()),
+    ("warc_offset", pa.int64()),
+    ("warc_length", pa.int64()),
+    ("outlinks", pa.int32()),
+])
+
+LINKS_SCHEMA = pa.schema([
+    ("source", pa.string()),
+    ("target", pa.string()),
+    ("target_host", pa.string()),
+    ("depth", pa.int32()),  # the target's depth: the source's depth + 1
+])
+
+FRONTIER_SCHEMA = pa.schema([("url", pa.string()), ("host", pa.string()), ("depth", pa.int32())])
+
+
+def fetch_log_table(records: list[FetchRecord]) -> pa.Table:
+    rows = [dataclasses.asdict(r) for r in records]
+    return pa.Table.from_pylist(rows, schema=FETCH_LOG_SCHEMA)
+
+
+def links_table(links: list[tuple[str, str, str, int]]) -> pa.Table:
+    columns = list(zip(*links)) if links else [[] for _ in LINKS_SCHEMA]
+    return pa.table(dict(zip(LINKS_SCHEMA.names, columns)), schema=LINKS_SCHEMA)

@@ -1,0 +1,135 @@
+"""WARC/1.1 output: one gzip member per record, warcinfo first, then response + request pairs.
+
+A file is written under "<name>.open" and renamed when closed, so a crash never leaves a
+half-written file under a name that looks complete. Files roll over at a size limit.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+OPEN_SUFFIX = ".open"
+# Stored headers describe the stored body: it is already de-chunked, so the header is renamed.
+_RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+
+
+@dataclass(frozen=True)
+class WarcLocation:
+    """Where a response record landed: file name, byte offset and length of its gzip member."""
+
+    filename: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP request and the response to it, as sent and received."""
+
+    url: str
+    ip: str
+    fetched_at: datetime
+    method: str
+    request_target: str
+    request_headers: list[tuple[str, str]]
+    http_version: str
+    status: int
+    reason: str
+    response_headers: list[tuple[str, str]]
+    body: bytes  # as received (content-encoding not undone)
+    truncated: bool = False  # body cut off at the size cap
+
+
+def warc_date(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class WarcFileWriter:
+    """Writes exchanges into <directory>/<prefix>-NNNNN.warc.gz, rolling at max_file_bytes."""
+
+    def __init__(self, directory: Path, prefix: str, software: str,
+                 max_file_bytes: int = 1 << 30, info: dict[str, str] | None = None):
+        self.directory = Path(directory)
+        self.prefix = prefix
+        self.software = software
+        self.max_file_bytes = max_file_bytes
+        self.info = info or {}
+        self.closed_files: list[Path] = []
+        self._serial = 0
+        self._file: io.BufferedWriter | None = None
+        self._writer: WARCWriter | None = None
+        self._name = ""
+
+    def _open(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._name = f"{self.prefix}-{self._serial:05d}.warc.gz"
+        self._serial += 1
+        self._file = open(self.directory / (self._name + OPEN_SUFFIX), "wb")
+        self._writer = WARCWriter(self._file, gzip=True, warc_version="1.1")
+        info = {"software": self.software, "format": "WARC File Format 1.1", **self.info}
+        self._writer.write_record(self._writer.create_warcinfo_record(self._name, info))
+
+    def write(self, exchange: Exchange) -> WarcLocation:
+        if self._file is None:
+            self._open()
+        assert self._writer is not None and self._file is not None
+        writer = self._writer
+        date = warc_date(exchange.fetched_at)
+
+        headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
+        status_line = f"{exchange.status} {exchange.reason}".strip()
+        response = writer.create_warc_record(
+            exchange.url, "response",
+            payload=io.BytesIO(exchange.body), length=len(exchange.body),
+            http_headers=StatusAndHeaders(status_line, headers, protocol=exchange.http_version),
+            warc_headers_dict={"WARC-Date": date, "WARC-IP-Address": exchange.ip,
+                               **({"WARC-Truncated": "length"} if exchange.truncated else {})},
+        )
+        request = writer.create_warc_record(
+            exchange.url, "request",
+            payload=io.BytesIO(b""), length=0,
+            http_headers=StatusAndHeaders(
+                f"{exchange.method} {exchange.request_target}", exchange.request_headers,
+                protocol=exchange.http_version, is_http_request=True),
+            warc_headers_dict={
+                "WARC-Date": date, "WARC-IP-Address": exchange.ip,
+                "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
+            },
+        )
+        offset = self._file.tell()
+        writer.write_record(response)
+        length = self._file.tell() - offset
+        writer.write_record(request)
+        location = WarcLocation(self._name, offset, length)
+        if self._file.tell() >= self.max_file_bytes:
+            self._close_current()
+        return location
+
+    def _close_current(self) -> None:
+        if self._file is None:
+            return
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        final = self.directory / self._name
+        os.replace(self.directory / (self._name + OPEN_SUFFIX), final)
+        self.closed_files.append(final)
+        self._file = self._writer = None
+
+    def close(self) -> list[Path]:
+        """Close the current file; returns every file this writer completed."""
+        self._close_current()
+        return self.closed_files
+
+    def __enter__(self) -> "WarcFileWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

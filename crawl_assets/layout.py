@@ -1,0 +1,42 @@
+"""Where each asset's partitions land under the data root (hive-style folders for DuckDB)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def seeds_file(root: Path) -> Path:
+    return root / "seeds_table" / "seeds.parquet"
+
+
+def frontier_file(root: Path, date: str, shard: str) -> Path:
+    return root / "frontier" / f"date={date}" / f"shard={shard}" / "frontier.parquet"
+
+
+def fetch_log_file(root: Path, date: str, shard: str) -> Path:
+    return root / "fetch_log" / f"date={date}" / f"shard={shard}" / "fetch_log.parquet"
+
+
+def links_file(root: Path, date: str, shard: str) -> Path:
+    return root / "links" / f"date={date}" / f"shard={shard}" / "links.parquet"
+
+
+def warc_dir(root: Path, date: str, shard: str) -> Path:
+    return root / "warc" / f"date={date}" / f"shard={shard}"
+
+
+def glob_of(root: Path, table: str) -> str:
+    """Every partition file of a hive-partitioned table, for DuckDB's read_parquet."""
+    return str(root / table / "date=*" / "shard=*" / "*.parquet")
+
+
+def write_parquet_atomic(table: pa.Table, path: Path) -> None:
+    """Write to a temporary name and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)

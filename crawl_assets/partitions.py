@@ -1,0 +1,33 @@
+"""Partitions of the crawl: one per day, and for fetch batches one per day x host shard."""
+
+from __future__ import annotations
+
+from dagster import (
+    DailyPartitionsDefinition,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    StaticPartitionsDefinition,
+)
+
+from .crawler.settings import load_settings, shard_key
+
+CRAWL_START_DATE = "2026-01-01"
+
+# end_offset=1: today's partition exists, so a crawl can run for today.
+daily_partitions = DailyPartitionsDefinition(start_date=CRAWL_START_DATE, end_offset=1)
+
+# The shard set is fixed when the definitions load; it follows shard_count in the settings.
+SHARD_KEYS = [shard_key(i) for i in range(load_settings().shard_count)]
+shard_partitions = StaticPartitionsDefinition(SHARD_KEYS)
+
+fetch_partitions = MultiPartitionsDefinition({"date": daily_partitions, "shard": shard_partitions})
+
+
+def fetch_partition_key(date: str, shard: str) -> MultiPartitionKey:
+    return MultiPartitionKey({"date": date, "shard": shard})
+
+
+def split_fetch_key(partition_key: str) -> tuple[str, str]:
+    """(date, shard) of a fetch partition key such as "2026-11-29|s03"."""
+    dims = fetch_partitions.get_partition_key_from_str(partition_key).keys_by_dimension
+    return dims["date"], dims["shard"]

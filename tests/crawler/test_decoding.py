@@ -1,0 +1,32 @@
+import gzip
+import zlib
+
+import brotli
+import pytest
+
+from crawl_assets.crawler.decoding import DecodingError, decode_body
+
+TEXT = b"<p>hello</p>" * 1000
+
+
+@pytest.mark.parametrize("encoding, encoded", [
+    ("gzip", gzip.compress(TEXT)),
+    ("deflate", zlib.compress(TEXT)),
+    ("br", brotli.compress(TEXT)),
+    (None, TEXT),
+    ("identity", TEXT),
+])
+def test_bodies_are_decoded(encoding, encoded):
+    assert decode_body(encoded, encoding, limit=1 << 20) == TEXT
+
+
+def test_decompression_stops_at_the_limit():
+    bomb = gzip.compress(b"\0" * (50 << 20))  # 50 MiB of zeros in about 50 KB
+    assert len(decode_body(bomb, "gzip", limit=1 << 20)) == 1 << 20
+
+
+def test_garbage_is_a_decoding_error():
+    with pytest.raises(DecodingError):
+        decode_body(b"not gzip at all", "gzip", limit=1000)
+    with pytest.raises(DecodingError, match="unsupported"):
+        decode_body(b"x", "compress", limit=1000)
