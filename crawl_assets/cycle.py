@@ -30,8 +30,10 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
         result = materialize(assets, instance=instance, resources=resources,
                              raise_on_error=False, **kwargs)
         if not result.success:
-            raise CycleFailed(f"run {result.run_id} failed: {assets[0].key.to_user_string()} "
-                              f"{kwargs.get('partition_key', '')}")
+            errors = [e.step_failure_data.error.message.strip()
+                      for e in result.get_step_failure_events() if e.step_failure_data.error]
+            raise CycleFailed(f"run {result.run_id} of {assets[0].key.to_user_string()} "
+                              f"{kwargs.get('partition_key', '')} failed: {'; '.join(errors)}")
 
     step([seeds])
     step([frontier_snapshot], partition_key=date)

@@ -49,7 +49,7 @@ def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
     if has_links:
         params |= {"links_glob": glob_of(root, "links"), "date": date}
     sql = FRONTIER_SQL.format(links_part=LINKS_PART if has_links else "")
-    return con.execute(sql, params).fetch_arrow_table()
+    return con.execute(sql, params).to_arrow_table()
 
 
 @asset(

@@ -1,0 +1,105 @@
+"""`make demo`: serve the bundled demo web on loopback, run one recrawl cycle for today's
+partition through Dagster, stop the demo web, and print what the crawl produced.
+
+    python -m crawl_assets.demo [--date YYYY-MM-DD]
+"""
+
+import argparse
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+from dagster import DagsterInstance
+
+from .crawler.settings import load_settings
+from .cycle import CycleFailed, run_cycle, today
+from .partitions import CRAWL_START_DATE
+from .resources import CrawlSettingsResource
+
+DEMO_PORT = 8471
+DEMO_HOSTS = 50
+DEMO_SEED = 1
+
+EXAMPLE_QUERIES = [
+    "SELECT status_class, count(*) AS pages FROM pages GROUP BY ALL ORDER BY pages DESC;",
+    "SELECT target_host, count(DISTINCT source) AS linking_pages FROM links\n"
+    "  GROUP BY ALL ORDER BY linking_pages DESC LIMIT 5;",
+]
+
+
+@contextmanager
+def demo_web(day: int, access_log: Path):
+    """The demo web in its own process, so it does not share a CPU core's GIL with the crawler."""
+    command = [sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", str(DEMO_PORT),
+               "--hosts", str(DEMO_HOSTS), "--seed", str(DEMO_SEED), "--day", str(day),
+               "--access-log", str(access_log)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        if "listening" not in line:
+            server.wait(timeout=10)
+            raise RuntimeError(f"the demo web did not start (port {DEMO_PORT} busy?): exit {server.returncode}")
+        print(line.strip(), flush=True)
+        yield
+    finally:
+        if server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+
+
+def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
+    con = duckdb.connect(str(catalog), read_only=True)
+    by_status = con.execute(
+        "SELECT coalesce(status::VARCHAR, status_class) AS status, count(*) FROM fetches "
+        "WHERE date = ? GROUP BY ALL ORDER BY 1", [date]).fetchall()
+    views = [r[0] for r in con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1").fetchall()]
+    rows = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
+    warcs = sorted((data_root / "warc" / f"date={date}").glob("shard=*/*.warc.gz"))
+    log = duckdb.sql(f"""
+        WITH r AS (SELECT host, start, "end",
+                          lag("end") OVER (PARTITION BY host ORDER BY start) AS prev_end
+                   FROM read_parquet('{access_log}'))
+        SELECT count(*), count(DISTINCT host), min(start - prev_end) FROM r""").fetchone()
+    lines = [f"Recrawl cycle {date}: done", "", "Pages per HTTP status:"]
+    lines += [f"  {status:>14}  {n}" for status, n in by_status]
+    lines += ["", f"WARC files written: {len(warcs)} ({sum(p.stat().st_size for p in warcs):,} bytes) "
+              f"under {data_root / 'warc' / f'date={date}'}"]
+    lines += ["", f"Catalog {catalog}:"] + [f"  {v:>10}  {n:,} rows" for v, n in rows.items()]
+    lines += ["", f"Demo web access log: {log[0]} requests to {log[1]} hosts, closest two requests "
+              f"to one host {log[2] or 0:.3f} s apart ({access_log})"]
+    lines += ["", "Try it (read-only):", f"  duckdb -readonly {catalog}"]
+    lines += [f"  {q}" for q in EXAMPLE_QUERIES]
+    lines += ["", f"or: python -c \"import duckdb; print(duckdb.connect('{catalog}', read_only=True)"
+                  f".sql('''{EXAMPLE_QUERIES[0]}'''))\""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--date", default=today(), help="the day's partition (default: today, UTC)")
+    args = parser.parse_args(argv)
+    day = (dt.date.fromisoformat(args.date) - dt.date.fromisoformat(CRAWL_START_DATE)).days
+    settings = load_settings()
+    access_log = settings.data_root / "demoweb" / f"access_log-{args.date}.parquet"
+    instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
+    started = time.monotonic()
+    with demo_web(day, access_log):
+        try:
+            run_cycle(args.date, instance, CrawlSettingsResource())
+        except CycleFailed as exc:
+            print(f"demo failed: {exc}", file=sys.stderr)
+            return 1
+    print(summary(settings.catalog_path, settings.data_root, args.date, access_log))
+    print(f"\n(cycle took {time.monotonic() - started:.1f} s; `make ui` shows the runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
