@@ -1,0 +1,372 @@
+"""robots.txt: conformance with Google's reference matcher and Protego's directive tests,
+the RFC 9309 status-code rules, the size cap, and the per-origin cache (with a fake fetch)."""
+
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from crawl_assets.crawler.robots import (
+    ALLOW_ALL_3XX, ALLOW_ALL_4XX, DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_FETCH_ERROR,
+    DISALLOW_ALL_UNREACHABLE, KNOWN_KEYS, PARSED, ROBOTS_MAX_BYTES, RobotsCache, RobotsResponse,
+    allow_all, disallow_all, escape_pattern, is_valid_product_token, parse_records, parse_robots,
+    path_params_query, policy_from_response, product_token,
+)
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "robots"
+GOOGLE = json.loads((DATA / "robots_google.json").read_text(encoding="utf-8"))
+PROTEGO = json.loads((DATA / "robots_protego_directives.json").read_text(encoding="utf-8"))
+UA = "recrawl/0.1 (+https://example.org/recrawl-bot)"
+
+
+# ---- conformance: Google's robots_test.cc --------------------------------------------------
+
+def test_google_allow_cases():
+    counts = {False: [0, 0], True: [0, 0]}  # google_only -> [passed, total]
+    failed = []
+    for case in GOOGLE["allow_cases"]:
+        policy = parse_robots(case["robotstxt"].encode("utf-8"), case["useragent"])
+        ok = policy.allowed(case["url"]) == case["expected_allowed"]
+        counts[case["google_only"]][0] += ok
+        counts[case["google_only"]][1] += 1
+        if not ok:
+            failed.append(f"{case['id']} {case['test']} (google_only={case['google_only']})")
+    (rfc_ok, rfc_n), (g_ok, g_n) = counts[False], counts[True]
+    ok, n = rfc_ok + g_ok, rfc_n + g_n
+    print(f"\nrobots conformance: rfc {rfc_ok}/{rfc_n}, google-only {g_ok}/{g_n}, total {ok}/{n}")
+    if failed:
+        print("  failing:", "; ".join(failed))
+    assert (rfc_n, g_n) == (72, 73)
+    assert rfc_ok == rfc_n, failed
+    assert ok >= 140, failed
+
+
+@pytest.mark.parametrize("case", GOOGLE["get_path_params_query_cases"], ids=lambda c: repr(c["url"]))
+def test_google_path_params_query(case):
+    assert path_params_query(case["url"]) == case["expected_path"]
+
+
+@pytest.mark.parametrize("case", GOOGLE["maybe_escape_pattern_cases"], ids=lambda c: c["pattern"])
+def test_google_pattern_escaping(case):
+    assert escape_pattern(case["pattern"]) == case["expected"]
+
+
+def _useragent_of(expr):
+    # The cases are the C++ calls, e.g. IsValidUserAgentToObey("Foobot") or (absl::string_view()).
+    m = re.fullmatch(r'RobotsMatcher::IsValidUserAgentToObey\((?:"(.*)"|absl::string_view\(\))\)', expr)
+    assert m, expr
+    return m[1] or ""
+
+
+@pytest.mark.parametrize("case", GOOGLE["valid_useragent_cases"], ids=lambda c: c["expr"])
+def test_google_valid_product_tokens(case):
+    assert is_valid_product_token(_useragent_of(case["expr"])) is case["expected"]
+
+
+def _stat(case):
+    body = (bytes.fromhex(case["robotstxt_hex"]) if case["robotstxt"] is None
+            else case["robotstxt"].encode("utf-8"))
+    records = parse_records(body)
+    stat = case["stat"]
+    if stat == "report.valid_directives()":
+        return str(sum(r.key in KNOWN_KEYS for r in records))
+    if stat == "report.unknown_directives()":
+        return str(sum(r.key not in KNOWN_KEYS for r in records))
+    if stat == "report.last_line_seen()":
+        return str(records[-1].line)  # each of these files ends with a directive
+    if stat == "report.sitemap()":
+        return parse_robots(body, UA).sitemaps[0]
+    raise AssertionError(stat)
+
+
+@pytest.mark.parametrize("case", GOOGLE["parse_stat_cases"], ids=lambda c: f"{c['line']}-{c['stat']}")
+def test_google_parse_stats_line_ends_and_bom(case):
+    assert _stat(case) == case["expected"]
+
+
+# ---- conformance: Protego's directive tests -----------------------------------------------
+
+def _hhmm(t):
+    return None if t is None else t.strftime("%H:%M")
+
+
+@pytest.mark.parametrize("case", PROTEGO["cases"], ids=lambda c: f"{c['test']}-{c.get('useragent', '')}")
+def test_protego_directives(case):
+    policy = parse_robots(case["robotstxt"].encode("utf-8"), case.get("useragent", UA))
+    check, expected = case["check"], case["expected"]
+    if check == "sitemaps_set":
+        assert set(policy.sitemaps) == set(expected)
+    elif check == "crawl_delay":
+        assert policy.crawl_delay == expected
+    elif check == "request_rate":
+        rate = policy.request_rate
+        got = None if rate is None else [rate.requests, rate.seconds, _hhmm(rate.start_time),
+                                         _hhmm(rate.end_time)]
+        assert got == expected
+    elif check == "visit_time":
+        visit = policy.visit_time
+        assert (None if visit is None else [_hhmm(visit.start_time), _hhmm(visit.end_time)]) == expected
+    elif check == "preferred_host":
+        assert policy.preferred_host == expected
+    else:
+        raise AssertionError(check)
+
+
+def test_protego_directive_count():
+    assert len(PROTEGO["cases"]) == 21
+
+
+# ---- our user agent, groups, extensions ----------------------------------------------------
+
+def test_product_token_is_the_leading_name():
+    assert product_token(UA) == "recrawl"
+    assert product_token("Foo_Bar-Baz/2.1") == "Foo_Bar-Baz"
+    assert product_token("") == ""
+
+
+ROBOTS = b"""\
+Sitemap: https://example.com/sitemap-a.xml
+User-agent: *
+Disallow: /private/
+Crawl-delay: 5
+
+User-agent: OtherBot
+Disallow: /
+
+User-agent: RECRAWL/2.0
+Disallow: /no-recrawl/
+Allow: /private/open
+Crawl-delay: 1.5
+Sitemap: https://example.com/sitemap-b.xml
+Sitemap: relative.xml
+"""
+
+
+def test_our_group_replaces_the_star_group():
+    ours = parse_robots(ROBOTS, UA)
+    assert ours.group == "specific"
+    assert not ours.allowed("http://example.com/no-recrawl/x")
+    assert ours.allowed("http://example.com/private/x")  # the `*` rules do not apply to us
+    assert ours.crawl_delay == 1.5
+    assert ours.sitemaps == ("https://example.com/sitemap-a.xml", "https://example.com/sitemap-b.xml")
+
+    other = parse_robots(ROBOTS, "SomeoneElse/1.0")
+    assert other.group == "global"
+    assert not other.allowed("http://example.com/private/x")
+    assert other.allowed("http://example.com/no-recrawl/x")
+    assert other.crawl_delay == 5.0
+    assert other.sitemaps == ours.sitemaps  # sitemaps come from the whole file
+
+    assert not parse_robots(ROBOTS, "OtherBot").allowed("/anything")
+
+
+def test_groups_for_the_same_agent_are_merged_and_rules_before_any_agent_ignored():
+    body = b"Disallow: /a\nUser-agent: recrawl\nDisallow: /b\nUser-agent: x\nDisallow: /\n" \
+           b"User-agent: recrawl\nDisallow: /c\n"
+    policy = parse_robots(body, UA)
+    assert policy.allowed("/a") and not policy.allowed("/b") and not policy.allowed("/c")
+    assert policy.allowed("/d")
+
+
+def test_an_empty_group_for_us_allows_everything():
+    policy = parse_robots(b"User-agent: *\nDisallow: /\n\nUser-agent: recrawl\n", UA)
+    assert policy.group == "specific" and policy.allowed("/x")
+
+
+def test_longest_match_wildcards_anchor_and_robots_txt():
+    body = b"User-agent: *\nDisallow: /\nAllow: /*.html$\nAllow: /Public\n"
+    policy = parse_robots(body, UA)
+    assert policy.allowed("http://h/a/b.html")
+    assert not policy.allowed("http://h/a/b.html?x=1")
+    assert policy.allowed("http://h/Public/x") and not policy.allowed("http://h/public/x")
+    assert policy.allowed("http://h/robots.txt")
+    assert policy.allowed("/robots.txt")
+
+
+def test_percent_escapes_compare_case_insensitively_and_raw_octets_are_escaped():
+    policy = parse_robots(b"User-agent: *\nDisallow: /caf\xe9\nDisallow: /%7euser\n", UA)
+    assert not policy.allowed("http://h/caf%E9/menu")  # a Latin-1 file still meets its URLs
+    assert not policy.allowed("http://h/%7Euser/x") and not policy.allowed("http://h/%7euser/x")
+    assert policy.allowed("http://h/~user/x")  # escapes are not decoded (as Google)
+
+
+def test_crawl_delay_falls_back_to_request_rate_and_rejects_junk():
+    assert parse_robots(b"User-agent: *\nRequest-rate: 1/10s\n", UA).crawl_delay == 10.0
+    assert parse_robots(b"User-agent: *\nRequest-rate: 1/10s\nCrawl-delay: 2\n", UA).crawl_delay == 2.0
+    for junk in (b"-1", b"nan", b"inf", b"1e400", b"soon"):
+        assert parse_robots(b"User-agent: *\nCrawl-delay: " + junk + b"\n", UA).crawl_delay is None
+
+
+# ---- size cap ----------------------------------------------------------------------------
+
+def test_a_2_mb_robots_txt_is_read_only_up_to_the_cap():
+    comment = b"# " + b"x" * 1021 + b"\n"  # 1 KiB per line
+    body = (b"User-agent: *\nDisallow: /early/\n" + comment * 600
+            + b"Disallow: /late/\n" + comment * 1448)
+    assert len(body) > 2_000_000 and body.index(b"/late/") > 600 * 1024 > ROBOTS_MAX_BYTES
+    start = time.perf_counter()
+    policy = parse_robots(body, UA)
+    elapsed = time.perf_counter() - start
+    assert not policy.allowed("http://h/early/x")
+    assert policy.allowed("http://h/late/x")
+    assert elapsed < 0.5, elapsed
+
+
+def test_many_rules_and_hostile_patterns_stay_fast():
+    rules = b"".join(b"Disallow: /p%d/*a*a*a*a*a*a*a*a*b$\n" % i for i in range(2000))
+    policy = parse_robots(b"User-agent: *\n" + rules + b"Disallow: /x\n" * 20000, UA)
+    start = time.perf_counter()
+    assert policy.allowed("http://h/p7/" + "a" * 5000)
+    assert not policy.allowed("http://h/p7/" + "a" * 5000 + "b")
+    assert time.perf_counter() - start < 0.2
+
+
+# ---- status codes ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("status, source, allowed", [
+    (404, ALLOW_ALL_4XX, True),
+    (403, ALLOW_ALL_4XX, True),
+    (410, ALLOW_ALL_4XX, True),
+    (301, ALLOW_ALL_3XX, True),
+    (429, DISALLOW_ALL_429, False),
+    (500, DISALLOW_ALL_5XX, False),
+    (503, DISALLOW_ALL_5XX, False),
+    (None, DISALLOW_ALL_UNREACHABLE, False),
+])
+def test_status_rules(status, source, allowed):
+    policy = policy_from_response(RobotsResponse(status, b"User-agent: *\nAllow: /\n"), UA)
+    assert policy.source == source
+    assert policy.allowed("http://h/page") is allowed
+    assert policy.allowed("http://h/robots.txt")
+    assert policy.transient is (not allowed)
+
+
+def test_200_is_parsed():
+    policy = policy_from_response(RobotsResponse(200, b"User-agent: *\nDisallow: /x\n"), UA)
+    assert policy.source == PARSED
+    assert not policy.allowed("http://h/x") and policy.allowed("http://h/y")
+    assert not policy.transient
+
+
+def test_allow_all_and_disallow_all():
+    assert allow_all("test").allowed("/anything")
+    assert not disallow_all("test").allowed("/anything")
+    assert not disallow_all("test").allowed("/")
+
+
+# ---- cache -------------------------------------------------------------------------------
+
+class FakeSite:
+    """A fetch function answering from a list of responses (the last one repeats)."""
+
+    def __init__(self, *responses, delay=0.01):
+        self.responses = list(responses)
+        self.calls = []
+        self.delay = delay
+
+    async def __call__(self, url):
+        self.calls.append(url)
+        await asyncio.sleep(self.delay)
+        response = self.responses[min(len(self.calls), len(self.responses)) - 1]
+        if isinstance(response, Exception):
+            raise response
+        return response
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+OK = RobotsResponse(200, b"User-agent: *\nDisallow: /private/\n")
+
+
+def test_concurrent_callers_share_one_fetch():
+    site = FakeSite(OK)
+
+    async def scenario():
+        cache = RobotsCache(site, UA)
+        policies = await asyncio.gather(*(cache.policy("http://a.test:8080") for _ in range(50)))
+        again = await cache.policy("http://a.test:8080/")
+        return cache, policies, again
+
+    cache, policies, again = asyncio.run(scenario())
+    assert site.calls == ["http://a.test:8080/robots.txt"]
+    assert all(p is policies[0] for p in policies) and again is policies[0]
+    assert not policies[0].allowed("http://a.test:8080/private/x")
+    assert cache.cached("http://a.test:8080") is policies[0]
+    assert cache.cached("http://b.test") is None
+
+
+def test_a_cancelled_caller_does_not_cancel_the_shared_fetch():
+    site = FakeSite(OK, delay=0.05)
+
+    async def scenario():
+        cache = RobotsCache(site, UA)
+        impatient = asyncio.create_task(cache.policy("http://a.test"))
+        patient = asyncio.create_task(cache.policy("http://a.test"))
+        await asyncio.sleep(0.01)
+        impatient.cancel()
+        return await patient
+
+    assert asyncio.run(scenario()).source == PARSED
+    assert len(site.calls) == 1
+
+
+def test_ttl_expiry_refetches():
+    site, clock = FakeSite(OK, RobotsResponse(404)), FakeClock()
+
+    async def scenario():
+        cache = RobotsCache(site, UA, ttl_s=100, error_ttl_s=10, clock=clock)
+        first = await cache.policy("http://a.test")
+        clock.now += 99
+        assert await cache.policy("http://a.test") is first
+        clock.now += 2
+        assert cache.cached("http://a.test") is None
+        return first, await cache.policy("http://a.test")
+
+    first, second = asyncio.run(scenario())
+    assert (first.source, second.source) == (PARSED, ALLOW_ALL_4XX)
+    assert len(site.calls) == 2
+
+
+def test_error_results_expire_after_error_ttl():
+    site, clock = FakeSite(RobotsResponse(503), RobotsResponse(None), OK), FakeClock()
+
+    async def scenario():
+        cache = RobotsCache(site, UA, ttl_s=100, error_ttl_s=10, clock=clock)
+        sources = [(await cache.policy("http://a.test")).source]
+        clock.now += 9
+        sources.append((await cache.policy("http://a.test")).source)  # still cached
+        clock.now += 2
+        sources.append((await cache.policy("http://a.test")).source)
+        clock.now += 11
+        sources.append((await cache.policy("http://a.test")).source)
+        clock.now += 50
+        sources.append((await cache.policy("http://a.test")).source)  # good result: full TTL
+        return sources
+
+    assert asyncio.run(scenario()) == [DISALLOW_ALL_5XX, DISALLOW_ALL_5XX, DISALLOW_ALL_UNREACHABLE,
+                                       PARSED, PARSED]
+    assert len(site.calls) == 3
+
+
+def test_a_raising_fetch_disallows_for_the_error_ttl():
+    site, clock = FakeSite(RuntimeError("boom"), OK), FakeClock()
+
+    async def scenario():
+        cache = RobotsCache(site, UA, error_ttl_s=10, clock=clock)
+        first = await asyncio.gather(cache.policy("http://a.test"), cache.policy("http://a.test"))
+        clock.now += 11
+        return first, await cache.policy("http://a.test")
+
+    first, later = asyncio.run(scenario())
+    assert [p.source for p in first] == [DISALLOW_ALL_FETCH_ERROR] * 2
+    assert later.source == PARSED
+    assert len(site.calls) == 2
