@@ -8,6 +8,8 @@ import argparse
 import datetime as dt
 import os
 import sys
+import time
+from collections.abc import Callable
 
 from dagster import DagsterInstance, materialize
 
@@ -22,18 +24,27 @@ class CycleFailed(RuntimeError):
 
 
 def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSettingsResource,
-              shards: list[str] | None = None) -> None:
+              shards: list[str] | None = None, log_level: str = "INFO",
+              progress: Callable[[str], None] = lambda line: None) -> None:
     """Materialise every asset of one cycle for `date`; stops at the first failed run."""
     resources = {"crawl_settings": crawl_settings}
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
 
     def step(assets, **kwargs) -> None:
-        result = materialize(assets, instance=instance, resources=resources,
+        started = time.monotonic()
+        result = materialize(assets, instance=instance, resources=resources, run_config=run_config,
                              raise_on_error=False, **kwargs)
         if not result.success:
             errors = [e.step_failure_data.error.message.strip()
                       for e in result.get_step_failure_events() if e.step_failure_data.error]
             raise CycleFailed(f"run {result.run_id} of {assets[0].key.to_user_string()} "
                               f"{kwargs.get('partition_key', '')} failed: {'; '.join(errors)}")
+        for event in result.get_asset_materialization_events():
+            materialization = event.materialization
+            counts = ", ".join(f"{k}={v.value}" for k, v in materialization.metadata.items()
+                               if isinstance(v.value, int) and not isinstance(v.value, bool))
+            progress(f"{materialization.asset_key.to_user_string()} "
+                     f"{materialization.partition or ''} ({time.monotonic() - started:.1f} s): {counts}")
 
     step([seeds])
     step([frontier_snapshot], partition_key=date)
@@ -53,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     dt.date.fromisoformat(args.date)
     instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
     try:
-        run_cycle(args.date, instance, CrawlSettingsResource())
+        run_cycle(args.date, instance, CrawlSettingsResource(), log_level="WARNING", progress=lambda line: print(line, flush=True))
     except CycleFailed as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1

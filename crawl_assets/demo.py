@@ -62,11 +62,12 @@ def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
         "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1").fetchall()]
     rows = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
     warcs = sorted((data_root / "warc" / f"date={date}").glob("shard=*/*.warc.gz"))
-    log = duckdb.sql(f"""
+    log = con.execute(f"""
         WITH r AS (SELECT host, start, "end",
                           lag("end") OVER (PARTITION BY host ORDER BY start) AS prev_end
                    FROM read_parquet('{access_log}'))
         SELECT count(*), count(DISTINCT host), min(start - prev_end) FROM r""").fetchone()
+    con.close()
     lines = [f"Recrawl cycle {date}: done", "", "Pages per HTTP status:"]
     lines += [f"  {status:>14}  {n}" for status, n in by_status]
     lines += ["", f"WARC files written: {len(warcs)} ({sum(p.stat().st_size for p in warcs):,} bytes) "
@@ -92,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with demo_web(day, access_log):
         try:
-            run_cycle(args.date, instance, CrawlSettingsResource())
+            run_cycle(args.date, instance, CrawlSettingsResource(), log_level="WARNING",
+                      progress=lambda line: print(line, flush=True))
         except CycleFailed as exc:
             print(f"demo failed: {exc}", file=sys.stderr)
             return 1

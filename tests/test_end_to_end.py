@@ -106,5 +106,21 @@ def test_the_second_cycle_fetches_the_links_discovered_in_the_first(crawl):
     # Cross-shard links could not be fetched on day 1; day 2 picks them up.
     assert day1_targets - day1_fetched
     assert len(day2_fetched) > len(day1_fetched)
-    hosts = "SELECT count(DISTINCT host) FROM fetches WHERE date = ? AND status = 200"
+    hosts = "SELECT count(DISTINCT host) FROM fetches WHERE date = ? AND status IN (200, 304)"
     assert table(con, hosts, DAY1)[0][0] < table(con, hosts, DAY2)[0][0] == 10
+
+
+def test_the_second_cycle_asks_conditionally_and_unchanged_pages_answer_304(crawl, small_web):
+    settings, day1_log = crawl
+    day2_log = small_web.access_log.rows[len(day1_log):]
+    con = duckdb.connect(str(settings.catalog_path), read_only=True)
+    day1_ok = {r[0] for r in table(con, "SELECT url FROM fetches WHERE date = ? AND status = 200", DAY1)}
+    again = table(con, "SELECT url, status, status_class FROM fetches WHERE date = ?", DAY2)
+    revisited = [(status, cls) for url, status, cls in again if url in day1_ok]
+    # The demo web did not change between the two days: every page answers 304 Not Modified.
+    assert revisited and set(revisited) == {(304, "not_modified")}
+    assert sum(r.conditional for r in day2_log) >= len(revisited)
+    # pages keeps the full copy from day 1 and notes the later check.
+    row = table(con, "SELECT status, last_status_class, last_checked_at > fetched_at FROM pages "
+                     "WHERE url = ?", small_web.web.seed_urls()[0])[0]
+    assert row == (200, "not_modified", True)

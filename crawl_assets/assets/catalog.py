@@ -14,11 +14,22 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from ..layout import glob_of, seeds_file
 from ..resources import CrawlSettingsResource
 
-# view name -> (hive table folder, SQL over `src`); pages is the latest fetch of each URL.
+# pages: each URL's latest full answer (a 304 carries no content, so it only updates
+# last_checked_at and last_status_class).
+PAGES_SQL = """
+SELECT src.*, checked.last_checked_at, checked.last_status_class
+FROM src JOIN (
+    SELECT url, max(fetched_at) AS last_checked_at, arg_max(status_class, fetched_at) AS last_status_class
+    FROM src GROUP BY url
+) AS checked USING (url)
+WHERE src.status_class <> 'not_modified'
+QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at DESC) = 1
+"""
+
+# view name -> (hive table folder, SQL over `src`)
 PARTITIONED_VIEWS = {
     "fetches": ("fetch_log", "SELECT * FROM src"),
-    "pages": ("fetch_log", "SELECT * FROM src QUALIFY row_number() OVER "
-                           "(PARTITION BY url ORDER BY fetched_at DESC) = 1"),
+    "pages": ("fetch_log", PAGES_SQL),
     "links": ("links", "SELECT * FROM src"),
     "frontier": ("frontier", "SELECT * FROM src"),
 }

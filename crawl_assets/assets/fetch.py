@@ -1,5 +1,6 @@
 """fetch_batch[D, shard]: fetch the shard's frontier politely; WARC files, fetch log, links."""
 
+import warnings
 from collections import Counter
 
 import pyarrow.parquet as pq
@@ -14,18 +15,22 @@ from dagster import (
 )
 
 from ..crawler.batch import run_fetch_batch
-from ..crawler.fetcher import FetchTask
+from ..crawler.frontier import FetchTask
 from ..crawler.tables import fetch_log_table, links_table
 from ..layout import fetch_log_file, frontier_file, links_file, warc_dir, write_parquet_atomic
 from ..partitions import fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 
 
+with warnings.catch_warnings():  # the mapping is marked beta; it is the documented way to do this
+    warnings.simplefilter("ignore")
+    DATE_OF_FETCH_PARTITION = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
+
+
 @asset(
     group_name="fetch",
     partitions_def=fetch_partitions,
-    deps=[AssetDep(AssetKey("frontier_snapshot"),
-                   partition_mapping=MultiToSingleDimensionPartitionMapping(partition_dimension_name="date"))],
+    deps=[AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)],
 )
 def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Fetches every frontier URL of one host shard for one day, one request in flight per host."""
@@ -36,7 +41,8 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     if not frontier_path.exists():
         raise FileNotFoundError(f"{frontier_path} is missing: materialise frontier_snapshot for {date} first")
     frontier = pq.read_table(frontier_path).to_pylist()
-    tasks = [FetchTask(row["url"], row["depth"]) for row in frontier]
+    tasks = [FetchTask(row["url"], row["host"], row["depth"], row["priority"],
+                       etag=row["etag"], last_modified=row["last_modified"]) for row in frontier]
 
     out_dir = warc_dir(root, date, shard)
     previous_warcs = sorted(out_dir.glob("*.warc.gz"))

@@ -1,5 +1,7 @@
 """frontier_snapshot[D]: seeds plus every link discovered before day D, split by host shard."""
 
+from pathlib import Path
+
 import duckdb
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
@@ -21,11 +23,16 @@ WITH candidates AS (
     FROM candidates
     WHERE in_scope(host)
     GROUP BY url
+), chosen AS (
+    SELECT url, host, depth, shard_of(host) AS shard,
+           -- until recrawl priorities exist: seeds first, deeper pages later
+           least(depth + 1, $levels)::INTEGER AS priority
+    FROM best
+    -- Per-host budget per cycle: shallowest pages first, ties by URL for a stable choice.
+    QUALIFY row_number() OVER (PARTITION BY host ORDER BY depth, url) <= $max_pages_per_host
 )
-SELECT url, host, depth, shard_of(host) AS shard
-FROM best
--- Per-host budget per cycle: shallowest pages first, ties by URL for a stable choice.
-QUALIFY row_number() OVER (PARTITION BY host ORDER BY depth, url) <= $max_pages_per_host
+SELECT chosen.*, {validators}
+FROM chosen {validators_join}
 ORDER BY shard, host, depth, url
 """
 
@@ -36,6 +43,20 @@ LINKS_PART = """
     WHERE CAST(date AS DATE) < CAST($date AS DATE)
 """
 
+# The validators of each URL's latest answer, so the fetch can be a conditional GET.
+VALIDATORS_JOIN = """
+LEFT JOIN (
+    SELECT url, etag, last_modified
+    FROM read_parquet($fetch_glob, hive_partitioning = true, union_by_name = true)
+    WHERE CAST(date AS DATE) < CAST($date AS DATE) AND status IN (200, 304)
+    QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at DESC) = 1
+) AS latest USING (url)
+"""
+
+
+def _has_files(root: Path, table: str) -> bool:
+    return any((root / table).glob("date=*/shard=*/*.parquet"))
+
 
 def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
     """The day's frontier as one Arrow table with a shard column (DuckDB does the work)."""
@@ -44,12 +65,22 @@ def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
                         ["VARCHAR"], "VARCHAR")
     con.create_function("in_scope", lambda host: in_scope(host, settings), ["VARCHAR"], "BOOLEAN")
     root = settings.data_root
-    has_links = any((root / "links").glob("date=*/shard=*/*.parquet"))
-    params = {"seeds": str(seeds_file(root)), "max_pages_per_host": settings.max_pages_per_host}
+    params = {"seeds": str(seeds_file(root)), "max_pages_per_host": settings.max_pages_per_host,
+              "levels": len(settings.priority_weights)}
+    has_links, has_fetches = _has_files(root, "links"), _has_files(root, "fetch_log")
+    if has_links or has_fetches:
+        params["date"] = date
     if has_links:
-        params |= {"links_glob": glob_of(root, "links"), "date": date}
-    sql = FRONTIER_SQL.format(links_part=LINKS_PART if has_links else "")
-    return con.execute(sql, params).to_arrow_table()
+        params["links_glob"] = glob_of(root, "links")
+    if has_fetches:
+        params["fetch_glob"] = glob_of(root, "fetch_log")
+    sql = FRONTIER_SQL.format(
+        links_part=LINKS_PART if has_links else "",
+        validators="latest.etag, latest.last_modified" if has_fetches
+        else "NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified",
+        validators_join=VALIDATORS_JOIN if has_fetches else "",
+    )
+    return con.sql(sql, params=params).to_arrow_table()
 
 
 @asset(

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from .fetcher import BatchFetcher, BatchOutput, FetchTask
+from .fetcher import BatchOutput, FetchEngine
+from .frontier import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
 from .warc import WarcFileWriter
@@ -35,6 +36,6 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
 
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
-        fetcher = BatchFetcher(settings, warc, follows_links_to)
-        output = asyncio.run(fetcher.run(tasks))
+        engine = FetchEngine(settings, warc, follows_links_to)
+        output = asyncio.run(engine.run(tasks))
     return BatchResult(output, warc.closed_files)

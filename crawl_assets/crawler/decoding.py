@@ -9,29 +9,39 @@ try:
 except ImportError:  # brotli is optional: without it br bodies are archived, not parsed
     brotli = None
 
+_DECOMPRESS_ERRORS = (zlib.error,) + ((brotli.error,) if brotli else ())
+
 
 class DecodingError(ValueError):
     pass
 
 
-def decode_body(body: bytes, content_encoding: str | None, limit: int) -> bytes:
-    """The decoded body, cut off at `limit` bytes so a compression bomb cannot grow past it."""
-    for coding in reversed([c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]):
-        if coding in ("identity", ""):
+def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
+    return zlib.decompressobj(wbits).decompress(data, limit + 1)
+
+
+def _decode_one(coding: str, data: bytes, limit: int) -> bytes:
+    if coding in ("gzip", "x-gzip"):
+        return _inflate(data, zlib.MAX_WBITS | 32, limit)
+    if coding == "deflate":  # zlib-wrapped as the RFC says, or raw deflate as many servers send
+        try:
+            return _inflate(data, zlib.MAX_WBITS, limit)
+        except zlib.error:
+            return _inflate(data, -zlib.MAX_WBITS, limit)
+    if coding == "br" and brotli is not None:
+        return brotli.Decompressor().process(data, output_buffer_limit=limit + 1)
+    raise DecodingError(f"unsupported content-encoding {coding!r}")
+
+
+def decode_body(body: bytes, content_encoding: str | None, limit: int) -> tuple[bytes, bool]:
+    """(decoded body cut at `limit` bytes, whether it was longer): a compression bomb stops
+    growing at the limit instead of filling memory."""
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
+    for coding in reversed(codings):
+        if coding == "identity":
             continue
         try:
-            if coding in ("gzip", "x-gzip", "deflate"):
-                wbits = zlib.MAX_WBITS | 32 if coding != "deflate" else zlib.MAX_WBITS
-                try:
-                    body = zlib.decompressobj(wbits).decompress(body, limit)
-                except zlib.error:
-                    if coding != "deflate":
-                        raise
-                    body = zlib.decompressobj(-zlib.MAX_WBITS).decompress(body, limit)
-            elif coding == "br" and brotli is not None:
-                body = brotli.Decompressor().process(body, output_buffer_limit=limit)
-            else:
-                raise DecodingError(f"unsupported content-encoding {coding!r}")
-        except (zlib.error, brotli.error if brotli else zlib.error) as exc:
+            body = _decode_one(coding, body, limit)
+        except _DECOMPRESS_ERRORS as exc:
             raise DecodingError(f"cannot decode {coding} body: {exc}") from exc
-    return body[:limit]
+    return body[:limit], len(body) > limit

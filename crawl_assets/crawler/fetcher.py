@@ -1,54 +1,48 @@
-"""The fetch loop of one batch: every URL of the batch's hosts, one request in flight per host.
+"""The fetch engine of one batch: workers take hosts from the two-level frontier, fetch one
+URL per turn, and give the host back with the delay it has earned (see frontier.py for the
+invariant that makes politeness structural).
 
-Invariant: each host has one HostQueue, and at most one worker serves a HostQueue at a time
-(`active`); the worker sleeps until the host's `next_allowed` time before every request and
-moves it to `end of request + delay` after. So two requests to one host never overlap and
-never come closer than the delay, whatever the rest of the batch does. A global semaphore
-bounds how many hosts are fetched at once; a sleeping worker holds no slot.
-
-Same-shard links found on a page join the running batch (bounded by depth and the per-host
-page budget); other links are returned and wait for the next frontier snapshot.
+Per turn a worker does exactly one request to the host: robots.txt if the host's policy is
+not known yet, else the next URL it may fetch. What the answer means is decided here:
+retries with backoff on 5xx and connection errors, Retry-After, redirects hop by hop with
+loop detection, robots rules, and which discovered links join this batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import time
-from collections import deque
+import dataclasses
+import random
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from urllib.parse import urlsplit
+from datetime import datetime
 
-import httpx
-
-from .addresses import address_allowed
+from .clients import ClientPool
+from .content import examine
 from .decoding import DecodingError, decode_body
-from .links import extract_links
-from .resolver import DnsError, Resolver
+from .frontier import FetchTask, Frontier, HostState
+from .http_fetch import HopResult, HttpFetcher, retry_after_seconds
+from .politeness import HostPoliteness
+from .resolver import Resolver
+from .robots import RobotsCache, RobotsPolicy, RobotsResponse
 from .settings import CrawlSettings
-from .urls import DEFAULT_PORTS, UrlError, host_of, normalize_url
-from .warc import Exchange, WarcFileWriter
+from .urls import UrlError, host_of, normalize_url
+from .warc import WarcFileWriter
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-
-
-@dataclass(frozen=True)
-class FetchTask:
-    url: str
-    depth: int = 0
+RETRYABLE_ERRORS = frozenset({"connect_error", "network_error"})
+PUSHBACK_STATUSES = frozenset({429, 503})
 
 
 @dataclass
 class FetchRecord:
-    """One row of the fetch log."""
+    """One row of the fetch log: the final outcome of one URL in this batch."""
 
     url: str
     host: str
     depth: int
-    status_class: str  # ok, redirect, http_4xx, http_5xx, timeout, too_large, dns_error, ...
-    fetched_at: datetime
+    status_class: str
+    fetched_at: datetime | None = None
     status: int | None = None
     duration_ms: float = 0.0
     bytes: int = 0
@@ -58,6 +52,8 @@ class FetchRecord:
     last_modified: str | None = None
     error: str | None = None
     ip: str | None = None
+    attempts: int = 0
+    redirect_to: str | None = None
     warc_file: str | None = None
     warc_offset: int | None = None
     warc_length: int | None = None
@@ -69,6 +65,7 @@ class BatchOutput:
     records: list[FetchRecord] = field(default_factory=list)
     # (source, normalised target, target host, target depth)
     links: list[tuple[str, str, str, int]] = field(default_factory=list)
+    dropped_links: Counter = field(default_factory=Counter)  # reason -> count
 
 
 def status_class_of(status: int) -> str:
@@ -85,173 +82,240 @@ def status_class_of(status: int) -> str:
     return "http_other"
 
 
-@dataclass
-class HostQueue:
-    host: str
-    pending: deque[FetchTask] = field(default_factory=deque)
-    admitted: int = 0  # tasks ever queued this batch, against the per-host budget
-    next_allowed: float = 0.0  # time.monotonic() before which no request may start
-    active: bool = False  # a worker is serving this queue
+def origin_of(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
-class BatchFetcher:
+class FetchEngine:
     def __init__(self, settings: CrawlSettings, warc: WarcFileWriter,
-                 follows_links_to: Callable[[str], bool]):
+                 follows_links_to: Callable[[str], bool], rng: random.Random | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?"""
         self.settings = settings
         self.warc = warc
         self.follows_links_to = follows_links_to
-        self.resolver = Resolver(settings.resolver_overrides, timeout_s=settings.connect_timeout_s)
         self.output = BatchOutput()
-        self._queues: dict[str, HostQueue] = {}
+        self.frontier = Frontier(settings.priority_weights,
+                                 max_back_queues=max(64, 4 * settings.max_concurrent_hosts), rng=rng)
+        self.clients = ClientPool(settings.connect_timeout_s, settings.fetch_timeout_s)
+        self.http = HttpFetcher(settings, Resolver(settings.resolver_overrides,
+                                                   timeout_s=settings.connect_timeout_s), self.clients)
+        self.robots = RobotsCache(self._fetch_robots, settings.user_agent,
+                                  ttl_s=settings.robots_ttl_s, error_ttl_s=settings.robots_error_ttl_s)
+        self._rng = rng or random.Random()
         self._queued_urls: set[str] = set()
-        self._slots = asyncio.Semaphore(settings.max_concurrent_hosts)
-        self._workers: asyncio.TaskGroup | None = None
+        self._admitted: Counter[str] = Counter()  # per host, against the page budget
+        self._politeness: dict[str, HostPoliteness] = {}
+        self._robots_errors: dict[str, HopResult] = {}  # origin -> the hop that failed
 
-    def _admit(self, task: FetchTask) -> bool:
+    # -- admission -----------------------------------------------------------------------
+
+    def admit(self, task: FetchTask) -> bool:
         """Queue a task unless its URL is already queued, too deep, or over its host's budget."""
-        if task.url in self._queued_urls or task.depth > self.settings.max_depth:
+        if task.url in self._queued_urls:
             return False
-        host = host_of(task.url)
-        queue = self._queues.setdefault(host, HostQueue(host))
-        if queue.admitted >= self.settings.max_pages_per_host:
+        if task.depth > self.settings.max_depth:
+            self.output.dropped_links["depth"] += 1
             return False
-        queue.admitted += 1
-        queue.pending.append(task)
+        if self._admitted[task.host] >= self.settings.max_pages_per_host:
+            self.output.dropped_links["host_budget"] += 1
+            return False
+        self._admitted[task.host] += 1
         self._queued_urls.add(task.url)
-        if not queue.active and self._workers is not None:
-            queue.active = True
-            self._workers.create_task(self._serve_host(queue))
+        self.frontier.add(task)
         return True
 
     async def run(self, tasks: Iterable[FetchTask]) -> BatchOutput:
-        async with asyncio.TaskGroup() as workers:
-            self._workers = workers
-            for task in tasks:
-                self._admit(task)
-        self._workers = None
+        for task in tasks:
+            self.admit(task)
+        try:
+            await asyncio.gather(*(self._worker() for _ in range(self.settings.max_concurrent_hosts)))
+        finally:
+            await self.clients.close_all()
         return self.output
 
-    def _new_client(self) -> httpx.AsyncClient:
-        # One small client per host worker: a shared pool scans every connection per request.
-        return httpx.AsyncClient(
-            follow_redirects=False,
-            timeout=httpx.Timeout(self.settings.fetch_timeout_s, connect=self.settings.connect_timeout_s),
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            trust_env=False,
-        )
+    async def _worker(self) -> None:
+        while (turn := await self.frontier.acquire()) is not None:
+            state, task = turn
+            try:
+                delay = await self._take_turn(state, task)
+            except Exception as exc:  # one bad page must not end the batch
+                self._record(FetchRecord(task.url, task.host, task.depth, "error",
+                                         error=f"{type(exc).__name__}: {exc}"))
+                delay = self.settings.default_delay_s
+            if not state.back_queue:
+                await self.clients.close(state.host)  # idle hosts hold no connection
+            self.frontier.release(state, delay)
 
-    async def _serve_host(self, queue: HostQueue) -> None:
-        client = self._new_client()
-        try:
-            while queue.pending:
-                wait = queue.next_allowed - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                task = queue.pending.popleft()
-                async with self._slots:
-                    record, contacted = await self._fetch(client, task)
-                if contacted:
-                    queue.next_allowed = time.monotonic() + self.settings.default_delay_s
-                self.output.records.append(record)
-        finally:
-            queue.active = False  # set before any await, so _admit never strands a task
-            await client.aclose()
+    def _politeness_of(self, host: str) -> HostPoliteness:
+        if host not in self._politeness:
+            s = self.settings
+            self._politeness[host] = HostPoliteness(s.default_delay_s, s.response_time_factor,
+                                                    s.max_adaptive_delay_s)
+        return self._politeness[host]
 
-    async def _fetch(self, client: httpx.AsyncClient, task: FetchTask) -> tuple[FetchRecord, bool]:
-        """Fetch one URL; returns its fetch-log row and whether the host was contacted."""
-        host = host_of(task.url)
-        record = FetchRecord(url=task.url, host=host, depth=task.depth, status_class="error",
-                             fetched_at=datetime.now(timezone.utc))
-        started = time.monotonic()
-        try:
-            ip = await self.resolver.resolve(host)
-        except DnsError as exc:
-            record.status_class, record.error = "dns_error", str(exc)
-            return record, False
-        record.ip = ip
-        if not address_allowed(host, ip, self.settings.network_exceptions):
-            record.status_class = "blocked_address"
-            record.error = f"{host} resolves to {ip}, which is not a public address"
-            return record, False
-        try:
-            await asyncio.wait_for(self._exchange(client, task, ip, record),
-                                   self.settings.fetch_timeout_s)
-        except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
-            record.status_class, record.error = "timeout", f"no complete answer in time ({type(exc).__name__})"
-        except httpx.ConnectError as exc:
-            record.status_class, record.error = "connect_error", str(exc) or type(exc).__name__
-        except httpx.HTTPError as exc:
-            record.status_class, record.error = "network_error", str(exc) or type(exc).__name__
-        except Exception as exc:  # one bad page must not end the batch
-            record.status_class, record.error = "error", f"{type(exc).__name__}: {exc}"
-        record.duration_ms = round((time.monotonic() - started) * 1000, 3)
-        return record, True
+    # -- one turn ------------------------------------------------------------------------
 
-    async def _exchange(self, client: httpx.AsyncClient, task: FetchTask, ip: str,
-                        record: FetchRecord) -> None:
-        parts = urlsplit(task.url)
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
-        target = parts.path + (f"?{parts.query}" if parts.query else "")
-        ip_literal = f"[{ip}]" if ":" in ip else ip
-        # Connect to the address we checked, not to whatever a second lookup would return.
-        headers = {
-            "Host": parts.netloc,
-            "User-Agent": self.settings.user_agent,
-            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8",
-            "Accept-Encoding": "gzip, deflate, br",
-        }
-        limit = self.settings.max_body_bytes
-        async with client.stream("GET", f"{parts.scheme}://{ip_literal}:{port}{target}",
-                                 headers=headers, extensions={"sni_hostname": record.host}) as resp:
-            body = bytearray()
-            truncated = False
-            async for chunk in resp.aiter_raw():
-                body += chunk
-                if len(body) > limit:
-                    truncated = True
-                    del body[limit:]
-                    break
-            request_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.request.headers.raw]
-            exchange = Exchange(
-                url=task.url, ip=ip, fetched_at=record.fetched_at, method="GET",
-                request_target=target, request_headers=request_headers,
-                http_version=resp.http_version, status=resp.status_code, reason=resp.reason_phrase,
-                response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.headers.raw],
-                body=bytes(body), truncated=truncated,
-            )
+    async def _take_turn(self, state: HostState, task: FetchTask) -> float:
+        """One request to the host; returns how long the host must then be left alone."""
+        politeness = self._politeness_of(state.host)
+        origin = origin_of(task.url)
+        policy = self.robots.cached(origin)
+        if policy is None:
+            state.back_queue.appendleft(task)  # robots.txt takes this turn; the page waits
+            policy = await self.robots.policy(origin)
+            self._apply_robots(state, politeness, origin, policy)
+            return politeness.next_delay()
+
+        while not policy.allowed(task.url):  # refusals cost the host nothing: no request
+            self._record(FetchRecord(task.url, task.host, task.depth, "robots_disallowed",
+                                     error=f"robots.txt ({policy.source}) disallows it"))
+            if not state.back_queue:
+                return 0.0
+            task = state.back_queue.popleft()
+
+        conditional = {}
+        if task.etag:
+            conditional["If-None-Match"] = task.etag
+        if task.last_modified:
+            conditional["If-Modified-Since"] = task.last_modified
+        hop = await self.http.get(task.url, task.host, conditional)
+        if hop.contacted and hop.exchange is not None:
+            politeness.observe(hop.elapsed_s)
+        if self._should_retry(state, task, hop, politeness):
+            return politeness.next_delay()
+        self._finish(task, hop)
+        return politeness.next_delay() if hop.contacted else 0.0
+
+    def _apply_robots(self, state: HostState, politeness: HostPoliteness, origin: str,
+                      policy: RobotsPolicy) -> None:
+        """A host that cannot be crawled now keeps its URLs for a later cycle, with the reason."""
+        reason = None
+        failed = self._robots_errors.get(origin)
+        if policy.transient and failed is not None:
+            # The host could not be reached at all: say why (dns_error, connect_error, ...).
+            reason = (failed.error_class, f"robots.txt: {failed.error}")
+        elif policy.transient:
+            reason = ("robots_unavailable", f"robots.txt could not be read ({policy.source}); "
+                                            "the host is left alone until it can")
+        elif policy.crawl_delay is not None and policy.crawl_delay > self.settings.max_crawl_delay_s:
+            reason = ("deferred_crawl_delay", f"robots.txt asks for Crawl-delay {policy.crawl_delay:g} s, "
+                                              f"above the cap of {self.settings.max_crawl_delay_s:g} s")
+        else:
+            politeness.crawl_delay_s = policy.crawl_delay or 0.0
+        if reason:
+            for task in self.frontier.drop_host(state):
+                self._record(FetchRecord(task.url, task.host, task.depth, reason[0], error=reason[1]))
+
+    def _should_retry(self, state: HostState, task: FetchTask, hop: HopResult,
+                      politeness: HostPoliteness) -> bool:
+        """Put the task back (first in its host's queue) if the answer deserves another try."""
+        status = hop.status
+        retryable = hop.error_class in RETRYABLE_ERRORS or (status is not None and status >= 500) \
+            or status == 429
+        if not retryable or task.attempt >= self.settings.max_attempts:
+            return False
+        wait = self.settings.retry_base_s * 2 ** (task.attempt - 1) * self._rng.uniform(0.5, 1.5)
+        if status in PUSHBACK_STATUSES and hop.headers is not None:
+            asked = retry_after_seconds(hop.headers.get("retry-after"))
+            if asked is not None:
+                if asked > self.settings.max_retry_after_s:
+                    return False  # recorded as is; the URL waits for a later cycle
+                wait = max(wait, asked)
+        politeness.retry_after_s = wait
+        state.back_queue.appendleft(dataclasses.replace(task, attempt=task.attempt + 1))
+        return True
+
+    # -- outcomes ------------------------------------------------------------------------
+
+    def _record(self, record: FetchRecord) -> None:
+        self.output.records.append(record)
+
+    def _finish(self, task: FetchTask, hop: HopResult) -> None:
+        record = FetchRecord(task.url, task.host, task.depth, hop.error_class or "error",
+                             fetched_at=hop.started_at, ip=hop.ip, error=hop.error,
+                             attempts=task.attempt, duration_ms=round(hop.elapsed_s * 1000, 3))
+        if hop.exchange is None:
+            self._record(record)
+            return
+        exchange, headers = hop.exchange, hop.headers
         location = self.warc.write(exchange)
         record.warc_file, record.warc_offset, record.warc_length = (
             location.filename, location.offset, location.length)
-        record.status = resp.status_code
-        record.status_class = "too_large" if truncated else status_class_of(resp.status_code)
-        record.bytes = len(body)
-        record.content_type = resp.headers.get("content-type")
-        record.etag = resp.headers.get("etag")
-        record.last_modified = resp.headers.get("last-modified")
-        self._follow(resp, bytes(body), record, task)
-
-    def _follow(self, resp: httpx.Response, body: bytes, record: FetchRecord, task: FetchTask) -> None:
-        """Hash the content, collect outlinks, and queue the ones this batch may fetch."""
-        targets: list[str] = []
-        if record.status_class == "redirect" and "location" in resp.headers:
-            try:
-                targets = [normalize_url(resp.headers["location"], task.url)]
-            except UrlError as exc:
-                record.error = f"bad redirect target: {exc}"
+        record.status = exchange.status
+        record.status_class = "too_large" if hop.truncated else status_class_of(exchange.status)
+        record.bytes = len(exchange.body)
+        record.content_type = headers.get("content-type")
+        record.etag = headers.get("etag")
+        record.last_modified = headers.get("last-modified")
+        if record.status_class == "redirect":
+            self._follow_redirect(task, record, headers.get("location"))
         elif record.status_class in ("ok", "too_large"):
-            try:
-                content = decode_body(body, resp.headers.get("content-encoding"), self.settings.max_body_bytes)
-            except DecodingError as exc:
-                record.error = str(exc)
-                return
-            record.sha256 = hashlib.sha256(content).hexdigest()
-            media_type = (record.content_type or "").split(";", 1)[0].strip().lower()
-            if media_type in HTML_TYPES:
-                targets = extract_links(content, task.url)
+            facts = examine(exchange.body, record.content_type, headers.get("content-encoding"),
+                            task.url, self.settings.max_body_bytes)
+            record.sha256, record.error = facts.sha256, facts.error or record.error
+            if facts.too_large:
+                record.status_class = "too_large"
+                record.error = "decoded body is larger than the size cap"
+            self._add_links(task, record, facts.outlinks)
+        self._record(record)
+
+    def _follow_redirect(self, task: FetchTask, record: FetchRecord, location: str | None) -> None:
+        try:
+            target = normalize_url(location or "", task.url)
+        except UrlError as exc:
+            record.error = f"unusable redirect target: {exc}"
+            return
+        record.redirect_to = target
+        chain = task.redirect_chain + (task.url,)
+        if target in chain:
+            record.status_class, record.error = "redirect_loop", f"redirects back to {target}"
+            return
+        if len(chain) > self.settings.max_redirects:
+            record.status_class = "too_many_redirects"
+            record.error = f"more than {self.settings.max_redirects} redirects"
+            return
+        target_host = host_of(target)
+        self.output.links.append((task.url, target, target_host, task.depth))
+        if self.follows_links_to(target_host):
+            # A redirect continues the same fetch: same depth, the chain travels along.
+            self.admit(FetchTask(target, target_host, task.depth, task.priority, redirect_chain=chain))
+
+    def _add_links(self, task: FetchTask, record: FetchRecord, targets: list[str]) -> None:
         record.outlinks = len(targets)
+        depth = task.depth + 1
+        priority = min(task.priority + 1, len(self.settings.priority_weights))
         for target in targets:
             target_host = host_of(target)
-            self.output.links.append((task.url, target, target_host, task.depth + 1))
+            self.output.links.append((task.url, target, target_host, depth))
             if self.follows_links_to(target_host):
-                self._admit(FetchTask(target, task.depth + 1))
+                self.admit(FetchTask(target, target_host, depth, priority))
+
+    # -- robots.txt ----------------------------------------------------------------------
+
+    async def _fetch_robots(self, url: str) -> RobotsResponse:
+        """robots.txt, following up to 5 redirects (each hop through the address guard)."""
+        origin = origin_of(url)
+        for _ in range(ROBOTS_MAX_REDIRECTS + 1):
+            hop = await self.http.get(url, host_of(url), limit=ROBOTS_FETCH_LIMIT)
+            if hop.exchange is None:
+                self._robots_errors[origin] = hop
+                return RobotsResponse(None)
+            status, location = hop.exchange.status, hop.headers.get("location")
+            if 300 <= status < 400 and location:
+                try:
+                    url = normalize_url(location, url)
+                except UrlError:
+                    return RobotsResponse(status)
+                continue
+            try:
+                body = decode_body(hop.exchange.body, hop.headers.get("content-encoding"),
+                                   ROBOTS_FETCH_LIMIT)[0]
+            except DecodingError:
+                body = b""
+            return RobotsResponse(status, body)
+        return RobotsResponse(None)  # too many redirects: unreachable
+
+
+ROBOTS_MAX_REDIRECTS = 5
+ROBOTS_FETCH_LIMIT = 512 * 1024  # a little over the 500 KiB RFC 9309 asks parsers to read

@@ -46,6 +46,19 @@ class CrawlSettings:
     # Same-shard links found during a batch are fetched in the same batch, within these bounds.
     max_pages_per_host: int = 200
     max_depth: int = 16
+    # Politeness beyond the default delay (see politeness.py).
+    max_crawl_delay_s: float = 30.0
+    response_time_factor: float = 2.0
+    max_adaptive_delay_s: float = 60.0
+    max_retry_after_s: float = 120.0
+    # Retries on 5xx and connection errors: at most this many attempts, exponential backoff.
+    max_attempts: int = 3
+    retry_base_s: float = 2.0
+    max_redirects: int = 5
+    robots_ttl_s: float = 86400.0
+    robots_error_ttl_s: float = 600.0
+    # Front-queue weights, priority 1 (most urgent) first.
+    priority_weights: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
     # Hostname -> IP address; a leading "*." matches every subdomain.
     resolver_overrides: dict[str, str] = field(default_factory=dict)
     # Only hosts matching one of these patterns are crawled (empty: any host).
@@ -87,13 +100,18 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 )
                 for item in value
             )
-        if key in ("shard_count", "max_concurrent_hosts", "max_body_bytes",
-                   "max_pages_per_host", "max_depth"):
+        if key == "priority_weights":
+            weights = tuple(float(w) for w in value)
+            if not weights or min(weights) <= 0:
+                raise ValueError("needs at least one weight, all positive")
+            return weights
+        if key == "max_redirects" or key in ("shard_count", "max_concurrent_hosts", "max_body_bytes",
+                                             "max_pages_per_host", "max_depth", "max_attempts"):
             number = int(value)
-            if number < 1:
+            if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")
             return number
-        if key.endswith("_s"):
+        if key.endswith(("_s", "_factor")):
             number = float(value)
             if number < 0:
                 raise ValueError("must not be negative")

@@ -23,6 +23,8 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("last_modified", pa.string()),
     ("error", pa.string()),
     ("ip", pa.string()),
+    ("attempts", pa.int32()),
+    ("redirect_to", pa.string()),
     ("warc_file", pa.string()),
     ("warc_offset", pa.int64()),
     ("warc_length", pa.int64()),
@@ -36,7 +38,14 @@ LINKS_SCHEMA = pa.schema([
     ("depth", pa.int32()),  # the target's depth: the source's depth + 1
 ])
 
-FRONTIER_SCHEMA = pa.schema([("url", pa.string()), ("host", pa.string()), ("depth", pa.int32())])
+FRONTIER_SCHEMA = pa.schema([
+    ("url", pa.string()),
+    ("host", pa.string()),
+    ("depth", pa.int32()),
+    ("priority", pa.int32()),  # 1 (most urgent) .. number of front queues
+    ("etag", pa.string()),  # validators of the URL's latest answer, for a conditional GET
+    ("last_modified", pa.string()),
+])
 
 
 def fetch_log_table(records: list[FetchRecord]) -> pa.Table:

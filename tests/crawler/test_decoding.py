@@ -17,12 +17,15 @@ TEXT = b"<p>hello</p>" * 1000
     ("identity", TEXT),
 ])
 def test_bodies_are_decoded(encoding, encoded):
-    assert decode_body(encoded, encoding, limit=1 << 20) == TEXT
+    assert decode_body(encoded, encoding, limit=1 << 20) == (TEXT, False)
 
 
 def test_decompression_stops_at_the_limit():
     bomb = gzip.compress(b"\0" * (50 << 20))  # 50 MiB of zeros in about 50 KB
-    assert len(decode_body(bomb, "gzip", limit=1 << 20)) == 1 << 20
+    content, too_long = decode_body(bomb, "gzip", limit=1 << 20)
+    assert len(content) == 1 << 20 and too_long
+    content, too_long = decode_body(brotli.compress(b"\0" * (50 << 20)), "br", limit=1 << 20)
+    assert len(content) == 1 << 20 and too_long
 
 
 def test_garbage_is_a_decoding_error():

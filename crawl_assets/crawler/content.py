@@ -1,0 +1,59 @@
+"""What a fetched body is: its media type (headers first, sniffing second, never the URL's
+extension), its decoded content, digest and outlinks."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .decoding import DecodingError, decode_body
+from .links import extract_links
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<!--")
+_TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\f\x1b"
+
+
+def looks_binary(sample: bytes) -> bool:
+    """NUL bytes, or many control characters, mean this is not text whatever the header says."""
+    if not sample:
+        return False
+    if b"\x00" in sample:
+        return True
+    controls = len(sample.translate(None, _TEXT_BYTES))
+    return controls / len(sample) > 0.05
+
+
+def media_type_of(content_type: str | None, body: bytes) -> str:
+    declared = (content_type or "").split(";", 1)[0].strip().lower()
+    sample = body[:1024]
+    if declared:
+        if declared.startswith("text/") or declared in HTML_TYPES:
+            return "application/octet-stream" if looks_binary(sample) else declared
+        return declared
+    head = sample.lstrip().lower()
+    if head.startswith(_HTML_STARTS):
+        return "text/html"
+    return "application/octet-stream" if looks_binary(sample) else "text/plain"
+
+
+@dataclass(frozen=True)
+class ContentFacts:
+    media_type: str
+    sha256: str | None
+    outlinks: list[str]
+    too_large: bool = False  # decoded content passed the size cap (a compression bomb)
+    error: str | None = None
+
+
+def examine(body: bytes, content_type: str | None, content_encoding: str | None,
+            url: str, limit: int) -> ContentFacts:
+    """Decode the body, hash it, and list its links if it is HTML (anything else is not parsed)."""
+    try:
+        content, too_large = decode_body(body, content_encoding, limit)
+    except DecodingError as exc:
+        return ContentFacts(media_type_of(content_type, b""), None, [], error=str(exc))
+    media_type = media_type_of(content_type, content)
+    digest = hashlib.sha256(content).hexdigest()
+    links = extract_links(content, url) if media_type in HTML_TYPES else []
+    return ContentFacts(media_type, digest, links, too_large)

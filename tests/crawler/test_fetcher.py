@@ -1,0 +1,102 @@
+"""The fetch loop against a live demo web on loopback, checked from the server's access log."""
+
+import dataclasses
+import ipaddress
+from collections import defaultdict
+
+import pytest
+
+from crawl_assets.crawler.batch import run_fetch_batch
+from crawl_assets.crawler.frontier import FetchTask
+from crawl_assets.crawler.settings import NetworkException, load_settings
+from crawl_assets.crawler.sharding import shard_of
+from crawl_assets.demoweb import DemoWeb, DemoWebThread
+
+DELAY = 0.03
+
+
+@pytest.fixture(scope="module")
+def web():
+    with DemoWebThread(DemoWeb(seed=3, hosts=40, pages_per_host=15), port=0) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def canary():
+    """A server nothing may reach: the crawler must refuse every address it is linked under."""
+    with DemoWebThread(DemoWeb(seed=4, hosts=1, pages_per_host=1), port=0) as server:
+        yield server
+
+
+def settings(**overrides):
+    base = load_settings(use_env=False)
+    demo = dict(
+        default_delay_s=DELAY, max_pages_per_host=6, max_depth=2, shard_count=1,
+        resolver_overrides={"*.demo.test": "127.0.0.1", "canary.test": "127.0.0.2"},
+        network_exceptions=(NetworkException(("*.demo.test",), (ipaddress.ip_network("127.0.0.0/8"),)),),
+        host_scope=("*.demo.test",),
+    )
+    return dataclasses.replace(base, **(demo | overrides))
+
+
+def test_politeness_robots_budget_and_depth_hold_across_a_40_host_batch(web, tmp_path):
+    web.access_log.clear()
+    tasks = [FetchTask.for_url(url) for url in web.web.seed_urls()]
+    result = run_fetch_batch(settings(), 0, tasks, tmp_path, "t")
+
+    records = result.output.records
+    by_host = defaultdict(list)
+    for row in web.access_log.rows:
+        by_host[row.host].append(row)
+    assert len(by_host) == 40
+    for host, rows in by_host.items():
+        rules = web.web.robots_rules(web.web.host_index(host))
+        assert rows[0].path == "/robots.txt"  # asked once, before any page
+        pages = [r for r in rows if r.path != "/robots.txt"]
+        assert len(pages) <= 6  # the per-host budget
+        assert not any(r.path.startswith(tuple(rules["disallow"])) for r in pages if rules["disallow"])
+        delay = max(DELAY, rules["crawl_delay"] or 0)
+        rows.sort(key=lambda r: r.start)
+        for before, after in zip(rows, rows[1:]):
+            assert after.start - before.end >= delay, f"{host} was hit {after.start - before.end:.4f}s apart"
+    fetched = [r for r in records if r.status_class == "ok"]
+    assert len(fetched) == sum(len(rows) - 1 for rows in by_host.values())
+    assert max(r.depth for r in records) <= 2
+    assert {r.status_class for r in records} <= {"ok", "robots_disallowed"}
+    assert all(r.sha256 and r.warc_file and r.ip == "127.0.0.1" for r in fetched)
+
+
+def test_links_to_other_shards_are_returned_not_fetched(web, tmp_path):
+    web.access_log.clear()
+    two_shards = settings(shard_count=2, max_pages_per_host=3)
+    mine = [u for u in web.web.seed_urls() if shard_of(u.split("/")[2].split(":")[0], 2) == 0]
+    result = run_fetch_batch(two_shards, 0, [FetchTask.for_url(u) for u in mine], tmp_path, "t")
+
+    fetched_hosts = {r.host for r in result.output.records}
+    assert fetched_hosts and all(shard_of(h, 2) == 0 for h in fetched_hosts)
+    linked_hosts = {target_host for _, _, target_host, _ in result.output.links}
+    assert any(shard_of(h, 2) == 1 for h in linked_hosts)  # found, and left for their shard
+
+
+def test_non_public_targets_are_refused_without_a_connection(web, canary, tmp_path):
+    canary.access_log.clear()
+    tasks = [
+        FetchTask.for_url(f"http://127.0.0.1:{canary.port}/"),  # a bare loopback link on a page
+        FetchTask.for_url(f"http://canary.test:{canary.port}/"),  # a name that resolves to loopback
+        FetchTask.for_url(web.web.seed_urls()[0]),
+    ]
+    result = run_fetch_batch(settings(host_scope=()), 0, tasks, tmp_path, "t")
+    by_url = {r.url: r for r in result.output.records}
+    assert by_url[tasks[0].url].status_class == "blocked_address"
+    assert by_url[tasks[1].url].status_class == "blocked_address"
+    assert "127.0.0.2" in by_url[tasks[1].url].error
+    assert by_url[tasks[2].url].status_class == "ok"
+    assert len(canary.access_log) == 0
+
+
+def test_a_closed_port_ends_as_connect_error(tmp_path):
+    closed = "http://closed.demo.test:9/"  # nothing listens on loopback port 9
+    result = run_fetch_batch(settings(), 0, [FetchTask.for_url(closed)], tmp_path, "t")
+    (record,) = result.output.records
+    assert record.status_class == "connect_error" and record.error
+    assert result.warc_files == []  # nothing was received, so nothing is archived
