@@ -1,0 +1,13 @@
+"""crawl_assets.demoweb: a deterministic synthetic multi-host web served on loopback.
+
+The crawl target for the demo, the tests and the benchmarks: DemoWeb is the pure model
+(site.py), DemoWebServer/DemoWebThread serve it on 127.0.0.1 with every host on one port
+(server.py), and AccessLog records what was requested (access_log.py).
+"""
+
+from .access_log import AccessLog, AccessRecord
+from .server import DemoWebServer, DemoWebThread
+from .site import HOME_PAGE, DemoWeb, Response
+
+__all__ = ["AccessLog", "AccessRecord", "DemoWeb", "DemoWebServer", "DemoWebThread",
+           "HOME_PAGE", "Response"]

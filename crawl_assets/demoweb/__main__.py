@@ -1,0 +1,83 @@
+"""Command line for the demo web.
+
+  python -m crawl_assets.demoweb serve --port 8471 --hosts 50 --pages-per-host 300 \
+      --seed 1 --day 0 --access-log data/demoweb/access.parquet
+  python -m crawl_assets.demoweb seeds --port 8471 --hosts 50 [--per-host 1]
+
+`serve` prints one 'demoweb listening on 127.0.0.1:PORT hosts=N' line once it accepts
+connections (scripts wait for it), runs until SIGTERM/SIGINT, then writes the access log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import signal
+import sys
+
+from .server import BIND_ADDRESS, DemoWebServer
+from .site import DemoWeb
+
+
+def _add_web_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8471, help="0 picks a free port (serve only)")
+    parser.add_argument("--hosts", type=int, default=50)
+    parser.add_argument("--pages-per-host", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--day", type=int, default=0)
+    parser.add_argument("--domain", default="demo.test")
+
+
+def _web(args: argparse.Namespace) -> DemoWeb:
+    return DemoWeb(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages_per_host,
+                   day=args.day, port=args.port, domain=args.domain)
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    server = DemoWebServer(_web(args), port=args.port, idle_timeout=args.idle_timeout)
+    try:
+        await server.start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            print(f"demoweb: port {args.port} on {BIND_ADDRESS} is already in use", file=sys.stderr)
+            return 2
+        raise
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"demoweb listening on {BIND_ADDRESS}:{server.port} hosts={server.web.hosts}", flush=True)
+    await stop.wait()
+    await server.stop()
+    if args.access_log:
+        path = server.access_log.write_parquet(args.access_log)
+        print(f"demoweb: wrote {len(server.access_log)} requests to {path}", file=sys.stderr)
+    return 0
+
+
+def _seeds(args: argparse.Namespace) -> int:
+    for url in _web(args).seed_urls(per_host=args.per_host):
+        print(url)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crawl_assets.demoweb",
+                                     description="Deterministic synthetic web on 127.0.0.1.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the demo web until SIGTERM/SIGINT")
+    _add_web_options(serve)
+    serve.add_argument("--access-log", help="Parquet file written on shutdown")
+    serve.add_argument("--idle-timeout", type=float, default=30.0)
+    seeds = commands.add_parser("seeds", help="print seed URLs, one per line")
+    _add_web_options(seeds)
+    seeds.add_argument("--per-host", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return asyncio.run(_serve(args))
+    return _seeds(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

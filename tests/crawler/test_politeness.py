@@ -1,0 +1,28 @@
+import email.utils
+import time
+
+from crawl_assets.crawler.http_fetch import retry_after_seconds
+from crawl_assets.crawler.politeness import HostPoliteness
+
+
+def test_delay_is_the_largest_of_default_crawl_delay_adaptive_and_retry_after():
+    p = HostPoliteness(default_delay_s=1.0, response_time_factor=2.0, max_adaptive_delay_s=10.0)
+    assert p.next_delay() == 1.0
+    p.crawl_delay_s = 3.0
+    assert p.next_delay() == 3.0
+    p.observe(4.0)  # a slow host: 2 x 4 s
+    assert p.next_delay() == 8.0
+    p.observe(100.0)
+    assert p.next_delay() == 10.0  # adaptive slow-down is capped
+    p.retry_after_s = 30.0
+    assert p.next_delay() == 30.0
+    assert p.next_delay() == 10.0  # Retry-After applies once
+
+
+def test_retry_after_accepts_seconds_and_http_dates():
+    assert retry_after_seconds("120") == 120.0
+    now = time.time()
+    date = email.utils.formatdate(now + 60, usegmt=True)
+    assert 58 <= retry_after_seconds(date, now=now) <= 61
+    assert retry_after_seconds(email.utils.formatdate(now - 60, usegmt=True), now=now) == 0.0
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
