@@ -2,12 +2,14 @@
 
 The crawl target for the demo, the tests and the benchmarks: DemoWeb is the pure model
 (site.py), DemoWebServer/DemoWebThread serve it on 127.0.0.1 with every host on one port
-(server.py), and AccessLog records what was requested (access_log.py).
+(server.py), and AccessLog records what was requested (access_log.py). DemoWeb(hostile=True)
+adds one misbehaving host per hostile kind (hostile.py), described by web.hostile_hosts().
 """
 
 from .access_log import AccessLog, AccessRecord
+from .hostile import HostileHost, add_hostile_hosts
 from .server import DemoWebServer, DemoWebThread
 from .site import HOME_PAGE, DemoWeb, Response
 
 __all__ = ["AccessLog", "AccessRecord", "DemoWeb", "DemoWebServer", "DemoWebThread",
-           "HOME_PAGE", "Response"]
+           "HOME_PAGE", "HostileHost", "Response", "add_hostile_hosts"]

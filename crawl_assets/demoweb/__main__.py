@@ -6,6 +6,10 @@
 
 `serve` prints one 'demoweb listening on 127.0.0.1:PORT hosts=N' line once it accepts
 connections (scripts wait for it), runs until SIGTERM/SIGINT, then writes the access log.
+
+--hostile (both commands) adds the hostile hosts (slow-drip.demo.test, gzip-bomb.demo.test,
+...; see hostile.py): `serve` then ends its line with ' hostile=16', and `seeds` prints their
+home pages after the regular seeds.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--day", type=int, default=0)
     parser.add_argument("--domain", default="demo.test")
+    parser.add_argument("--hostile", action="store_true",
+                        help="add the hostile hosts (slow drip, gzip bomb, redirect loop, ...)")
 
 
 def _web(args: argparse.Namespace) -> DemoWeb:
     return DemoWeb(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages_per_host,
-                   day=args.day, port=args.port, domain=args.domain)
+                   day=args.day, port=args.port, domain=args.domain, hostile=args.hostile)
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -47,7 +53,9 @@ async def _serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"demoweb listening on {BIND_ADDRESS}:{server.port} hosts={server.web.hosts}", flush=True)
+    hostile = len(server.web.hostile_hosts())
+    print(f"demoweb listening on {BIND_ADDRESS}:{server.port} hosts={server.web.hosts}"
+          + (f" hostile={hostile}" if hostile else ""), flush=True)
     await stop.wait()
     await server.stop()
     if args.access_log:
@@ -57,8 +65,11 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def _seeds(args: argparse.Namespace) -> int:
-    for url in _web(args).seed_urls(per_host=args.per_host):
+    web = _web(args)
+    for url in web.seed_urls(per_host=args.per_host):
         print(url)
+    for host in web.hostile_hosts():
+        print(host.home)
     return 0
 
 

@@ -11,6 +11,13 @@ model actually served, and `port=0` (pick a free port) just works.
 
 DemoWebThread runs a server on its own event loop in a background thread, for tests and
 in-process demos whose crawler runs its own loop in the main thread.
+
+Streaming responses (Response.stream / bytes_per_s / hang, used by the hostile hosts) are
+written chunk by chunk with backpressure while a watcher reads the socket, so a client that
+goes away ends them at once; they never block other connections, always close the
+connection afterwards, and stop() cancels them instead of waiting. Their access-log row is
+written when they end: `end` is when the server stopped writing or the client went away,
+`bytes_sent` the body bytes actually written, and status 0 means nothing was answered (hang).
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ class _Connection:
 
     def __init__(self, task: asyncio.Task | None):
         self.task = task
-        self.busy = False  # mid-request: stop() lets it finish instead of cancelling
+        # Mid-request: stop() lets it finish instead of cancelling. Streaming (hostile)
+        # responses clear it again: they may never finish.
+        self.busy = False
 
 
 class _BadRequest(Exception):
@@ -97,7 +106,8 @@ class DemoWebServer:
             limit=self.max_header_bytes, backlog=1024,
         )
         bound_port = self._server.sockets[0].getsockname()[1]
-        self._web = self._web.with_port(bound_port)
+        # A fresh state too: the 429-once / flapping-503 hosts count per server run.
+        self._web = self._web.with_port(bound_port).with_fresh_state()
         self._bound = True
         return self
 
@@ -171,13 +181,14 @@ class DemoWebServer:
             start = time.time()
             conn.busy = True
             try:
-                keep_alive = await self._serve_request(head, reader, writer, conn_id, start)
+                keep_alive = await self._serve_request(head, reader, writer, conn, conn_id, start)
             finally:
                 conn.busy = False
             if not keep_alive:
                 return
 
-    async def _serve_request(self, head: bytes, reader, writer, conn_id: int, start: float) -> bool:
+    async def _serve_request(self, head: bytes, reader, writer, conn: _Connection, conn_id: int,
+                             start: float) -> bool:
         """Answer one request; True if the connection stays open for the next one."""
         try:
             method, target, version, headers = _parse_head(head)
@@ -230,6 +241,11 @@ class DemoWebServer:
             except Exception:  # a bug in the model must not kill the connection loop silently
                 response = error_response(500, "Internal Server Error")
                 keep_alive = False
+        if response.streaming:
+            conn.busy = False  # may never end: stop() cancels it rather than waiting
+            await self._serve_streaming(reader, writer, response, version, method, host, path,
+                                        headers, conn_id, start)
+            return False
         await self._write(writer, response, keep_alive, version, head_only=method == "HEAD")
         self.access_log.record(host, path, method, start, time.time(), response.status,
                                0 if method == "HEAD" else len(response.body),
@@ -248,12 +264,23 @@ class DemoWebServer:
 
     async def _write(self, writer, response: Response, keep_alive: bool, version: str,
                      head_only: bool) -> None:
+        data = self._head(response, keep_alive, version, chunked=False)
+        if not head_only and response.status not in _NO_BODY_STATUSES:
+            data += response.body
+        writer.write(data)
+        await writer.drain()
+
+    def _head(self, response: Response, keep_alive: bool, version: str, chunked: bool) -> bytes:
+        """Status line and headers. Adds Content-Length (unless present, chunked or streamed)."""
         lines = [f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}\r\n"]
         has_length = False
         for name, value in response.headers:
             lines.append(f"{name}: {value}\r\n")
             has_length = has_length or name.lower() == "content-length"
-        if not has_length and response.status not in _NO_BODY_STATUSES:
+        if chunked:
+            lines.append("Transfer-Encoding: chunked\r\n")
+        elif (not has_length and response.stream is None
+              and response.status not in _NO_BODY_STATUSES):
             lines.append(f"Content-Length: {len(response.body)}\r\n")
         lines.append(f"Date: {self._http_date()}\r\nServer: demoweb\r\n")
         if not keep_alive:
@@ -261,11 +288,69 @@ class DemoWebServer:
         elif version == "HTTP/1.0":
             lines.append("Connection: keep-alive\r\n")
         lines.append("\r\n")
-        data = "".join(lines).encode("latin-1")
-        if not head_only and response.status not in _NO_BODY_STATUSES:
-            data += response.body
-        writer.write(data)
+        return "".join(lines).encode("latin-1")
+
+    # ---- streaming (hostile) responses -------------------------------------------------
+
+    async def _serve_streaming(self, reader, writer, response: Response, version: str, method: str,
+                               host: str, path: str, headers: dict[str, str], conn_id: int,
+                               start: float) -> None:
+        """Hang, drip or stream `response` until done, the client goes away or stop()."""
+        sent = [0]  # body bytes handed to the transport, readable after a cancellation
+        status = 0  # stays 0 when nothing is answered (hang)
+        finished = False
+        watcher = asyncio.ensure_future(_read_until_eof(reader))
+        try:
+            if response.hang:
+                await watcher
+            else:
+                status = response.status
+                pump = asyncio.ensure_future(
+                    self._pump(writer, response, version, method == "HEAD", sent))
+                try:
+                    await asyncio.wait({pump, watcher}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    pump.cancel()  # no-op once done
+                finished = (pump.done() and not pump.cancelled() and pump.exception() is None)
+        finally:
+            watcher.cancel()
+            if not finished:
+                # Drop whatever is still buffered: close() would wait for a client that
+                # may never read it.
+                writer.transport.abort()
+            self.access_log.record(host, path, method, start, time.time(), status, sent[0],
+                                   "if-none-match" in headers or "if-modified-since" in headers,
+                                   conn_id)
+
+    async def _pump(self, writer, response: Response, version: str, head_only: bool,
+                    sent: list[int]) -> None:
+        chunked = (response.stream is not None and version == "HTTP/1.1"
+                   and response.header("Content-Length") is None)
+        writer.write(self._head(response, False, version, chunked))
         await writer.drain()
+        if head_only or response.status in _NO_BODY_STATUSES:
+            return
+        chunks = response.stream if response.stream is not None else (response.body,)
+        rate = response.bytes_per_s
+        for chunk in chunks:
+            if not chunk:
+                continue
+            if rate is None:
+                writer.write(b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk)
+                sent[0] += len(chunk)
+                await writer.drain()  # waits while the client is not reading
+                await asyncio.sleep(0)  # a fast reader must not starve other connections
+                continue
+            step = max(1, int(rate / 10))  # ~10 writes a second, at least a byte each
+            for i in range(0, len(chunk), step):
+                piece = chunk[i:i + step]
+                writer.write(b"%x\r\n%b\r\n" % (len(piece), piece) if chunked else piece)
+                sent[0] += len(piece)
+                await writer.drain()
+                await asyncio.sleep(len(piece) / rate)
+        if chunked:
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
 
     def _http_date(self) -> str:
         # formatdate is slow-ish; the Date header only changes once a second.
@@ -274,6 +359,15 @@ class DemoWebServer:
             self._date_second = now
             self._date_value = formatdate(now, usegmt=True)
         return self._date_value
+
+
+async def _read_until_eof(reader: asyncio.StreamReader) -> None:
+    """Read and drop input until the client closes (or resets) the connection."""
+    try:
+        while await reader.read(65536):
+            pass
+    except (OSError, asyncio.IncompleteReadError):
+        pass
 
 
 async def _spin_loop(iterations: int) -> None:

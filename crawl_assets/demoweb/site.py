@@ -21,9 +21,12 @@ The link graph does not depend on the day; page text does: each page has a chang
 day <= d on which it changed (`page_version_day`). A new version rewrites about a quarter
 of the paragraphs, so successive versions are near-duplicates, like real edits.
 
-Special hosts (hostile endpoints, crawler traps) can be added later through
+Special hosts (hostile endpoints, crawler traps) are added through
 `DemoWeb.register_host(hostname, handler)`: the handler gets the request and returns a
-Response; regular generated hosts are untouched by it.
+Response; regular generated hosts are untouched by it. `DemoWeb(..., hostile=True)` adds the
+hostile hosts of hostile.py (slow drip, never answering, gzip bomb, redirect loop, ...) and
+`web.hostile_hosts()` describes them. Their streaming responses use Response.stream,
+bytes_per_s and hang, which only the server interprets.
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime, parsedate_to_datetime
 from random import Random
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 from urllib.parse import unquote
 
 from .words import NAME_WORDS, WORDS
+
+if TYPE_CHECKING:
+    from .hostile import HostileHost
 
 # Last-Modified of every page is EPOCH + the day its current version appeared.
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -50,11 +56,28 @@ HTML_TYPE = "text/html; charset=utf-8"
 
 @dataclass
 class Response:
-    """One HTTP response. Treat as immutable: cached instances are shared between requests."""
+    """One HTTP response. Treat as immutable: cached instances are shared between requests.
+
+    Hostile endpoints use three more fields, interpreted by the server:
+      stream       body chunks produced lazily instead of `body` (a fresh iterator per
+                   response). Without a Content-Length header it is sent chunked (HTTP/1.1)
+                   or close-delimited (HTTP/1.0); it may never end.
+      bytes_per_s  send the body (or stream) no faster than this (a slow drip).
+      hang         read the request and never answer, until the client closes.
+    A response with any of them is written with backpressure, closes the connection after,
+    and stop() cancels it instead of waiting for it.
+    """
 
     status: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
+    stream: Iterable[bytes] | None = None
+    bytes_per_s: float | None = None
+    hang: bool = False
+
+    @property
+    def streaming(self) -> bool:
+        return self.hang or self.stream is not None or self.bytes_per_s is not None
 
     def header(self, name: str) -> str | None:
         """First value of a header, matched case-insensitively (handy in tests)."""
@@ -100,12 +123,12 @@ def error_response(status: int, message: str, extra_headers: list[tuple[str, str
 ROBOTS_VARIANTS: tuple[dict | None, ...] = (
     {"disallow_private": False, "crawl_delay": None, "sitemap": False},  # allow all
     {"disallow_private": True, "crawl_delay": None, "sitemap": False},
-    {"disallow_private": False, "crawl_delay": 0.2, "sitemap": False},
+    {"disallow_private": False, "crawl_delay": 0.1, "sitemap": False},
     {"disallow_private": False, "crawl_delay": None, "sitemap": True},
     {"disallow_private": True, "crawl_delay": None, "sitemap": True},
     None,  # robots.txt missing: crawlers must treat as allow-all
-    {"disallow_private": False, "crawl_delay": 0.5, "sitemap": True},
-    {"disallow_private": True, "crawl_delay": 0.2, "sitemap": True},
+    {"disallow_private": False, "crawl_delay": 0.25, "sitemap": True},
+    {"disallow_private": True, "crawl_delay": 0.1, "sitemap": True},
 )
 
 
@@ -249,8 +272,10 @@ class DemoWeb:
         port: int = 8471,
         domain: str = "demo.test",
         *,
+        hostile: bool = False,
         cache_pages: int = 1024,
     ):
+        """hostile=True adds the hostile hosts (see hostile.py and hostile_hosts())."""
         if hosts < 1 or pages_per_host < 1:
             raise ValueError("hosts and pages_per_host must be at least 1")
         if day < 0:
@@ -270,6 +295,10 @@ class DemoWeb:
         # thread serves the same instance.
         self._resource = functools.lru_cache(maxsize=cache_pages)(self._build_resource)
         self._link_plan = functools.lru_cache(maxsize=cache_pages * 2)(self._build_link_plan)
+        if hostile:
+            from .hostile import add_hostile_hosts
+
+            add_hostile_hosts(self)
 
     # ---- parameters -------------------------------------------------------------------
 
@@ -359,6 +388,27 @@ class DemoWeb:
 
     def special_hostnames(self) -> list[str]:
         return sorted(self._special)
+
+    def hostile_hosts(self) -> list["HostileHost"]:
+        """Machine-readable description of the registered hostile hosts (URLs carry this
+        web's port), in hostile.KINDS order; [] unless hostile=True / add_hostile_hosts()."""
+        from .hostile import KINDS, HostileHandler
+
+        handlers = [h for h in self._special.values() if isinstance(h, HostileHandler)]
+        order = list(KINDS)
+        handlers.sort(key=lambda h: (order.index(h.kind), h.hostname))
+        return [h.describe(self) for h in handlers]
+
+    def with_fresh_state(self) -> "DemoWeb":
+        """A sibling whose stateful special hosts (429 once, flapping 503) start counting
+        from zero; the server calls it when it starts. Handlers with a fresh() method are
+        replaced by fresh() copies; with_port()/with_day() share state instead."""
+        if not any(hasattr(h, "fresh") for h in self._special.values()):
+            return self
+        web = self._replace()
+        web._special = {name: (h.fresh() if hasattr(h, "fresh") else h)
+                        for name, h in self._special.items()}
+        return web
 
     # ---- robots.txt -------------------------------------------------------------------
 

@@ -1,0 +1,495 @@
+"""Hostile hosts for the demo web: one misbehaving endpoint per host, opt-in.
+
+    web = DemoWeb(hosts=20, hostile=True)      # or: add_hostile_hosts(DemoWeb(...))
+    for h in web.hostile_hosts():              # HostileHost, one per kind, in KINDS order
+        h.hostname, h.kind, h.home, h.urls, h.expected, h.expected_by_url, h.config
+
+Every hostile host is `<label>.<domain>` (e.g. slow-drip.demo.test) and serves /robots.txt
+(allow-all unless the kind is about robots.txt), a small home page `/` linking to its hostile
+URL(s), and those URLs. `HostileHost.expected` is the status class a correct crawler ends
+with for them (the crawler's names: ok, timeout, too_large, redirect_loop, ...), under the
+assumptions in `HostileHost.assumes` (a whole-fetch time limit of a few seconds, a 5 MiB
+body cap, at most 5 redirects, up to 3 attempts with Retry-After honoured).
+
+Most kinds are plain Responses. The streaming ones use Response.stream / bytes_per_s / hang,
+which server.py interprets (chunked or Content-Length framing, pacing, never answering).
+The 429 and flapping-503 kinds count requests per path in their handler (thread-safe);
+the server starts every run with a fresh count (DemoWeb.with_fresh_state()).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import zlib
+from dataclasses import dataclass, field
+from random import Random
+from typing import Iterator, Mapping
+
+from .site import HTML_TYPE, Response, error_response, normalize_host, stable_int
+
+# kind -> hostname label. The order is the order of hostile_hosts().
+KINDS: dict[str, str] = {
+    "slow_drip": "slow-drip",
+    "never_answer": "never-answer",
+    "endless_body": "endless-body",
+    "huge_body": "huge-body",
+    "gzip_bomb": "gzip-bomb",
+    "redirect_loop": "redirect-loop",
+    "redirect_chain": "redirect-chain",
+    "rate_limited": "rate-limited",
+    "flapping_503": "flapping-503",
+    "not_found": "broken-links",
+    "binary_html": "binary-html",
+    "malformed_html": "malformed-html",
+    "wrong_charset": "wrong-charset",
+    "robots_500": "robots-500",
+    "robots_huge": "robots-huge",
+    "crawl_delay_60": "crawl-delay-60",
+}
+
+DRIP_LENGTH = 100_000
+DRIP_BYTES_PER_S = 1.0
+HUGE_LENGTH = 50 * 1024 * 1024  # 52428800
+BOMB_LENGTH = 50 * 1024 * 1024  # decompressed
+CHAIN_HOPS = 20
+RATE_LIMIT_RETRY_AFTER_S = 2
+FLAP_FAILURES = 2
+FLAP_RETRY_AFTER_S = 1
+ROBOTS_HUGE_LENGTH = 2 * 1024 * 1024
+CRAWL_DELAY_S = 60
+_CHUNK = 64 * 1024
+_PLAIN_TYPE = "text/plain; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class HostileHost:
+    """What a hostile host does and what a correct crawler should end with.
+
+    urls: the hostile URLs (absolute, with port), all linked from `home`.
+    expected: the status class for the hostile URLs; `expected_by_url` has it per URL
+      (they differ only for robots_huge: /blocked/x.html is disallowed, /open.html is ok).
+    home_expected: the status class for `home` (not ok when robots.txt itself is the trap).
+    config: kind-specific facts for assertions (seconds, sizes, links, ...).
+    """
+
+    hostname: str
+    kind: str
+    home: str
+    urls: tuple[str, ...]
+    expected: str
+    expected_by_url: Mapping[str, str]
+    home_expected: str
+    description: str
+    assumes: str = ""
+    config: Mapping[str, object] = field(default_factory=dict)
+
+
+def hostile_hostname(kind: str, domain: str = "demo.test") -> str:
+    return f"{KINDS[kind]}.{domain}"
+
+
+def add_hostile_hosts(web) -> dict[str, str]:
+    """Register every hostile host on `web` (in place); returns hostname -> kind."""
+    added = {}
+    for kind in KINDS:
+        hostname = hostile_hostname(kind, web.domain)
+        web.register_host(hostname, HostileHandler(kind, hostname))
+        added[hostname] = kind
+    return added
+
+
+# ---- canned bodies ----------------------------------------------------------------------
+
+def _html(title: str, body: str) -> bytes:
+    return ('<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f"<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n{body}\n</body>\n</html>\n"
+            ).encode("utf-8")
+
+
+def _page(body: bytes, ctype: str = HTML_TYPE, extra: list[tuple[str, str]] | None = None,
+          status: int = 200) -> Response:
+    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))]
+    return Response(status, headers + list(extra or ()), body)
+
+
+_FILLER_HEAD = (b'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+                b"<title>Filler</title>\n</head>\n<body>\n")
+_FILLER_PARAGRAPH = (b"<p>All work and no play makes a crawler a dull crawler; it keeps reading "
+                     b"this paragraph because nobody told it when to stop.</p>\n")
+
+
+@functools.lru_cache(maxsize=1)
+def _filler_block() -> bytes:
+    """64 KiB of repeated paragraphs, shared by every streamed body."""
+    return (_FILLER_PARAGRAPH * (_CHUNK // len(_FILLER_PARAGRAPH) + 1))[:_CHUNK]
+
+
+def _sized_filler(total: int) -> Iterator[bytes]:
+    """Exactly `total` bytes of filler HTML in 64 KiB chunks, never all in memory."""
+    yield _FILLER_HEAD
+    left = total - len(_FILLER_HEAD)
+    block = _filler_block()
+    while left > 0:
+        piece = block if left >= len(block) else block[:left]
+        left -= len(piece)
+        yield piece
+
+
+def _endless_filler() -> Iterator[bytes]:
+    yield _FILLER_HEAD
+    block = _filler_block()
+    while True:
+        yield block
+
+
+@functools.lru_cache(maxsize=1)
+def gzip_bomb() -> bytes:
+    """~50 KB of gzip that inflates to BOMB_LENGTH bytes of HTML (mostly one long run of
+    spaces inside a paragraph: the best ratio deflate can do). Built once, ~0.2 s."""
+    head = (b'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            b"<title>Gzip bomb</title>\n</head>\n<body>\n<p>")
+    tail = b"</p>\n</body>\n</html>\n"
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    out = [compressor.compress(head)]
+    left = BOMB_LENGTH - len(head) - len(tail)
+    block = b" " * (1 << 20)
+    while left > 0:
+        piece = block if left >= len(block) else block[:left]
+        left -= len(piece)
+        out.append(compressor.compress(piece))
+    out.append(compressor.compress(tail))
+    out.append(compressor.flush())
+    return b"".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _binary_bodies() -> tuple[bytes, bytes]:
+    """(PNG-like bytes, ZIP-like bytes), both full of NULs and high bytes."""
+    rng = Random(stable_int("hostile", "binary"))
+    noise = bytes(rng.choice((0, 0, 0, rng.randrange(256))) for _ in range(4096))
+    png = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00"
+           b"\x5c\x72\xa8\x66\x00\x00\x10\x00IDAT" + noise + b"\x00\x00\x00\x00IEND\xaeB`\x82")
+    rng = Random(stable_int("hostile", "zip"))
+    noise = bytes(rng.choice((0, 0, rng.randrange(256))) for _ in range(4096))
+    zipped = (b"PK\x03\x04\x14\x00\x00\x00\x08\x00\x00\x00!\x00\xb1\x6c\x1e\x3a\x00\x10\x00\x00"
+              b"\x00\x40\x00\x00\x08\x00\x00\x00page.htm" + noise + b"PK\x05\x06" + b"\x00" * 18)
+    return png, zipped
+
+
+@functools.lru_cache(maxsize=1)
+def huge_robots_txt() -> bytes:
+    """ROBOTS_HUGE_LENGTH bytes: the real rule first, then comments and harmless rules."""
+    head = ("# robots.txt of robots-huge: 2 MiB of comments and rules.\n"
+            "User-agent: *\nDisallow: /blocked/\n\n").encode("ascii")
+    lines = []
+    size = len(head)
+    n = 0
+    while size < ROBOTS_HUGE_LENGTH:
+        if n % 4 == 3:
+            line = f"Disallow: /archive/{n:07d}/\n"
+        else:
+            line = f"# filler comment {n:07d}: robots.txt files this large are cut off by most parsers\n"
+        lines.append(line)
+        size += len(line)
+        n += 1
+    return (head + "".join(lines).encode("ascii"))[:ROBOTS_HUGE_LENGTH]
+
+
+_LATIN1_TEXT = ("Café crème, naïve façade, señor Müller’s “smart quotes” — déjà vu "
+                "for 5 € at the Rhône.")
+
+
+def _malformed_html(base: str) -> bytes:
+    """Tag soup with a few well-formed links in it (see _MALFORMED_LINKS)."""
+    return f"""<html>
+<head>
+<title>Tag soup <b>bold in the title</title>
+<meta charset="utf-8">
+<body bgcolor=#fff text=black link="blue" link="red">
+<div class="a" class="b" id=><p>Unclosed paragraph <b>bold <i>bold italic</b> wrong order</i>
+<p <p>double open <span title="unterminated quote>swallowed until the next quote" >text</span>
+<a href="/soup/one.html">First valid link</a>
+<table><tr><td>outer cell<table><tr><td>inner cell <a href="soup/two.html">Nested table link</a>
+<td>no closing tags<tr><td><table><td>third level</table>
+</table>
+<p>stray < less-than, 3 < 4, a <> pair, << 2, x<-y and a lone &amp unterminated entity &#
+<a href="{base}/soup/three.html" >Absolute link</a></a></a>
+<a href=/soup/four.html>Unquoted href</a>
+<a>anchor without href</a> <a name="x">named anchor
+</td></tr></table></div></div></span></p>
+<ul><li>item<li>item <a href = '/soup/five.html' >Spaced single-quoted href</a><li>last
+<img src="/missing.png" alt="unterminated alt>
+the attribute runs on to here">
+<!-- comment -- with -- dashes --->
+<a href="/soup/six.html">After the comment</a>
+</body>
+</html>
+<p>content after </html>
+""".encode("utf-8")
+
+
+_MALFORMED_LINKS = ("/soup/one.html", "/soup/two.html", "/soup/three.html", "/soup/four.html",
+                    "/soup/five.html", "/soup/six.html")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    title: str
+    description: str
+    paths: tuple[str, ...]  # hostile paths, linked from home ('/' may be one)
+    expected: str
+    home_expected: str = "ok"
+    assumes: str = ""
+    expected_by_path: Mapping[str, str] = field(default_factory=dict)
+
+
+_SPECS: dict[str, _Spec] = {
+    "slow_drip": _Spec("Slow drip", "200 with Content-Length 100000, sent 1 byte per second.",
+                       ("/drip.html",), "timeout", assumes="a whole-fetch time limit of a few seconds"),
+    "never_answer": _Spec("Never answers", "Reads the request and never writes a byte; the "
+                          "connection stays open until the client closes it.", ("/hang.html",),
+                          "timeout", assumes="a whole-fetch time limit"),
+    "endless_body": _Spec("Endless body", "200 text/html, chunked, streams filler HTML for as long "
+                          "as the client reads.", ("/endless.html",), "too_large",
+                          assumes="a body cap (5 MiB)"),
+    "huge_body": _Spec("50 MB body", "200 text/html with Content-Length 52428800, streamed.",
+                       ("/huge.html",), "too_large", assumes="a 5 MiB body cap"),
+    "gzip_bomb": _Spec("Gzip bomb", "200 text/html, Content-Encoding gzip: ~50 KB on the wire, "
+                       "50 MiB once decompressed.", ("/bomb.html",), "too_large",
+                       assumes="a 5 MiB cap on the decompressed body"),
+    "redirect_loop": _Spec("Redirect loop", "/loop/a -> /loop/b -> /loop/a (302).", ("/loop/a",),
+                           "redirect_loop"),
+    "redirect_chain": _Spec("Redirect chain", "/chain/0 -> /chain/1 -> ... -> /chain/20 (302s), "
+                            "a 200 page at the end.", ("/chain/0",), "too_many_redirects",
+                            assumes="at most 5 redirects followed"),
+    "rate_limited": _Spec("Rate limited", "429 with Retry-After: 2 on the first request of the "
+                          "page (per server run), 200 afterwards.", ("/busy.html",), "ok",
+                          assumes="429 retried after Retry-After"),
+    "flapping_503": _Spec("Flapping 503", "503 with Retry-After: 1 on the 1st and 2nd request "
+                          "of the page, 200 from the 3rd.", ("/flaky.html",), "ok",
+                          assumes="up to 3 attempts for 5xx, Retry-After honoured"),
+    "not_found": _Spec("Broken links", "The home page links to pages that 404.",
+                       ("/missing.html", "/gone/old-page.html", "/p/9999.html", "/deleted.html?id=3"),
+                       "http_4xx"),
+    "binary_html": _Spec("Binary .html", "/file.html is application/octet-stream PNG bytes; "
+                         "/mislabelled.html claims text/html but is ZIP bytes with NULs.",
+                         ("/file.html", "/mislabelled.html"), "ok",
+                         assumes="archived, not parsed as HTML"),
+    "malformed_html": _Spec("Malformed HTML", "Tag soup: unclosed tags, broken attributes, stray "
+                            "'<', nested tables; config['links'] are the valid links in it.",
+                            ("/tag-soup.html",), "ok"),
+    "wrong_charset": _Spec("Lying charset", "windows-1252 bytes (0xE9 ...) served as "
+                           "'text/html; charset=utf-8' with <meta charset=\"utf-8\">.",
+                           ("/latin1.html",), "ok", assumes="undecodable bytes replaced, not fatal"),
+    "robots_500": _Spec("robots.txt 500", "robots.txt answers 500; nothing may be fetched.",
+                        ("/", "/page.html"), "robots_unavailable", home_expected="robots_unavailable"),
+    "robots_huge": _Spec("2 MiB robots.txt", "robots.txt is 2 MiB; 'Disallow: /blocked/' is in "
+                         "its first lines.", ("/blocked/x.html", "/open.html"), "robots_disallowed",
+                         expected_by_path={"/open.html": "ok"},
+                         assumes="robots.txt read at least up to its first 100 KB"),
+    "crawl_delay_60": _Spec("Crawl-delay 60", "robots.txt asks for Crawl-delay: 60.",
+                            ("/", "/page.html"), "deferred_crawl_delay",
+                            home_expected="deferred_crawl_delay",
+                            assumes="a max honoured Crawl-delay below 60 s (30 s by default)"),
+}
+
+
+class HostileHandler:
+    """The HostHandler of one hostile host: DemoWeb calls it with (web, path, headers)."""
+
+    def __init__(self, kind: str, hostname: str):
+        if kind not in KINDS:
+            raise ValueError(f"unknown hostile kind {kind!r}")
+        self.kind = kind
+        self.hostname = normalize_host(hostname)
+        self.spec = _SPECS[kind]
+        self._lock = threading.Lock()
+        self._hits: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        return f"HostileHandler({self.kind!r}, {self.hostname!r})"
+
+    def fresh(self) -> "HostileHandler":
+        """The same host with its request counts reset."""
+        return HostileHandler(self.kind, self.hostname)
+
+    def _hit(self, path: str) -> int:
+        """1 for the first request of `path` since this handler was made, 2 for the next..."""
+        with self._lock:
+            count = self._hits.get(path, 0) + 1
+            self._hits[path] = count
+            return count
+
+    def base(self, web) -> str:
+        return f"http://{self.hostname}:{web.port}"
+
+    # ---- description ----------------------------------------------------------------
+
+    def describe(self, web) -> HostileHost:
+        spec = self.spec
+        base = self.base(web)
+        urls = tuple(base + p for p in spec.paths)
+        by_url = {base + p: spec.expected_by_path.get(p, spec.expected) for p in spec.paths}
+        return HostileHost(self.hostname, self.kind, base + "/", urls, spec.expected, by_url,
+                           spec.home_expected, spec.description, spec.assumes,
+                           self._config(base))
+
+    def _config(self, base: str) -> dict:
+        kind = self.kind
+        if kind == "slow_drip":
+            return {"content_length": DRIP_LENGTH, "bytes_per_s": DRIP_BYTES_PER_S}
+        if kind == "endless_body":
+            return {"chunked": True}
+        if kind == "huge_body":
+            return {"content_length": HUGE_LENGTH}
+        if kind == "gzip_bomb":
+            return {"compressed_bytes": len(gzip_bomb()), "decompressed_bytes": BOMB_LENGTH}
+        if kind == "redirect_loop":
+            return {"status": 302, "cycle": (base + "/loop/a", base + "/loop/b")}
+        if kind == "redirect_chain":
+            return {"status": 302, "hops": CHAIN_HOPS, "final_url": f"{base}/chain/{CHAIN_HOPS}"}
+        if kind == "rate_limited":
+            return {"status": 429, "retry_after_s": RATE_LIMIT_RETRY_AFTER_S, "failures": 1}
+        if kind == "flapping_503":
+            return {"status": 503, "retry_after_s": FLAP_RETRY_AFTER_S, "failures": FLAP_FAILURES}
+        if kind == "binary_html":
+            return {"content_types": {base + "/file.html": "application/octet-stream",
+                                      base + "/mislabelled.html": HTML_TYPE}}
+        if kind == "malformed_html":
+            return {"links": tuple(base + p for p in _MALFORMED_LINKS)}
+        if kind == "wrong_charset":
+            return {"declared_charset": "utf-8", "actual_encoding": "cp1252", "text": _LATIN1_TEXT}
+        if kind == "robots_500":
+            return {"robots_status": 500}
+        if kind == "robots_huge":
+            body = huge_robots_txt()
+            return {"robots_bytes": len(body), "disallow": "/blocked/",
+                    "disallow_offset": body.index(b"Disallow: /blocked/")}
+        if kind == "crawl_delay_60":
+            return {"crawl_delay_s": CRAWL_DELAY_S}
+        return {}
+
+    # ---- serving --------------------------------------------------------------------
+
+    def __call__(self, web, path: str, headers: Mapping[str, str]) -> Response:
+        bare = path.split("#", 1)[0].split("?", 1)[0]
+        if bare == "/robots.txt":
+            return self._robots()
+        if bare == "/":
+            return self._home()
+        response = getattr(self, "_serve_" + self.kind)(web, bare)
+        return response if response is not None else error_response(404, "Not Found")
+
+    def _robots(self) -> Response:
+        if self.kind == "robots_500":
+            return error_response(500, "Internal Server Error")
+        if self.kind == "robots_huge":
+            return _page(huge_robots_txt(), _PLAIN_TYPE)
+        lines = [f"# robots.txt for {self.hostname}", "User-agent: *", "Disallow:"]
+        if self.kind == "crawl_delay_60":
+            lines.append(f"Crawl-delay: {CRAWL_DELAY_S}")
+        return _page(("\n".join(lines) + "\n").encode("utf-8"), _PLAIN_TYPE)
+
+    def _home(self) -> Response:
+        links = [p for p in self.spec.paths if p != "/"]
+        items = "\n".join(f'<li><a href="{p}">{p}</a></li>' for p in links)
+        return _page(_html(self.spec.title, f"<p>{self.spec.description}</p>\n<ul>\n{items}\n</ul>"))
+
+    @staticmethod
+    def _plain_page(title: str) -> Response:
+        return _page(_html(title, '<p>An ordinary page. <a href="/">Home</a></p>'))
+
+    def _serve_slow_drip(self, web, path):
+        if path == "/drip.html":
+            body = b"".join(_sized_filler(DRIP_LENGTH))
+            return Response(200, [("Content-Type", HTML_TYPE), ("Content-Length", str(DRIP_LENGTH))],
+                            body, bytes_per_s=DRIP_BYTES_PER_S)
+
+    def _serve_never_answer(self, web, path):
+        if path == "/hang.html":
+            return Response(200, [], b"", hang=True)
+
+    def _serve_endless_body(self, web, path):
+        if path == "/endless.html":
+            return Response(200, [("Content-Type", HTML_TYPE)], stream=_endless_filler())
+
+    def _serve_huge_body(self, web, path):
+        if path == "/huge.html":
+            return Response(200, [("Content-Type", HTML_TYPE), ("Content-Length", str(HUGE_LENGTH))],
+                            stream=_sized_filler(HUGE_LENGTH))
+
+    def _serve_gzip_bomb(self, web, path):
+        if path == "/bomb.html":
+            return _page(gzip_bomb(), extra=[("Content-Encoding", "gzip"), ("Vary", "Accept-Encoding")])
+
+    def _redirect(self, web, target: str) -> Response:
+        location = self.base(web) + target
+        return _page(_html("Found", f'<p>Moved to <a href="{location}">{location}</a>.</p>'),
+                     extra=[("Location", location)], status=302)
+
+    def _serve_redirect_loop(self, web, path):
+        if path == "/loop/a":
+            return self._redirect(web, "/loop/b")
+        if path == "/loop/b":
+            return self._redirect(web, "/loop/a")
+
+    def _serve_redirect_chain(self, web, path):
+        prefix = "/chain/"
+        if path.startswith(prefix) and path[len(prefix):].isdigit():
+            hop = int(path[len(prefix):])
+            if str(hop) != path[len(prefix):] or hop > CHAIN_HOPS:
+                return None
+            if hop < CHAIN_HOPS:
+                return self._redirect(web, f"{prefix}{hop + 1}")
+            return self._plain_page("End of the chain")
+
+    def _serve_rate_limited(self, web, path):
+        if path == "/busy.html":
+            if self._hit(path) == 1:
+                return error_response(429, "Too Many Requests",
+                                      [("Retry-After", str(RATE_LIMIT_RETRY_AFTER_S))])
+            return self._plain_page("Not busy any more")
+
+    def _serve_flapping_503(self, web, path):
+        if path == "/flaky.html":
+            if self._hit(path) <= FLAP_FAILURES:
+                return error_response(503, "Service Unavailable",
+                                      [("Retry-After", str(FLAP_RETRY_AFTER_S))])
+            return self._plain_page("Up again")
+
+    def _serve_not_found(self, web, path):
+        return None  # everything but / and /robots.txt is a 404
+
+    def _serve_binary_html(self, web, path):
+        png, zipped = _binary_bodies()
+        if path == "/file.html":
+            return _page(png, "application/octet-stream")
+        if path == "/mislabelled.html":
+            return _page(zipped, HTML_TYPE)
+
+    def _serve_malformed_html(self, web, path):
+        if path == "/tag-soup.html":
+            return _page(_malformed_html(self.base(web)))
+        if path in _MALFORMED_LINKS:
+            return self._plain_page("Found in the soup")
+
+    def _serve_wrong_charset(self, web, path):
+        if path == "/latin1.html":
+            body = ('<!doctype html>\n<html lang="fr">\n<head>\n<meta charset="utf-8">\n'
+                    "<title>Café crème</title>\n</head>\n<body>\n<h1>Café crème</h1>\n"
+                    f"<p>{_LATIN1_TEXT}</p>\n"
+                    '<p><a href="/">Home</a></p>\n</body>\n</html>\n').encode("cp1252")
+            return _page(body, "text/html; charset=utf-8")
+
+    def _serve_robots_500(self, web, path):
+        if path == "/page.html":
+            return self._plain_page("Behind a broken robots.txt")
+
+    def _serve_robots_huge(self, web, path):
+        if path in ("/blocked/x.html", "/open.html"):
+            return self._plain_page("Blocked" if path.startswith("/blocked/") else "Open")
+
+    def _serve_crawl_delay_60(self, web, path):
+        if path == "/page.html":
+            return self._plain_page("Slow down")
