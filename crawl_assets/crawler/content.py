@@ -4,14 +4,33 @@ extension), its decoded content, digest and outlinks."""
 from __future__ import annotations
 
 import hashlib
+import html
+import re
 from dataclasses import dataclass
 
 from .decoding import DecodingError, decode_body
 from .links import extract_links
+from .urls import UrlError, normalize_url
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<!--")
 _TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\f\x1b"
+XML_TYPES = frozenset({"application/xml", "text/xml"})
+_SITEMAP_ROOT = re.compile(rb"<(?:\w+:)?(?:urlset|sitemapindex)[\s>]")
+_SITEMAP_LOC = re.compile(rb"<(?:\w+:)?loc>\s*([^<]+?)\s*</(?:\w+:)?loc>")
+
+
+def sitemap_urls(content: bytes) -> list[str] | None:
+    """The <loc> URLs of a sitemaps.org urlset or sitemap index; None if it is not a sitemap."""
+    if not _SITEMAP_ROOT.search(content[:4096]):
+        return None
+    urls = []
+    for match in _SITEMAP_LOC.finditer(content):
+        try:
+            urls.append(normalize_url(html.unescape(match.group(1).decode("utf-8", "replace"))))
+        except UrlError:
+            continue
+    return urls
 
 
 def looks_binary(sample: bytes) -> bool:
@@ -55,5 +74,10 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         return ContentFacts(media_type_of(content_type, b""), None, [], error=str(exc))
     media_type = media_type_of(content_type, content)
     digest = hashlib.sha256(content).hexdigest()
-    links = extract_links(content, url) if media_type in HTML_TYPES else []
+    if media_type in HTML_TYPES:
+        links = extract_links(content, url)
+    elif media_type in XML_TYPES:
+        links = sitemap_urls(content) or []  # sitemaps feed the frontier; other XML is not parsed
+    else:
+        links = []
     return ContentFacts(media_type, digest, links, too_large)

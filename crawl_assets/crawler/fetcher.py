@@ -206,6 +206,12 @@ class FetchEngine:
         if reason:
             for task in self.frontier.drop_host(state):
                 self._record(FetchRecord(task.url, task.host, task.depth, reason[0], error=reason[1]))
+            return
+        # Sitemap lines feed the frontier like links found on the robots.txt "page".
+        if policy.sitemaps and state.back_queue:
+            first = state.back_queue[0]
+            robots_url = f"{origin}/robots.txt"
+            self._add_links(dataclasses.replace(first, url=robots_url), None, list(policy.sitemaps))
 
     def _should_retry(self, state: HostState, task: FetchTask, hop: HopResult,
                       politeness: HostPoliteness) -> bool:
@@ -281,8 +287,9 @@ class FetchEngine:
             # A redirect continues the same fetch: same depth, the chain travels along.
             self.admit(FetchTask(target, target_host, task.depth, task.priority, redirect_chain=chain))
 
-    def _add_links(self, task: FetchTask, record: FetchRecord, targets: list[str]) -> None:
-        record.outlinks = len(targets)
+    def _add_links(self, task: FetchTask, record: FetchRecord | None, targets: list[str]) -> None:
+        if record is not None:
+            record.outlinks = len(targets)
         depth = task.depth + 1
         priority = min(task.priority + 1, len(self.settings.priority_weights))
         for target in targets:

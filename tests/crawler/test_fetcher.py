@@ -10,14 +10,14 @@ from crawl_assets.crawler.batch import run_fetch_batch
 from crawl_assets.crawler.frontier import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.sharding import shard_of
-from crawl_assets.demoweb import DemoWeb, DemoWebThread
+from crawl_assets.demoweb import DemoWeb, DemoWebThread, Response
 
 DELAY = 0.03
 
 
 @pytest.fixture(scope="module")
 def web():
-    with DemoWebThread(DemoWeb(seed=3, hosts=40, pages_per_host=15), port=0) as server:
+    with DemoWebThread(DemoWeb(seed=3, hosts=200, pages_per_host=8), port=0) as server:
         yield server
 
 
@@ -39,16 +39,18 @@ def settings(**overrides):
     return dataclasses.replace(base, **(demo | overrides))
 
 
-def test_politeness_robots_budget_and_depth_hold_across_a_40_host_batch(web, tmp_path):
+def test_politeness_robots_budget_and_depth_hold_across_a_200_host_batch(web, tmp_path):
+    """Politeness proven from the outside: the demo web's own access log."""
     web.access_log.clear()
     tasks = [FetchTask.for_url(url) for url in web.web.seed_urls()]
     result = run_fetch_batch(settings(), 0, tasks, tmp_path, "t")
+    web.access_log.wait_for(len(result.output.records), timeout=2)
 
     records = result.output.records
     by_host = defaultdict(list)
     for row in web.access_log.rows:
         by_host[row.host].append(row)
-    assert len(by_host) == 40
+    assert len(by_host) == 200
     for host, rows in by_host.items():
         rules = web.web.robots_rules(web.web.host_index(host))
         assert rows[0].path == "/robots.txt"  # asked once, before any page
@@ -66,6 +68,19 @@ def test_politeness_robots_budget_and_depth_hold_across_a_40_host_batch(web, tmp
     assert all(r.sha256 and r.warc_file and r.ip == "127.0.0.1" for r in fetched)
 
 
+def test_robots_sitemap_lines_feed_the_batch(web, tmp_path):
+    with_sitemap = [i for i in range(16) if web.web.robots_rules(i)["sitemaps"]][:3]
+    tasks = [FetchTask.for_url(web.web.seed_urls()[i]) for i in with_sitemap]
+    result = run_fetch_batch(settings(max_pages_per_host=50, max_depth=1), 0, tasks, tmp_path, "t")
+    links = {(s, t) for s, t, _, _ in result.output.links}
+    for i in with_sitemap:
+        base = web.web.base_url(i)
+        (sitemap,) = web.web.robots_rules(i)["sitemaps"]
+        assert (base + "/robots.txt", sitemap) in links
+        # The sitemap was fetched and every page it lists became a link from it.
+        assert {(sitemap, page) for page in web.web.page_urls(i)} <= links
+
+
 def test_links_to_other_shards_are_returned_not_fetched(web, tmp_path):
     web.access_log.clear()
     two_shards = settings(shard_count=2, max_pages_per_host=3)
@@ -79,10 +94,20 @@ def test_links_to_other_shards_are_returned_not_fetched(web, tmp_path):
 
 
 def test_non_public_targets_are_refused_without_a_connection(web, canary, tmp_path):
+    """Targets on loopback outside the allowed scope only: the canary's log proves none was asked."""
     canary.access_log.clear()
+    bare = f"http://127.0.0.1:{canary.port}/secret"
+
+    def redirect_to_canary(_web, path, _headers):
+        # robots.txt and every page of this demo host redirect to the bare loopback address.
+        return Response(302, [("Location", bare), ("Content-Length", "0")], b"")
+
+    web.web.register_host("redirector.demo.test", redirect_to_canary)
+    redirector = f"http://redirector.demo.test:{web.port}/page.html"
     tasks = [
         FetchTask.for_url(f"http://127.0.0.1:{canary.port}/"),  # a bare loopback link on a page
         FetchTask.for_url(f"http://canary.test:{canary.port}/"),  # a name that resolves to loopback
+        FetchTask.for_url(redirector),  # allowed host, redirecting to a refused address
         FetchTask.for_url(web.web.seed_urls()[0]),
     ]
     result = run_fetch_batch(settings(host_scope=()), 0, tasks, tmp_path, "t")
@@ -90,7 +115,28 @@ def test_non_public_targets_are_refused_without_a_connection(web, canary, tmp_pa
     assert by_url[tasks[0].url].status_class == "blocked_address"
     assert by_url[tasks[1].url].status_class == "blocked_address"
     assert "127.0.0.2" in by_url[tasks[1].url].error
-    assert by_url[tasks[2].url].status_class == "ok"
+    # robots.txt redirected to the canary: that hop is refused, and the host with it.
+    assert by_url[redirector].status_class == "blocked_address"
+    assert by_url[redirector].error.startswith("robots.txt: 127.0.0.1 resolves to 127.0.0.1")
+    assert by_url[tasks[3].url].status_class == "ok"
+    assert len(canary.access_log) == 0
+
+
+def test_a_redirect_to_a_refused_address_is_recorded_not_followed(web, canary, tmp_path):
+    canary.access_log.clear()
+    bare = f"http://127.0.0.1:{canary.port}/secret"
+
+    def redirect_page(_web, path, _headers):
+        if path == "/robots.txt":
+            return Response(404, [("Content-Length", "0")], b"")
+        return Response(302, [("Location", bare), ("Content-Length", "0")], b"")
+
+    web.web.register_host("jump.demo.test", redirect_page)
+    start = f"http://jump.demo.test:{web.port}/go"
+    result = run_fetch_batch(settings(host_scope=()), 0, [FetchTask.for_url(start)], tmp_path, "t")
+    by_url = {r.url: r for r in result.output.records}
+    assert by_url[start].status_class == "redirect" and by_url[start].redirect_to == bare
+    assert by_url[bare].status_class == "blocked_address"
     assert len(canary.access_log) == 0
 
 
