@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser
 
-from .urls import UrlError, normalize_url
+from .urls import UrlError, normalize_url, resolve_href
 
 
 def extract_links(html: bytes | str, page_url: str) -> list[str]:
@@ -27,7 +27,7 @@ def extract_links(html: bytes | str, page_url: str) -> list[str]:
         if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
             continue
         try:
-            seen.setdefault(normalize_url(href, base), None)
+            seen.setdefault(resolve_href(href, base), None)
         except UrlError:
             continue
     return list(seen)

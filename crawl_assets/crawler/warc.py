@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +17,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 OPEN_SUFFIX = ".open"
+# zlib level 3: a third of level 9's CPU (warcio's fixed choice) for about 5% larger files;
+# at 1,000 pages/s compression would otherwise be the biggest cost per page.
+GZIP_LEVEL = 3
 # Stored headers describe the stored body: it is already de-chunked, so the header is renamed.
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 
@@ -72,9 +76,19 @@ class WarcFileWriter:
         self._name = f"{self.prefix}-{self._serial:05d}.warc.gz"
         self._serial += 1
         self._file = open(self.directory / (self._name + OPEN_SUFFIX), "wb")
-        self._writer = WARCWriter(self._file, gzip=True, warc_version="1.1")
+        # warcio serialises each record into a buffer; we gzip it as one member ourselves.
+        self._buffer = io.BytesIO()
+        self._writer = WARCWriter(self._buffer, gzip=False, warc_version="1.1")
         info = {"software": self.software, "format": "WARC File Format 1.1", **self.info}
-        self._writer.write_record(self._writer.create_warcinfo_record(self._name, info))
+        self._write_member(self._writer.create_warcinfo_record(self._name, info))
+
+    def _write_member(self, record) -> None:
+        """Serialise one record and append it to the file as its own gzip member."""
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._writer.write_record(record)
+        compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+        self._file.write(compressor.compress(self._buffer.getvalue()) + compressor.flush())
 
     def write(self, exchange: Exchange) -> WarcLocation:
         if self._file is None:
@@ -104,9 +118,9 @@ class WarcFileWriter:
             },
         )
         offset = self._file.tell()
-        writer.write_record(response)
+        self._write_member(response)
         length = self._file.tell() - offset
-        writer.write_record(request)
+        self._write_member(request)
         location = WarcLocation(self._name, offset, length)
         if self._file.tell() >= self.max_file_bytes:
             self._close_current()

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from crawl_assets.crawler.urls import UrlError, host_of, normalize_url
@@ -30,3 +32,33 @@ def test_uncrawlable_urls_are_rejected_with_a_reason(raw):
 
 def test_host_of_drops_port_and_case():
     assert host_of("http://h0001.demo.test:8471/") == "h0001.demo.test"
+
+
+def test_the_fast_link_path_agrees_with_normalize_url():
+    import random
+
+    from crawl_assets.crawler.urls import resolve_href
+    from crawl_assets.demoweb import DemoWeb
+
+    rng = random.Random(5)
+    parts = ["a", "B", "..", ".", "", "p", "7.html", "~x", "-_", "x y", "%41", "q?z=1&a=2",
+             "#frag", "é", ";jsessionid=1", "index.html?utm_source=x"]
+    bases = ["http://h0001.demo.test:8471/p/3.html", "http://h.test/", "https://h.test/a/b/c",
+             "http://h.test/a/b/?q=1", "http://h.test/dir/"]
+    hrefs = ["/".join(rng.choice(parts) for _ in range(rng.randint(1, 5))) for _ in range(3000)]
+    hrefs += ["/" + h for h in hrefs[:1000]] + ["../" + h for h in hrefs[:500]]
+    hrefs += ["http://Other.TEST:80/x/../y", "https://h.test:443/a?b=2&a=1", "http://h.test/#x", ""]
+    web = DemoWeb(hosts=3, pages_per_host=10)
+    hrefs += [href.decode() for h in range(3) for page in range(10)
+              for href in re.findall(rb'href="([^"]*)"', web.render_page(h, page))]
+    assert any(h.startswith("../") for h in hrefs) and any(h.startswith("http") for h in hrefs)
+
+    def outcome(fn, *args):
+        try:
+            return fn(*args)
+        except UrlError as exc:
+            return UrlError
+
+    for base in bases:
+        for href in hrefs:
+            assert outcome(resolve_href, href, base) == outcome(normalize_url, href, base), (href, base)
