@@ -58,14 +58,16 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         if old not in result.warc_files:
             old.unlink()
 
+    frontier_urls = {t.url for t in tasks}
     status_classes = Counter(r.status_class for r in result.output.records)
     statuses = Counter(str(r.status) for r in result.output.records if r.status is not None)
     return MaterializeResult(metadata={
         "frontier_urls": len(tasks),
         "fetched": fetch_log.num_rows,
-        "discovered_in_batch": fetch_log.num_rows - len(tasks),
+        "discovered_in_batch": sum(r.url not in frontier_urls for r in result.output.records),
         "hosts": len({r.host for r in result.output.records}),
         "links": links.num_rows,
+        "links_not_queued": MetadataValue.json(dict(result.output.dropped_links)),
         "bytes": sum(r.bytes for r in result.output.records),
         "status_classes": MetadataValue.json(dict(status_classes)),
         "http_statuses": MetadataValue.json(dict(statuses)),
