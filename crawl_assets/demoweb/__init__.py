@@ -3,13 +3,17 @@
 The crawl target for the demo, the tests and the benchmarks: DemoWeb is the pure model
 (site.py), DemoWebServer/DemoWebThread serve it on 127.0.0.1 with every host on one port
 (server.py), and AccessLog records what was requested (access_log.py). DemoWeb(hostile=True)
-adds one misbehaving host per hostile kind (hostile.py), described by web.hostile_hosts().
+adds one misbehaving host per hostile kind (hostile.py), described by web.hostile_hosts();
+DemoWeb(traps=True) adds one crawler-trap host per kind in TRAP_KINDS (traps.py), described
+by web.trap_hosts().
 """
 
 from .access_log import AccessLog, AccessRecord
 from .hostile import HostileHost, add_hostile_hosts
 from .server import DemoWebServer, DemoWebThread
 from .site import HOME_PAGE, DemoWeb, Response
+from .traps import TRAP_KINDS, TrapHost, add_trap_hosts
 
 __all__ = ["AccessLog", "AccessRecord", "DemoWeb", "DemoWebServer", "DemoWebThread",
-           "HOME_PAGE", "HostileHost", "Response", "add_hostile_hosts"]
+           "HOME_PAGE", "HostileHost", "Response", "TRAP_KINDS", "TrapHost", "add_hostile_hosts",
+           "add_trap_hosts"]

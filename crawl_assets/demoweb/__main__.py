@@ -10,6 +10,11 @@ connections (scripts wait for it), runs until SIGTERM/SIGINT, then writes the ac
 --hostile (both commands) adds the hostile hosts (slow-drip.demo.test, gzip-bomb.demo.test,
 ...; see hostile.py): `serve` then ends its line with ' hostile=16', and `seeds` prints their
 home pages after the regular seeds.
+
+--traps (both commands) adds the crawler-trap hosts (calendar.demo.test, session-ids.demo.test,
+facets.demo.test, deep-paths.demo.test, random-links.demo.test; see traps.py): `serve` then
+ends its line with ' traps=5' (after ' hostile=16' when both are given), and `seeds` prints
+their home pages last.
 """
 
 from __future__ import annotations
@@ -33,11 +38,14 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--domain", default="demo.test")
     parser.add_argument("--hostile", action="store_true",
                         help="add the hostile hosts (slow drip, gzip bomb, redirect loop, ...)")
+    parser.add_argument("--traps", action="store_true",
+                        help="add the crawler-trap hosts (endless calendar, session ids, facets, ...)")
 
 
 def _web(args: argparse.Namespace) -> DemoWeb:
     return DemoWeb(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages_per_host,
-                   day=args.day, port=args.port, domain=args.domain, hostile=args.hostile)
+                   day=args.day, port=args.port, domain=args.domain, hostile=args.hostile,
+                   traps=args.traps)
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -54,8 +62,10 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     hostile = len(server.web.hostile_hosts())
+    traps = len(server.web.trap_hosts())
     print(f"demoweb listening on {BIND_ADDRESS}:{server.port} hosts={server.web.hosts}"
-          + (f" hostile={hostile}" if hostile else ""), flush=True)
+          + (f" hostile={hostile}" if hostile else "") + (f" traps={traps}" if traps else ""),
+          flush=True)
     await stop.wait()
     await server.stop()
     if args.access_log:
@@ -70,6 +80,8 @@ def _seeds(args: argparse.Namespace) -> int:
         print(url)
     for host in web.hostile_hosts():
         print(host.home)
+    for trap in web.trap_hosts():
+        print(trap.home)
     return 0
 
 

@@ -26,7 +26,9 @@ Special hosts (hostile endpoints, crawler traps) are added through
 Response; regular generated hosts are untouched by it. `DemoWeb(..., hostile=True)` adds the
 hostile hosts of hostile.py (slow drip, never answering, gzip bomb, redirect loop, ...) and
 `web.hostile_hosts()` describes them. Their streaming responses use Response.stream,
-bytes_per_s and hang, which only the server interprets.
+bytes_per_s and hang, which only the server interprets. `DemoWeb(..., traps=True)` adds the
+crawler-trap hosts of traps.py (endless calendar, session ids, faceted navigation, ever-deeper
+paths, random links), described by `web.trap_hosts()`; both flags may be combined.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from .words import NAME_WORDS, WORDS
 
 if TYPE_CHECKING:
     from .hostile import HostileHost
+    from .traps import TrapHost
 
 # Last-Modified of every page is EPOCH + the day its current version appeared.
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -273,9 +276,11 @@ class DemoWeb:
         domain: str = "demo.test",
         *,
         hostile: bool = False,
+        traps: bool = False,
         cache_pages: int = 1024,
     ):
-        """hostile=True adds the hostile hosts (see hostile.py and hostile_hosts())."""
+        """hostile=True adds the hostile hosts (see hostile.py and hostile_hosts()),
+        traps=True the crawler-trap hosts (see traps.py and trap_hosts())."""
         if hosts < 1 or pages_per_host < 1:
             raise ValueError("hosts and pages_per_host must be at least 1")
         if day < 0:
@@ -299,6 +304,10 @@ class DemoWeb:
             from .hostile import add_hostile_hosts
 
             add_hostile_hosts(self)
+        if traps:
+            from .traps import add_trap_hosts
+
+            add_trap_hosts(self)
 
     # ---- parameters -------------------------------------------------------------------
 
@@ -399,9 +408,18 @@ class DemoWeb:
         handlers.sort(key=lambda h: (order.index(h.kind), h.hostname))
         return [h.describe(self) for h in handlers]
 
+    def trap_hosts(self) -> list["TrapHost"]:
+        """Machine-readable description of the registered crawler-trap hosts (URLs carry this
+        web's port), in traps.TRAP_KINDS order; [] unless traps=True / add_trap_hosts()."""
+        from .traps import TRAP_KINDS, TrapHandler
+
+        handlers = [h for h in self._special.values() if isinstance(h, TrapHandler)]
+        handlers.sort(key=lambda h: (TRAP_KINDS.index(h.kind), h.hostname))
+        return [h.describe(self) for h in handlers]
+
     def with_fresh_state(self) -> "DemoWeb":
-        """A sibling whose stateful special hosts (429 once, flapping 503) start counting
-        from zero; the server calls it when it starts. Handlers with a fresh() method are
+        """A sibling whose stateful special hosts (429 once, flapping 503, session-id view
+        counters) start from zero; the server calls it when it starts. Handlers with a fresh() method are
         replaced by fresh() copies; with_port()/with_day() share state instead."""
         if not any(hasattr(h, "fresh") for h in self._special.values()):
             return self

@@ -1,0 +1,161 @@
+"""Crawler-trap defences, applied together to every discovered URL.
+
+Each defence answers "should this URL be dropped, and why?". The reasons are counted per host
+so a person can see why a host stopped growing. URL-shaped traps (too long, too many query
+parameters, repeating path segments, endless variations of one URL pattern such as calendars
+and facets) are caught by looking at the URL; hosts that spawn new URLs far faster than they
+can be fetched are caught by a HyperLogLog count of distinct new URLs per host; hosts demoted
+elsewhere (e.g. mostly near-duplicates) and the hand-kept blocklist are inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+
+from datasketch import HyperLogLog
+
+from .addresses import host_matches
+
+_DIGITS = re.compile(r"\d+")
+_PARAM_VALUE = re.compile(r"=[^&]*")
+
+
+@dataclass(frozen=True)
+class Blocklist:
+    """Hosts (patterns like *.example.com) and URL patterns (fnmatch) never to crawl."""
+
+    hosts: tuple[str, ...] = ()
+    url_patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, path: Path | None) -> "Blocklist":
+        """One entry a line: `host <pattern>` or `url <pattern>`; '#' starts a comment."""
+        if path is None or not Path(path).exists():
+            return cls()
+        hosts, urls = [], []
+        for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            kind, _, pattern = line.partition(" ")
+            if kind == "host" and pattern.strip():
+                hosts.append(pattern.strip().lower())
+            elif kind == "url" and pattern.strip():
+                urls.append(pattern.strip())
+            else:
+                raise ValueError(f"{path}:{number}: expected 'host <pattern>' or 'url <pattern>': {raw!r}")
+        return cls(tuple(hosts), tuple(urls))
+
+    def reason(self, url: str, host: str) -> str | None:
+        if any(host_matches(host, p) for p in self.hosts):
+            return "blocklist_host"
+        if any(fnmatch(url, p) for p in self.url_patterns):
+            return "blocklist_url"
+        return None
+
+
+def url_pattern(url: str) -> str:
+    """The shape of a URL: digits and parameter values blanked, parameter names sorted, so
+    /calendar?month=2031-04 and /calendar?month=2099-12 share one pattern."""
+    path, _, query = url.partition("?")
+    names = sorted(_PARAM_VALUE.sub("", query).split("&")) if query else []
+    return _DIGITS.sub("9", path) + ("?" + "&".join(names) if names else "")
+
+
+def repeated_segments(path: str, max_repeats: int) -> bool:
+    """True if any run of 1-3 path segments repeats more than max_repeats times in a row."""
+    segments = [s for s in path.split("/") if s]
+    for width in (1, 2, 3):
+        run = 1
+        for i in range(width, len(segments) - width + 1, width):
+            if segments[i:i + width] == segments[i - width:i]:
+                run += 1
+                if run > max_repeats:
+                    return True
+            else:
+                run = 1
+    return False
+
+
+@dataclass
+class TrapLimits:
+    max_url_length: int = 2048
+    max_query_params: int = 10
+    max_path_repeats: int = 3
+    max_urls_per_pattern: int = 100
+    # A host is capped when its distinct new URLs exceed this multiple of its fetched pages
+    # (and at least growth_min_urls): it spawns links faster than anyone could fetch them.
+    growth_ratio: float = 10.0
+    growth_min_urls: int = 500
+
+
+@dataclass
+class TrapDefences:
+    limits: TrapLimits = field(default_factory=TrapLimits)
+    blocklist: Blocklist = field(default_factory=Blocklist)
+    demoted_hosts: frozenset[str] = frozenset()  # hosts that mostly produce near-duplicates
+    dropped: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))  # host -> reason -> n
+    _per_pattern: Counter = field(default_factory=Counter)
+    _new_urls: dict[str, HyperLogLog] = field(default_factory=dict)
+    _fetched: Counter = field(default_factory=Counter)
+    _updates: Counter = field(default_factory=Counter)
+    capped_hosts: set[str] = field(default_factory=set)
+
+    def intrinsic_reason(self, url: str, host: str) -> str | None:
+        """Defences that depend on the URL alone (and the blocklist)."""
+        limits = self.limits
+        if len(url) > limits.max_url_length:
+            return "url_too_long"
+        query = url.partition("?")[2]
+        if query and query.count("&") + 1 > limits.max_query_params:
+            return "too_many_query_params"
+        path = url.partition("://")[2].partition("/")[2].partition("?")[0]
+        if repeated_segments(path, limits.max_path_repeats):
+            return "repeated_path_segments"
+        return self.blocklist.reason(url, host)
+
+    def reason(self, url: str, host: str) -> str | None:
+        """Why this newly discovered URL must not be queued, or None; counts the drop."""
+        reason = self.intrinsic_reason(url, host)
+        if reason is None and host in self.demoted_hosts:
+            reason = "demoted_host"
+        if reason is None and host in self.capped_hosts:
+            reason = "host_growth_capped"
+        if reason is None:
+            key = (host, url_pattern(url))
+            if self._per_pattern[key] >= self.limits.max_urls_per_pattern:
+                reason = "pattern_budget"
+            else:
+                self._per_pattern[key] += 1
+        if reason is not None:
+            self.dropped[host][reason] += 1
+        return reason
+
+    def observe_new_url(self, host: str, url: str) -> None:
+        """A URL this host links to that the crawl had never seen: track the host's growth."""
+        sketch = self._new_urls.get(host)
+        if sketch is None:
+            sketch = self._new_urls[host] = HyperLogLog(p=8)
+        sketch.update(url.encode("utf-8"))
+        self._updates[host] += 1
+        if self._updates[host] % 64 == 0:  # counting a sketch costs more than updating it
+            self._check_growth(host)
+
+    def observe_fetch(self, host: str) -> None:
+        self._fetched[host] += 1
+
+    def new_url_estimate(self, host: str) -> int:
+        sketch = self._new_urls.get(host)
+        return int(sketch.count()) if sketch is not None else 0
+
+    def _check_growth(self, host: str) -> None:
+        if host in self.capped_hosts:
+            return
+        new_urls = self.new_url_estimate(host)
+        if new_urls >= self.limits.growth_min_urls and \
+                new_urls > self.limits.growth_ratio * max(self._fetched[host], 1):
+            self.capped_hosts.add(host)

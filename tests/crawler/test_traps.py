@@ -1,0 +1,68 @@
+import pytest
+
+from crawl_assets.crawler.traps import Blocklist, TrapDefences, TrapLimits, repeated_segments, url_pattern
+
+
+def test_url_patterns_blank_digits_and_values_and_sort_parameter_names():
+    assert url_pattern("http://c.test/calendar?month=2031-04") == url_pattern("http://c.test/calendar?month=2099-12")
+    assert url_pattern("http://f.test/shop?size=m&color=red") == url_pattern("http://f.test/shop?color=blue&size=s")
+    assert url_pattern("http://f.test/shop?color=red") != url_pattern("http://f.test/shop?color=red&size=m")
+
+
+@pytest.mark.parametrize("path, trapped", [
+    ("a/b/a/b/a/b/a/b", True), ("x/x/x/x", True), ("a/b/c/a/b/c/a/b/c/a/b/c", True),
+    ("a/b/a/b", False), ("docs/2026/11/29/page.html", False), ("p/1/p/2/p/3", False),
+])
+def test_repeated_segments(path, trapped):
+    assert repeated_segments(path, max_repeats=3) is trapped
+
+
+def test_intrinsic_defences_name_their_reason_and_are_counted_per_host():
+    traps = TrapDefences(TrapLimits(max_url_length=60, max_query_params=3))
+    host = "t.test"
+    assert traps.reason("http://t.test/" + "x" * 60, host) == "url_too_long"
+    assert traps.reason("http://t.test/s?a=1&b=2&c=3&d=4", host) == "too_many_query_params"
+    assert traps.reason("http://t.test/a/b/a/b/a/b/a/b/", host) == "repeated_path_segments"
+    assert traps.reason("http://t.test/fine.html", host) is None
+    assert dict(traps.dropped[host]) == {"url_too_long": 1, "too_many_query_params": 1,
+                                         "repeated_path_segments": 1}
+
+
+def test_endless_variations_of_one_pattern_are_capped():
+    traps = TrapDefences(TrapLimits(max_urls_per_pattern=20))
+    months = [f"http://cal.test/calendar?month={2026 + i // 12}-{i % 12 + 1:02d}" for i in range(100)]
+    accepted = [m for m in months if traps.reason(m, "cal.test") is None]
+    assert len(accepted) == 20 and traps.dropped["cal.test"]["pattern_budget"] == 80
+    assert traps.reason("http://cal.test/about.html", "cal.test") is None  # other pages still fine
+
+
+def test_a_host_that_spawns_urls_faster_than_it_is_fetched_gets_capped():
+    traps = TrapDefences(TrapLimits(growth_ratio=10, growth_min_urls=200, max_urls_per_pattern=10**6))
+    for n in range(10):
+        traps.observe_fetch("random.test")
+        traps.observe_fetch("normal.test")
+    for n in range(1000):
+        traps.observe_new_url("random.test", f"http://random.test/{n}/{n * 7919}")
+    for n in range(50):
+        traps.observe_new_url("normal.test", f"http://normal.test/p/{n}.html")
+    assert "random.test" in traps.capped_hosts and "normal.test" not in traps.capped_hosts
+    assert traps.reason("http://random.test/new", "random.test") == "host_growth_capped"
+    assert 900 < traps.new_url_estimate("random.test") < 1100
+
+
+def test_blocklist_file(tmp_path):
+    path = tmp_path / "blocklist.txt"
+    path.write_text("# hand-kept\nhost *.ads.test\nurl http://*/logout*\n")
+    blocklist = Blocklist.read(path)
+    traps = TrapDefences(blocklist=blocklist)
+    assert traps.reason("http://x.ads.test/", "x.ads.test") == "blocklist_host"
+    assert traps.reason("http://a.test/logout?next=/", "a.test") == "blocklist_url"
+    path.write_text("hots typo.test\n")
+    with pytest.raises(ValueError, match="blocklist.txt:1"):
+        Blocklist.read(path)
+    assert Blocklist.read(tmp_path / "missing.txt") == Blocklist()
+
+
+def test_demoted_hosts_are_refused_new_urls():
+    traps = TrapDefences(demoted_hosts=frozenset({"copies.test"}))
+    assert traps.reason("http://copies.test/x", "copies.test") == "demoted_host"
