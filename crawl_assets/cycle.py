@@ -1,5 +1,6 @@
 """One recrawl cycle through Dagster, from the command line: seeds, the day's frontier,
-every shard's fetch batch, then the catalog. Each step is a recorded Dagster run.
+every shard's fetch batch, the URL registry and seen filter, then the catalog. Each step is
+a recorded Dagster run.
 
     python -m crawl_assets.cycle [--date YYYY-MM-DD]
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable
 
 from dagster import DagsterInstance, materialize
 
-from .assets import crawl_catalog, fetch_batch, frontier_snapshot, seeds
+from .assets import crawl_catalog, fetch_batch, frontier_snapshot, seeds, seen_url_filter, url_registry
 from .jobs import SHARD_TAG
 from .partitions import SHARD_KEYS, fetch_partition_key
 from .resources import CrawlSettingsResource
@@ -50,6 +51,7 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
     step([frontier_snapshot], partition_key=date)
     for shard in shards or SHARD_KEYS:
         step([fetch_batch], partition_key=fetch_partition_key(date, shard), tags={SHARD_TAG: shard})
+    step([url_registry, seen_url_filter], partition_key=date)
     step([crawl_catalog])
 
 

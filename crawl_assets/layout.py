@@ -29,6 +29,29 @@ def warc_dir(root: Path, date: str, shard: str) -> Path:
     return root / "warc" / f"date={date}" / f"shard={shard}"
 
 
+def url_registry_file(root: Path, date: str) -> Path:
+    return root / "url_registry" / f"date={date}" / "url_registry.parquet"
+
+
+def seen_filter_file(root: Path, date: str) -> Path:
+    return root / "seen_filter" / f"date={date}" / "seen_urls.bloom"
+
+
+def dropped_file(root: Path, date: str, shard: str) -> Path:
+    return root / "dropped_urls" / f"date={date}" / f"shard={shard}" / "dropped_urls.parquet"
+
+
+def latest_before(root: Path, table: str, date: str) -> Path | None:
+    """The newest daily file of `table` from a day before `date` (ISO dates sort as text)."""
+    days = sorted(p for p in (root / table).glob("date=*/*")
+                  if p.parent.name[5:] < date and not p.name.endswith(".tmp"))
+    return days[-1] if days else None
+
+
+def has_partition_files(root: Path, table: str) -> bool:
+    return any((root / table).glob("date=*/shard=*/*.parquet"))
+
+
 def glob_of(root: Path, table: str) -> str:
     """Every partition file of a hive-partitioned table, for DuckDB's read_parquet."""
     return str(root / table / "date=*" / "shard=*" / "*.parquet")

@@ -21,3 +21,65 @@ def write_test_settings(folder: Path, web: DemoWeb, extra: str = "",
     overlay.write_text(f"[crawl]\ndefault_delay_s = {TEST_DELAY_S}\nmax_pages_per_host = 40\n{extra}")
     return CrawlSettingsResource(settings_files=[str(DEMO_SETTINGS), str(overlay)],
                                  data_root=str(folder / "data"), seeds_dir=str(seeds_dir))
+
+
+class DemoWebProcess:
+    """The demo web in its own process, for tests that judge politeness from its access log:
+    a server thread sharing the crawler's GIL would stamp its times late by up to a thread
+    switch interval, and a late `end` makes a correct gap look too short."""
+
+    def __init__(self, **web_args):
+        self.web_args = {"seed": 1, "hosts": 10, "pages_per_host": 20} | web_args
+        self.web: DemoWeb | None = None
+        self._log_path: Path | None = None
+        self._process = None
+
+    def __enter__(self) -> "DemoWebProcess":
+        import subprocess
+        import sys
+        import tempfile
+
+        self._log_path = Path(tempfile.mkdtemp()) / "access_log.parquet"
+        args = [sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
+                "--access-log", str(self._log_path)]
+        for name, value in self.web_args.items():
+            args += [f"--{name.replace('_', '-')}", str(value)]
+        self._process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        line = self._process.stdout.readline()
+        port = int(line.split("127.0.0.1:")[1].split()[0])
+        self.web = DemoWeb(**self.web_args, port=port)
+        return self
+
+    @property
+    def port(self) -> int:
+        return self.web.port
+
+    def stop(self) -> list[dict]:
+        """Stop the server; its access log, one dict per request."""
+        import signal
+
+        import pyarrow.parquet as pq
+
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)
+            self._process.wait(timeout=30)
+            self._process.stdout.close()
+        return pq.read_table(self._log_path).to_pylist()
+
+    def __exit__(self, *exc) -> None:
+        if self._process.poll() is None:
+            self.stop()
+
+
+def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, float] | None = None) -> None:
+    """Never two requests in flight to one host, never closer than its delay."""
+    by_host: dict[str, list[dict]] = {}
+    for row in rows:
+        by_host.setdefault(row["host"], []).append(row)
+    for host, hits in by_host.items():
+        hits.sort(key=lambda r: r["start"])
+        delay = max(delay_s, (delays_by_host or {}).get(host, 0.0))
+        for before, after in zip(hits, hits[1:]):
+            assert after["start"] >= before["end"], f"two requests in flight to {host}"
+            gap = after["start"] - before["end"]
+            assert gap >= delay, f"{host} was asked again after {gap:.4f}s (delay {delay}s)"

@@ -4,5 +4,6 @@ from .catalog import crawl_catalog
 from .fetch import fetch_batch
 from .frontier import frontier_snapshot
 from .seeds import seeds
+from .seen import seen_url_filter, url_registry
 
-ALL_ASSETS = [seeds, frontier_snapshot, fetch_batch, crawl_catalog]
+ALL_ASSETS = [seeds, frontier_snapshot, fetch_batch, url_registry, seen_url_filter, crawl_catalog]

@@ -32,7 +32,15 @@ PARTITIONED_VIEWS = {
     "pages": ("fetch_log", PAGES_SQL),
     "links": ("links", "SELECT * FROM src"),
     "frontier": ("frontier", "SELECT * FROM src"),
+    "dropped_urls": ("dropped_urls", "SELECT * FROM src"),
 }
+
+# The URL registry is one full snapshot per day: `urls` shows the newest.
+URLS_SQL = """
+CREATE VIEW urls AS
+SELECT * EXCLUDE (date) FROM read_parquet('{glob}', hive_partitioning = true)
+WHERE date = (SELECT max(date) FROM read_parquet('{glob}', hive_partitioning = true))
+"""
 
 
 def build_catalog(root: Path, catalog_path: Path) -> dict[str, int]:
@@ -47,6 +55,8 @@ def build_catalog(root: Path, catalog_path: Path) -> dict[str, int]:
                 continue
             source = f"read_parquet('{glob_of(root, table)}', hive_partitioning = true, union_by_name = true)"
             con.execute(f"CREATE VIEW {view} AS WITH src AS (SELECT * FROM {source}) {body}")
+        if any((root / "url_registry").glob("date=*/*.parquet")):
+            con.execute(URLS_SQL.format(glob=root / "url_registry" / "date=*" / "*.parquet"))
         if seeds_file(root).exists():
             con.execute(f"CREATE VIEW seeds AS SELECT * FROM read_parquet('{seeds_file(root)}')")
         views = [r[0] for r in con.execute(
@@ -57,9 +67,11 @@ def build_catalog(root: Path, catalog_path: Path) -> dict[str, int]:
     return counts
 
 
-@asset(group_name="catalog", deps=[AssetKey("fetch_batch"), AssetKey("frontier_snapshot"), AssetKey("seeds")])
+@asset(group_name="catalog", deps=[AssetKey("fetch_batch"), AssetKey("frontier_snapshot"),
+                                   AssetKey("seeds"), AssetKey("url_registry")])
 def crawl_catalog(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
-    """The DuckDB file analysts open read-only: views seeds, frontier, fetches, pages, links."""
+    """The DuckDB file analysts open read-only: views seeds, frontier, fetches, pages, links,
+    urls (every URL ever discovered) and dropped_urls (what the trap defences refused, why)."""
     settings = crawl_settings.load()
     counts = build_catalog(settings.data_root, settings.catalog_path)
     return MaterializeResult(metadata={

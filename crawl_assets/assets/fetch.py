@@ -16,8 +16,17 @@ from dagster import (
 
 from ..crawler.batch import run_fetch_batch
 from ..crawler.frontier import FetchTask
-from ..crawler.tables import fetch_log_table, links_table
-from ..layout import fetch_log_file, frontier_file, links_file, warc_dir, write_parquet_atomic
+from ..crawler.seen import load_filter
+from ..crawler.tables import dropped_table, fetch_log_table, links_table
+from ..layout import (
+    dropped_file,
+    fetch_log_file,
+    frontier_file,
+    latest_before,
+    links_file,
+    warc_dir,
+    write_parquet_atomic,
+)
 from ..partitions import fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 
@@ -47,12 +56,16 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     out_dir = warc_dir(root, date, shard)
     previous_warcs = sorted(out_dir.glob("*.warc.gz"))
     prefix = f"recrawl-{date}-{shard}-{context.run_id[:8]}"
-    result = run_fetch_batch(settings, int(shard.lstrip("s")), tasks, out_dir, prefix)
+    seen_path = latest_before(root, "seen_filter", date)  # what the crawl knew before today
+    seen = load_filter(seen_path) if seen_path else None
+    result = run_fetch_batch(settings, int(shard.lstrip("s")), tasks, out_dir, prefix, seen=seen)
 
     fetch_log = fetch_log_table(result.output.records)
     links = links_table(result.output.links)
     write_parquet_atomic(fetch_log, fetch_log_file(root, date, shard))
     write_parquet_atomic(links, links_file(root, date, shard))
+    dropped = dropped_table(result.output.dropped)
+    write_parquet_atomic(dropped, dropped_file(root, date, shard))
     # The new fetch log points at the new WARC files only; older runs of this partition go.
     for old in previous_warcs:
         if old not in result.warc_files:
@@ -67,7 +80,10 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         "discovered_in_batch": sum(r.url not in frontier_urls for r in result.output.records),
         "hosts": len({r.host for r in result.output.records}),
         "links": links.num_rows,
-        "links_not_queued": MetadataValue.json(dict(result.output.dropped_links)),
+        "new_links": sum(1 for link in result.output.links if link[4]),
+        "urls_dropped": sum(dropped.column("urls").to_pylist()),
+        "urls_dropped_by_reason": MetadataValue.json(_by_reason(result.output.dropped)),
+        "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
         "bytes": sum(r.bytes for r in result.output.records),
         "status_classes": MetadataValue.json(dict(status_classes)),
         "http_statuses": MetadataValue.json(dict(statuses)),
@@ -75,3 +91,12 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         "warc_bytes": sum(p.stat().st_size for p in result.warc_files),
         "fetch_log": MetadataValue.path(str(fetch_log_file(root, date, shard))),
     })
+
+
+def _by_reason(dropped: dict) -> dict[str, dict[str, int]]:
+    """reason -> {host: URLs dropped}, the hosts that lost the most first."""
+    table: dict[str, dict[str, int]] = {}
+    for host, reasons in dropped.items():
+        for reason, count in reasons.items():
+            table.setdefault(reason, {})[host] = count
+    return {r: dict(sorted(h.items(), key=lambda kv: -kv[1])[:20]) for r, h in sorted(table.items())}

@@ -1,7 +1,5 @@
 """frontier_snapshot[D]: seeds plus every link discovered before day D, split by host shard."""
 
-from pathlib import Path
-
 import duckdb
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
@@ -10,7 +8,8 @@ from ..crawler.batch import in_scope
 from ..crawler.settings import CrawlSettings, shard_key
 from ..crawler.sharding import shard_of
 from ..crawler.tables import FRONTIER_SCHEMA
-from ..layout import frontier_file, glob_of, seeds_file, write_parquet_atomic
+from ..crawler.traps import Blocklist, TrapDefences, url_pattern
+from ..layout import frontier_file, glob_of, has_partition_files, seeds_file, write_parquet_atomic
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
 
@@ -21,13 +20,18 @@ WITH candidates AS (
 ), best AS (
     SELECT url, any_value(host) AS host, min(depth)::INTEGER AS depth
     FROM candidates
-    WHERE in_scope(host)
+    WHERE in_scope(host) AND trap_reason(url, host) IS NULL
     GROUP BY url
+), within_patterns AS (
+    -- Calendars, facets: at most max_urls_per_pattern URLs of one shape per host.
+    SELECT * FROM best
+    QUALIFY row_number() OVER (PARTITION BY host, url_pattern(url) ORDER BY depth, url)
+            <= $max_urls_per_pattern
 ), chosen AS (
     SELECT url, host, depth, shard_of(host) AS shard,
            -- until recrawl priorities exist: seeds first, deeper pages later
            least(depth + 1, $levels)::INTEGER AS priority
-    FROM best
+    FROM within_patterns
     -- Per-host budget per cycle: shallowest pages first, ties by URL for a stable choice.
     QUALIFY row_number() OVER (PARTITION BY host ORDER BY depth, url) <= $max_pages_per_host
 )
@@ -39,8 +43,8 @@ ORDER BY shard, host, depth, url
 LINKS_PART = """
     UNION ALL
     SELECT target AS url, target_host AS host, depth
-    FROM read_parquet($links_glob, hive_partitioning = true)
-    WHERE CAST(date AS DATE) < CAST($date AS DATE)
+    FROM read_parquet($links_glob, hive_partitioning = true, union_by_name = true)
+    WHERE CAST(date AS DATE) < CAST($date AS DATE) AND dropped_reason IS NULL
 """
 
 # The validators of each URL's latest answer, so the fetch can be a conditional GET.
@@ -54,20 +58,22 @@ LEFT JOIN (
 """
 
 
-def _has_files(root: Path, table: str) -> bool:
-    return any((root / table).glob("date=*/shard=*/*.parquet"))
-
-
 def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
     """The day's frontier as one Arrow table with a shard column (DuckDB does the work)."""
     con = duckdb.connect()
     con.create_function("shard_of", lambda host: shard_key(shard_of(host, settings.shard_count)),
                         ["VARCHAR"], "VARCHAR")
     con.create_function("in_scope", lambda host: in_scope(host, settings), ["VARCHAR"], "BOOLEAN")
+    traps = TrapDefences(settings.trap_limits(), Blocklist.read(settings.blocklist_file))
+    con.create_function("trap_reason", traps.intrinsic_reason, ["VARCHAR", "VARCHAR"], "VARCHAR",
+                        null_handling="special")  # None means "no trap": a real answer
+    con.create_function("url_pattern", url_pattern, ["VARCHAR"], "VARCHAR")
     root = settings.data_root
     params = {"seeds": str(seeds_file(root)), "max_pages_per_host": settings.max_pages_per_host,
+              "max_urls_per_pattern": settings.max_urls_per_pattern,
               "levels": len(settings.priority_weights)}
-    has_links, has_fetches = _has_files(root, "links"), _has_files(root, "fetch_log")
+    has_links = has_partition_files(root, "links")
+    has_fetches = has_partition_files(root, "fetch_log")
     if has_links or has_fetches:
         params["date"] = date
     if has_links:

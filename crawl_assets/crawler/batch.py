@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
+from rbloom import Bloom
+
 from .fetcher import BatchOutput, FetchEngine
 from .frontier import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
+from .traps import Blocklist, TrapDefences
 from .warc import WarcFileWriter
 
 SOFTWARE = "recrawl/0.1 (warcio)"
@@ -28,14 +32,19 @@ def in_scope(host: str, settings: CrawlSettings) -> bool:
 
 
 def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[FetchTask],
-                    warc_dir: Path, warc_prefix: str) -> BatchResult:
-    """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir."""
+                    warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
+                    demoted_hosts: frozenset[str] = frozenset()) -> BatchResult:
+    """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
+    seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed."""
+
+    @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
         return in_scope(host, settings) and shard_of(host, settings.shard_count) == shard_index
 
+    traps = TrapDefences(settings.trap_limits(), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
-        engine = FetchEngine(settings, warc, follows_links_to)
+        engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen)
         output = asyncio.run(engine.run(tasks))
     return BatchResult(output, warc.closed_files)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from rbloom import Bloom
+
 from .clients import ClientPool
 from .content import examine
 from .decoding import DecodingError, decode_body
@@ -27,6 +29,7 @@ from .politeness import HostPoliteness
 from .resolver import Resolver
 from .robots import RobotsCache, RobotsPolicy, RobotsResponse
 from .settings import CrawlSettings
+from .traps import TrapDefences
 from .urls import UrlError, host_of, normalize_url
 from .warc import WarcFileWriter
 
@@ -63,9 +66,9 @@ class FetchRecord:
 @dataclass
 class BatchOutput:
     records: list[FetchRecord] = field(default_factory=list)
-    # (source, normalised target, target host, target depth)
-    links: list[tuple[str, str, str, int]] = field(default_factory=list)
-    dropped_links: Counter = field(default_factory=Counter)  # reason -> count
+    # (source, normalised target, target host, target depth, new to the crawl, dropped reason)
+    links: list[tuple[str, str, str, int, bool, str | None]] = field(default_factory=list)
+    dropped: dict[str, Counter] = field(default_factory=dict)  # host -> reason -> URLs not queued
 
 
 def status_class_of(status: int) -> str:
@@ -89,12 +92,16 @@ def origin_of(url: str) -> str:
 
 class FetchEngine:
     def __init__(self, settings: CrawlSettings, warc: WarcFileWriter,
-                 follows_links_to: Callable[[str], bool], rng: random.Random | None = None):
-        """follows_links_to(host): may links to this host be fetched in this batch?"""
+                 follows_links_to: Callable[[str], bool], traps: TrapDefences | None = None,
+                 seen: Bloom | None = None, rng: random.Random | None = None):
+        """follows_links_to(host): may links to this host be fetched in this batch?
+        seen: the URLs of earlier cycles, so links can be told new or known."""
         self.settings = settings
         self.warc = warc
         self.follows_links_to = follows_links_to
-        self.output = BatchOutput()
+        self.traps = traps or TrapDefences()
+        self.seen = seen
+        self.output = BatchOutput(dropped=self.traps.dropped)
         self.frontier = Frontier(settings.priority_weights,
                                  max_back_queues=max(64, 4 * settings.max_concurrent_hosts), rng=rng)
         self.clients = ClientPool(settings.connect_timeout_s, settings.fetch_timeout_s)
@@ -115,10 +122,10 @@ class FetchEngine:
         if task.url in self._queued_urls:
             return False
         if task.depth > self.settings.max_depth:
-            self.output.dropped_links["depth"] += 1
+            self.traps.dropped[task.host]["depth"] += 1
             return False
         if self._admitted[task.host] >= self.settings.max_pages_per_host:
-            self.output.dropped_links["host_budget"] += 1
+            self.traps.dropped[task.host]["host_budget"] += 1
             return False
         self._admitted[task.host] += 1
         self._queued_urls.add(task.url)
@@ -257,6 +264,7 @@ class FetchEngine:
         if record.status_class == "redirect":
             self._follow_redirect(task, record, headers.get("location"))
         elif record.status_class in ("ok", "too_large"):
+            self.traps.observe_fetch(task.host)
             facts = examine(exchange.body, record.content_type, headers.get("content-encoding"),
                             task.url, self.settings.max_body_bytes)
             record.sha256, record.error = facts.sha256, facts.error or record.error
@@ -282,7 +290,7 @@ class FetchEngine:
             record.error = f"more than {self.settings.max_redirects} redirects"
             return
         target_host = host_of(target)
-        self.output.links.append((task.url, target, target_host, task.depth))
+        self.output.links.append((task.url, target, target_host, task.depth, False, None))
         if self.follows_links_to(target_host):
             # A redirect continues the same fetch: same depth, the chain travels along.
             self.admit(FetchTask(target, target_host, task.depth, task.priority, redirect_chain=chain))
@@ -294,8 +302,15 @@ class FetchEngine:
         priority = min(task.priority + 1, len(self.settings.priority_weights))
         for target in targets:
             target_host = host_of(target)
-            self.output.links.append((task.url, target, target_host, depth))
-            if self.follows_links_to(target_host):
+            if target in self._queued_urls:  # already in this batch: nothing to decide
+                self.output.links.append((task.url, target, target_host, depth, False, None))
+                continue
+            is_new = self.seen is None or target not in self.seen
+            reason = self.traps.reason(target, target_host)
+            if is_new and reason is None:
+                self.traps.observe_new_url(target_host, target)
+            self.output.links.append((task.url, target, target_host, depth, is_new, reason))
+            if reason is None and self.follows_links_to(target_host):
                 self.admit(FetchTask(target, target_host, depth, priority))
 
     # -- robots.txt ----------------------------------------------------------------------

@@ -57,6 +57,14 @@ class CrawlSettings:
     max_redirects: int = 5
     robots_ttl_s: float = 86400.0
     robots_error_ttl_s: float = 600.0
+    # Trap defences (see traps.py) and the hand-kept blocklist.
+    max_url_length: int = 2048
+    max_query_params: int = 10
+    max_path_repeats: int = 3
+    max_urls_per_pattern: int = 100
+    host_growth_ratio: float = 10.0
+    host_growth_min_urls: int = 500
+    blocklist_file: Path = PROJECT_ROOT / "data" / "blocklist.txt"
     # Front-queue weights, priority 1 (most urgent) first.
     priority_weights: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
     # Hostname -> IP address; a leading "*." matches every subdomain.
@@ -69,6 +77,11 @@ class CrawlSettings:
     def catalog_path(self) -> Path:
         return self.data_root / "crawl.duckdb"
 
+    def trap_limits(self):
+        from .traps import TrapLimits  # imported here: traps imports settings (via addresses)
+        return TrapLimits(self.max_url_length, self.max_query_params, self.max_path_repeats,
+                          self.max_urls_per_pattern, self.host_growth_ratio, self.host_growth_min_urls)
+
     def shard_keys(self) -> list[str]:
         return [shard_key(i) for i in range(self.shard_count)]
 
@@ -77,7 +90,7 @@ def shard_key(index: int) -> str:
     return f"s{index:02d}"
 
 
-_PATH_KEYS = {"data_root", "seeds_dir"}
+_PATH_KEYS = {"data_root", "seeds_dir", "blocklist_file"}
 
 
 def _coerce(key: str, value, source: str, base_dir: Path):
@@ -105,13 +118,15 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if not weights or min(weights) <= 0:
                 raise ValueError("needs at least one weight, all positive")
             return weights
-        if key == "max_redirects" or key in ("shard_count", "max_concurrent_hosts", "max_body_bytes",
-                                             "max_pages_per_host", "max_depth", "max_attempts"):
+        if key == "max_redirects" or key in (
+                "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
+                "max_depth", "max_attempts", "max_url_length", "max_query_params",
+                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls"):
             number = int(value)
             if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")
             return number
-        if key.endswith(("_s", "_factor")):
+        if key.endswith(("_s", "_factor", "_ratio")):
             number = float(value)
             if number < 0:
                 raise ValueError("must not be negative")

@@ -36,7 +36,11 @@ LINKS_SCHEMA = pa.schema([
     ("target", pa.string()),
     ("target_host", pa.string()),
     ("depth", pa.int32()),  # the target's depth: the source's depth + 1
+    ("is_new", pa.bool_()),  # never seen by the crawl before this link
+    ("dropped_reason", pa.string()),  # set when a trap defence refused the target
 ])
+
+DROPPED_SCHEMA = pa.schema([("host", pa.string()), ("reason", pa.string()), ("urls", pa.int64())])
 
 FRONTIER_SCHEMA = pa.schema([
     ("url", pa.string()),
@@ -53,6 +57,12 @@ def fetch_log_table(records: list[FetchRecord]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=FETCH_LOG_SCHEMA)
 
 
-def links_table(links: list[tuple[str, str, str, int]]) -> pa.Table:
+def dropped_table(dropped: dict) -> pa.Table:
+    rows = [{"host": h, "reason": r, "urls": n} for h, reasons in sorted(dropped.items())
+            for r, n in sorted(reasons.items())]
+    return pa.Table.from_pylist(rows, schema=DROPPED_SCHEMA)
+
+
+def links_table(links: list[tuple]) -> pa.Table:
     columns = list(zip(*links)) if links else [[] for _ in LINKS_SCHEMA]
     return pa.table(dict(zip(LINKS_SCHEMA.names, columns)), schema=LINKS_SCHEMA)

@@ -1,55 +1,77 @@
 """URL normalisation: the one canonical form every comparison of URLs uses.
 
-w3lib does the percent-encoding, dot segments and query sorting; on top we lowercase the
-host, drop default ports, fragments and tracking parameters, and accept only http(s).
+`normalize_url(href, base)` turns any discovered href (absolute, or relative to `base`)
+into the canonical absolute URL, or raises UrlError saying why it cannot be crawled.
+
+Parsing follows the WHATWG URL Standard for the special schemes http and https, so a link
+means here what it means in a browser:
+  - leading and trailing C0 controls and spaces are stripped, tabs and newlines removed
+    anywhere; a backslash counts as a slash; "http:example.com" is "http://example.com/"
+    (but relative to an http page, "http:foo" is the relative path "foo");
+  - only http and https are accepted; every other scheme is rejected;
+  - the host is percent-decoded, mapped with IDNA (UTS #46, non-transitional, via `idna`)
+    and punycoded; forbidden code points and bad "xn--" labels are rejected; hosts that
+    end in a number are IPv4 addresses in any WHATWG form (0x7f.1 -> 127.0.0.1) or are
+    rejected; IPv6 addresses are compressed and lowercased; an empty host is rejected;
+  - a port must be decimal and at most 65535; the scheme's default port is dropped.
+
+On top of that parse, the canonical form:
+  - lowercase scheme and host; the one trailing dot of a fully qualified name is dropped
+    ("example.com." -> "example.com");
+  - userinfo is dropped: credentials are never fetched with, stored or logged;
+  - the fragment is dropped;
+  - `.` and `..` path segments are resolved (also when spelt "%2e", as in WHATWG);
+  - w3lib's canonicalize_url does the rest of the path and query: percent-encoding
+    normalised (UTF-8, uppercase hex, unreserved characters decoded), query parameters
+    sorted (a bare key becomes "key=", spaces become "+");
+  - tracking parameters (utm_*, gclid, fbclid, msclkid, mc_eid, ...) and session-id
+    parameters (jsessionid, phpsessid, sid, sessionid, ...) are removed from the query,
+    and session ids given as path parameters (";jsessionid=...") from the path.
+
+Trailing-slash policy: the path is kept as given, slashes included ("/a" and "/a/" are
+different URLs, and so are "/a//b" and "/a/b"); only an empty path becomes "/".
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from functools import lru_cache
+from ipaddress import IPv6Address
+from typing import NamedTuple
+from urllib.parse import unquote, unquote_plus, urlsplit
 
+import idna
 from w3lib.url import canonicalize_url
 
 ALLOWED_SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 TRACKING_PREFIXES = ("utm_",)
-TRACKING_PARAMS = frozenset({"gclid", "fbclid", "msclkid", "mc_eid", "mc_cid", "dclid", "yclid"})
+TRACKING_PARAMS = frozenset({
+    "gclid", "gclsrc", "dclid", "gbraid", "wbraid",  # Google Ads
+    "fbclid", "msclkid", "yclid", "twclid", "ttclid", "igshid", "li_fat_id",
+    "mc_eid", "mc_cid",  # Mailchimp
+    "_hsenc", "_hsmi", "mkt_tok", "_ga", "_gl",
+})
+SESSION_PARAMS = frozenset({
+    "jsessionid", "phpsessid", "sid", "sessionid", "session_id", "sessid",
+    "aspsessionid", "cfid", "cftoken", "oscsid", "zenid",
+})
 
 
 class UrlError(ValueError):
     """A URL that cannot be crawled; the message says why."""
 
 
-def _is_tracking(param: str) -> bool:
-    name = param.split("=", 1)[0].lower()
-    return name in TRACKING_PARAMS or name.startswith(TRACKING_PREFIXES)
+class _Parts(NamedTuple):
+    scheme: str
+    netloc: str  # canonical host[:port]
+    path: str  # as given, starts with "/"
+    query: str | None  # as given, None when there is no "?"
 
 
 def normalize_url(url: str, base: str | None = None) -> str:
     """The canonical absolute form of `url` (resolved against `base`), or UrlError."""
-    url = url.strip()
-    if base is not None:
-        url = urljoin(base, url)
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise UrlError(f"unparsable URL {url!r}: {exc}") from exc
-    scheme = parts.scheme.lower()
-    if scheme not in ALLOWED_SCHEMES:
-        raise UrlError(f"not an http(s) URL: {url!r}")
-    host = (parts.hostname or "").rstrip(".")
-    if not host:
-        raise UrlError(f"URL has no host: {url!r}")
-    try:
-        host = host.encode("idna").decode("ascii").lower()
-    except UnicodeError as exc:
-        raise UrlError(f"bad hostname in {url!r}: {exc}") from exc
-    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    query = "&".join(p for p in parts.query.split("&") if p and not _is_tracking(p))
-    rebuilt = urlunsplit((scheme, netloc, parts.path or "/", query, ""))
-    return canonicalize_url(rebuilt)
+    return _canonical(_parse(_clean(url), base))
 
 
 def host_of(url: str) -> str:
@@ -58,6 +80,243 @@ def host_of(url: str) -> str:
     if "@" in netloc or "[" in netloc or "?" in netloc:  # rare forms: let urllib parse them
         return (urlsplit(url).hostname or "").lower()
     return netloc.partition(":")[0].lower()
+
+
+# --- parsing (WHATWG URL Standard, special schemes only) -------------------------------
+
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_TAB_AND_NEWLINES = {0x09: None, 0x0A: None, 0x0D: None}
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_SLASHES = ("/", "\\")
+_AUTHORITY_END = re.compile(r"[/\\?#]")
+
+
+def _clean(url: str) -> str:
+    """Strip leading/trailing C0 controls and spaces, and tabs and newlines anywhere."""
+    url = url.strip(_C0_AND_SPACE)
+    if "\t" in url or "\n" in url or "\r" in url:
+        url = url.translate(_TAB_AND_NEWLINES)
+    return url
+
+
+def _parse(text: str, base: str | None) -> _Parts:
+    match = _SCHEME.match(text)
+    if match is None:
+        if base is None:
+            raise UrlError(f"relative URL without a base: {text!r}")
+        return _resolve(text, _base_parts(base))
+    scheme = match.group(1).lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise UrlError(f"not an http(s) URL: {text!r}")
+    rest = text[match.end():]
+    # "http:foo" is relative to an http base (the scheme is merely repeated) ...
+    if base is not None and rest[:2] != "//":
+        base_parts = _base_parts(base)
+        if base_parts.scheme == scheme:
+            return _resolve(rest, base_parts)
+    # ... otherwise the slashes after the scheme are optional, and extra ones ignored.
+    return _authority_and_rest(scheme, rest.lstrip("/\\"))
+
+
+@lru_cache(maxsize=1024)  # a page's links all share its URL as their base
+def _base_parts(base: str) -> _Parts:
+    try:
+        return _parse(_clean(base), None)
+    except UrlError as exc:
+        raise UrlError(f"bad base URL: {exc}") from None
+
+
+def _resolve(ref: str, base: _Parts) -> _Parts:
+    """A relative reference (scheme already removed) resolved against a parsed base."""
+    if ref[:1] in _SLASHES:
+        if ref[1:2] in _SLASHES:  # "//host/...": the base's scheme, a new authority
+            return _authority_and_rest(base.scheme, ref.lstrip("/\\"))
+        path, query = _path_and_query(ref)
+        return _Parts(base.scheme, base.netloc, path, query)
+    path, query = _path_and_query(ref)
+    if not path:  # "", "?q" or "#f": the base document itself
+        return _Parts(base.scheme, base.netloc, base.path, base.query if query is None else query)
+    directory = base.path[:base.path.rfind("/") + 1]
+    return _Parts(base.scheme, base.netloc, directory + path, query)
+
+
+def _authority_and_rest(scheme: str, text: str) -> _Parts:
+    end = _AUTHORITY_END.search(text)
+    authority, rest = (text, "") if end is None else (text[:end.start()], text[end.start():])
+    path, query = _path_and_query(rest)
+    return _Parts(scheme, _netloc(scheme, authority), path or "/", query)
+
+
+def _path_and_query(rest: str) -> tuple[str, str | None]:
+    rest = rest.partition("#")[0]
+    path, question_mark, query = rest.partition("?")
+    return path.replace("\\", "/"), (query if question_mark else None)
+
+
+@lru_cache(maxsize=16384)  # hosts repeat: most links point to a few of them
+def _netloc(scheme: str, authority: str) -> str:
+    """Canonical "host[:port]" of an authority; its userinfo is dropped."""
+    host_and_port = authority[authority.rfind("@") + 1:]
+    if host_and_port.startswith("["):
+        close = host_and_port.find("]")
+        after = host_and_port[close + 1:]
+        if close < 0 or after[:1] not in ("", ":"):
+            raise UrlError(f"bad IPv6 host: {authority!r}")
+        host, port = _ipv6_host(host_and_port[1:close]), after[1:]
+    else:
+        raw_host, _, port = host_and_port.partition(":")
+        host = _host(raw_host)
+    port_number = _port(port)
+    if port_number is None or port_number == DEFAULT_PORTS[scheme]:
+        return host
+    return f"{host}:{port_number}"
+
+
+def _port(text: str) -> int | None:
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()):
+        raise UrlError(f"bad port: {text!r}")
+    number = int(text)
+    if number > 65535:
+        raise UrlError(f"port out of range: {text!r}")
+    return number
+
+
+# --- hosts -----------------------------------------------------------------------------
+
+_FORBIDDEN_DOMAIN_CHARS = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+
+
+def _host(raw: str) -> str:
+    """WHATWG host parsing for http(s) (domain or IPv4), then the canonical spelling."""
+    if "%" in raw:  # the host is percent-decoded as UTF-8 (bad bytes become U+FFFD)
+        raw = unquote(raw, errors="replace")
+    host = _ascii_host(raw)
+    if not host:
+        raise UrlError("empty host")
+    if _FORBIDDEN_DOMAIN_CHARS.search(host):
+        raise UrlError(f"forbidden character in host {host!r}")
+    if _ends_in_number(host):
+        return _ipv4(host)
+    if host.endswith(".") and not host.endswith(".."):  # "example.com." is example.com
+        host = host[:-1] or host
+    return host
+
+
+def _ascii_host(host: str) -> str:
+    """UTS #46 mapping and punycode (WHATWG "domain to ASCII"); ASCII needs only lowercase."""
+    if host.isascii():
+        host = host.lower()
+        if "xn--" in host:
+            for label in host.split("."):
+                _check_punycode_label(label)
+        return host
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+    except UnicodeError as exc:  # idna.IDNAError: a disallowed code point
+        raise UrlError(f"bad hostname {host!r}: {exc}") from None
+    labels = mapped.split(".")
+    for i, label in enumerate(labels):
+        if label.isascii():
+            _check_punycode_label(label)
+        else:
+            labels[i] = "xn--" + label.encode("punycode").decode("ascii")
+    return ".".join(labels)
+
+
+def _check_punycode_label(label: str) -> None:
+    """An "xn--" label must decode to a valid, non-ASCII Unicode label."""
+    if not label.startswith("xn--"):
+        return
+    try:
+        decoded = label[4:].encode("ascii").decode("punycode")
+        valid = not decoded.isascii() and idna.uts46_remap(decoded, std3_rules=False) == decoded
+    except UnicodeError:
+        valid = False
+    if not valid:
+        raise UrlError(f"bad punycode label {label!r}")
+
+
+_DIGITS = re.compile(r"[0-9]+\Z")
+_DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+_HEX = re.compile(r"0x[0-9a-f]*\Z")
+_OCTAL = re.compile(r"0[0-7]+\Z")
+
+
+def _ends_in_number(host: str) -> bool:
+    """WHATWG: a host whose last label (bar one trailing dot) is a number is IPv4."""
+    last = (host[:-1] if host.endswith(".") else host).rpartition(".")[2]
+    return bool(_DIGITS.match(last) or _HEX.match(last))
+
+
+def _ipv4(host: str) -> str:
+    """Dotted-decimal form of a WHATWG IPv4 host: 1 to 4 decimal, octal or hex parts."""
+    parts = host.split(".")
+    if parts[-1] == "":
+        parts.pop()
+    numbers = [_ipv4_number(part, host) for part in parts]
+    if len(numbers) > 4 or any(n > 255 for n in numbers[:-1]) \
+            or numbers[-1] >= 256 ** (5 - len(numbers)):
+        raise UrlError(f"bad IPv4 address {host!r}")
+    value = numbers[-1]
+    for i, number in enumerate(numbers[:-1]):
+        value += number << (8 * (3 - i))
+    return ".".join(str(value >> shift & 255) for shift in (24, 16, 8, 0))
+
+
+def _ipv4_number(part: str, host: str) -> int:
+    if _HEX.match(part):
+        return int(part[2:] or "0", 16)
+    if _OCTAL.match(part):
+        return int(part, 8)
+    if _DECIMAL.match(part):
+        return int(part)
+    raise UrlError(f"bad IPv4 address {host!r}")
+
+
+def _ipv6_host(text: str) -> str:
+    if "%" in text:  # Python accepts a zone id ("fe80::1%eth0"); URLs do not
+        raise UrlError(f"bad IPv6 address {text!r}")
+    try:
+        return f"[{IPv6Address(text).compressed}]"
+    except ValueError:
+        raise UrlError(f"bad IPv6 address {text!r}") from None
+
+
+# --- the canonical form -----------------------------------------------------------------
+
+_SESSION_PATH_PARAM = re.compile(
+    r";(?:" + "|".join(sorted(SESSION_PARAMS)) + r")=[^/;]*", re.IGNORECASE)
+_MAYBE_DOT_SEGMENT = re.compile(r"/(?:\.|%2e)", re.IGNORECASE)
+_DOT_SPELLINGS = {"%2e": ".", ".%2e": "..", "%2e.": "..", "%2e%2e": ".."}  # WHATWG: %2e is "."
+_ESCAPE_C0_AND_SPACE = {c: f"%{c:02X}" for c in range(0x21)}
+
+
+def _canonical(parts: _Parts) -> str:
+    path = parts.path
+    if ";" in path:
+        path = _SESSION_PATH_PARAM.sub("", path)
+    if _MAYBE_DOT_SEGMENT.search(path):  # here, not in w3lib: only its newest releases do it
+        path = _resolve_dots([_DOT_SPELLINGS.get(segment.lower(), segment)
+                              for segment in path.split("/")])
+    url = f"{parts.scheme}://{parts.netloc}{path}"
+    if parts.query:
+        query = "&".join(p for p in parts.query.split("&") if p and not _is_tracking(p))
+        if query:
+            url = f"{url}?{query}"
+    if url[-1] <= " ":  # w3lib would strip it as if it were outside the URL
+        url = url.translate(_ESCAPE_C0_AND_SPACE)
+    return canonicalize_url(url)
+
+
+def _is_tracking(param: str) -> bool:
+    """A tracking or session-id query parameter: it does not change the page."""
+    name = param.partition("=")[0]
+    if "%" in name or "+" in name:
+        name = unquote_plus(name)
+    name = name.lower()
+    return name in TRACKING_PARAMS or name in SESSION_PARAMS or name.startswith(TRACKING_PREFIXES)
 
 
 # --- resolving links fast ------------------------------------------------------------
@@ -71,7 +330,7 @@ _ABSOLUTE_CACHE_MAX = 100_000
 
 
 def _resolve_dots(segments: list[str]) -> str:
-    """RFC 3986 dot-segment removal, as urllib.parse.urljoin does it."""
+    """RFC 3986 dot-segment removal of a path split on "/" (it starts with "")."""
     resolved: list[str] = []
     for segment in segments:
         if segment == "..":
@@ -86,7 +345,7 @@ def _resolve_dots(segments: list[str]) -> str:
 
 def resolve_href(href: str, page_url: str) -> str:
     """normalize_url(href, page_url) for a page URL that is already normalised, or UrlError."""
-    href = href.strip().partition("#")[0]
+    href = _clean(href).partition("#")[0]
     if href[:2] == "//" and href[2:3].isalnum():  # "//host/...": the page's scheme, then absolute
         href = page_url[:page_url.index(":") + 1] + href
     if href.startswith(("http://", "https://")):

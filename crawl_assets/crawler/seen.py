@@ -1,0 +1,46 @@
+"""The "seen this URL?" filter: an rbloom Bloom filter over canonical URLs.
+
+The hash is explicit (xxh3-128) because rbloom refuses to save a filter built on Python's
+salted hash(), and a filter must mean the same thing in every process that loads it. A
+Bloom filter cannot forget, so it is rebuilt from the authoritative URL registry each day.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from pathlib import Path
+
+import xxhash
+from rbloom import Bloom
+
+DEFAULT_FP_RATE = 0.001
+_I128_OFFSET = 1 << 127  # rbloom wants a signed 128-bit integer
+
+
+def url_hash(url: str) -> int:
+    return xxhash.xxh3_128_intdigest(url.encode("utf-8")) - _I128_OFFSET
+
+
+def build_filter(urls: Iterable[str], expected_items: int, fp_rate: float = DEFAULT_FP_RATE) -> Bloom:
+    bloom = Bloom(max(expected_items, 1), fp_rate, url_hash)
+    bloom.update(urls)
+    return bloom
+
+
+def save_filter(bloom: Bloom, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    bloom.save(str(tmp))
+    tmp.replace(path)
+
+
+def load_filter(path: Path) -> Bloom:
+    return Bloom.load(str(path), url_hash)
+
+
+def measured_fp_rate(bloom: Bloom, sample_size: int = 100_000, seed: int = 0) -> float:
+    """False-positive rate on URLs that were never added (a held-out, made-up sample)."""
+    rng = random.Random(seed)
+    held_out = (f"http://held-out-{rng.getrandbits(64):016x}.invalid/{n}" for n in range(sample_size))
+    return sum(url in bloom for url in held_out) / sample_size
