@@ -16,7 +16,8 @@ def write_test_settings(folder: Path, web: DemoWeb, extra: str = "",
     outputs under `folder`."""
     seeds_dir = folder / "seeds"
     seeds_dir.mkdir(parents=True, exist_ok=True)
-    (seeds_dir / "demo.txt").write_text("\n".join(web.seed_urls()[:seed_hosts]) + "\n")
+    seeds = web.seed_urls()[:seed_hosts] + [t.home for t in web.trap_hosts()]
+    (seeds_dir / "demo.txt").write_text("\n".join(seeds) + "\n")
     overlay = folder / "test.toml"
     overlay.write_text(f"[crawl]\ndefault_delay_s = {TEST_DELAY_S}\nmax_pages_per_host = 40\n{extra}")
     return CrawlSettingsResource(settings_files=[str(DEMO_SETTINGS), str(overlay)],
@@ -43,7 +44,8 @@ class DemoWebProcess:
         args = [sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
                 "--access-log", str(self._log_path)]
         for name, value in self.web_args.items():
-            args += [f"--{name.replace('_', '-')}", str(value)]
+            flag = f"--{name.replace('_', '-')}"
+            args += [flag] if value is True else [] if value is False else [flag, str(value)]
         self._process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
         line = self._process.stdout.readline()
         port = int(line.split("127.0.0.1:")[1].split()[0])

@@ -23,9 +23,10 @@ WITH candidates AS (
     WHERE in_scope(host) AND trap_reason(url, host) IS NULL
     GROUP BY url
 ), within_patterns AS (
-    -- Calendars, facets: at most max_urls_per_pattern URLs of one shape per host.
+    -- Calendars, facets: at most max_urls_per_pattern URLs of one query shape per host.
     SELECT * FROM best
-    QUALIFY row_number() OVER (PARTITION BY host, url_pattern(url) ORDER BY depth, url)
+    QUALIFY url_pattern(url) IS NULL
+         OR row_number() OVER (PARTITION BY host, url_pattern(url) ORDER BY depth, url)
             <= $max_urls_per_pattern
 ), chosen AS (
     SELECT url, host, depth, shard_of(host) AS shard,
@@ -67,7 +68,7 @@ def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
     traps = TrapDefences(settings.trap_limits(), Blocklist.read(settings.blocklist_file))
     con.create_function("trap_reason", traps.intrinsic_reason, ["VARCHAR", "VARCHAR"], "VARCHAR",
                         null_handling="special")  # None means "no trap": a real answer
-    con.create_function("url_pattern", url_pattern, ["VARCHAR"], "VARCHAR")
+    con.create_function("url_pattern", url_pattern, ["VARCHAR"], "VARCHAR", null_handling="special")
     root = settings.data_root
     params = {"seeds": str(seeds_file(root)), "max_pages_per_host": settings.max_pages_per_host,
               "max_urls_per_pattern": settings.max_urls_per_pattern,

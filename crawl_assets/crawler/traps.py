@@ -58,12 +58,17 @@ class Blocklist:
         return None
 
 
-def url_pattern(url: str) -> str:
-    """The shape of a URL: digits and parameter values blanked, parameter names sorted, so
-    /calendar?month=2031-04 and /calendar?month=2099-12 share one pattern."""
+def url_pattern(url: str) -> str | None:
+    """The shape of a URL with a query: digits and parameter values blanked, parameter names
+    sorted, so /calendar?month=2031-04 and /calendar?month=2099-12 share one pattern.
+
+    None without a query: /p/1.html ... /p/900.html is an ordinary site, not a trap; endless
+    paths are caught by depth, repeated segments and the host growth cap instead."""
     path, _, query = url.partition("?")
-    names = sorted(_PARAM_VALUE.sub("", query).split("&")) if query else []
-    return _DIGITS.sub("9", path) + ("?" + "&".join(names) if names else "")
+    if not query:
+        return None
+    names = sorted(_PARAM_VALUE.sub("", query).split("&"))
+    return _DIGITS.sub("9", path) + "?" + "&".join(names)
 
 
 def repeated_segments(path: str, max_repeats: int) -> bool:
@@ -125,8 +130,9 @@ class TrapDefences:
             reason = "demoted_host"
         if reason is None and host in self.capped_hosts:
             reason = "host_growth_capped"
-        if reason is None:
-            key = (host, url_pattern(url))
+        pattern = url_pattern(url) if reason is None else None
+        if pattern is not None:
+            key = (host, pattern)
             if self._per_pattern[key] >= self.limits.max_urls_per_pattern:
                 reason = "pattern_budget"
             else:

@@ -7,6 +7,7 @@ def test_url_patterns_blank_digits_and_values_and_sort_parameter_names():
     assert url_pattern("http://c.test/calendar?month=2031-04") == url_pattern("http://c.test/calendar?month=2099-12")
     assert url_pattern("http://f.test/shop?size=m&color=red") == url_pattern("http://f.test/shop?color=blue&size=s")
     assert url_pattern("http://f.test/shop?color=red") != url_pattern("http://f.test/shop?color=red&size=m")
+    assert url_pattern("http://o.test/p/12.html") is None  # numbered pages are an ordinary site
 
 
 @pytest.mark.parametrize("path, trapped", [
