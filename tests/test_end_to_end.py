@@ -126,3 +126,38 @@ def test_the_second_cycle_asks_conditionally_and_unchanged_pages_answer_304(craw
     row = table(con, "SELECT status, last_status_class, last_checked_at > fetched_at FROM pages "
                      "WHERE url = ?", small_web.web.seed_urls()[0])[0]
     assert row == (200, "not_modified", True)
+
+
+def test_the_url_registry_is_the_authoritative_record_in_the_catalog(crawl):
+    settings, _, _ = crawl
+    con = duckdb.connect(str(settings.catalog_path), read_only=True)
+    urls = {r[0]: r[1:] for r in table(
+        con, "SELECT url, first_seen::VARCHAR, depth, discovered_from, last_fetched FROM urls")}
+    linked = {r[0] for r in table(con, "SELECT DISTINCT target FROM links WHERE dropped_reason IS NULL")}
+    fetched = {r[0] for r in table(con, "SELECT url FROM fetches WHERE status IS NOT NULL")}
+    assert linked | fetched <= set(urls)
+    seed = table(con, "SELECT url FROM seeds")[0][0]
+    assert urls[seed][1] == 0 and urls[seed][3] is not None
+    # A URL first linked on day 2 was discovered from a page that links to it.
+    day2_only = [u for u, (first, _, source, _) in urls.items() if first == DAY2]
+    assert day2_only
+    for url in day2_only[:20]:
+        source = urls[url][2]
+        assert table(con, "SELECT count(*) FROM links WHERE source = ? AND target = ?", source, url)[0][0]
+
+
+def test_day_two_knew_day_one_through_the_seen_filter(crawl):
+    settings, _, _ = crawl
+    from crawl_assets.crawler.seen import load_filter, measured_fp_rate
+    from crawl_assets.layout import seen_filter_file
+
+    bloom = load_filter(seen_filter_file(settings.data_root, DAY1))
+    assert measured_fp_rate(bloom, 20_000) < 0.003
+    con = duckdb.connect(str(settings.catalog_path), read_only=True)
+    day1_urls = [r[0] for r in table(con, "SELECT DISTINCT target FROM links WHERE date = ?", DAY1)]
+    assert all(url in bloom for url in day1_urls)  # no false negatives, ever
+    # Day 2's links to URLs known on day 1 are marked as not new.
+    known_again = table(con, """SELECT count(*) FILTER (WHERE is_new), count(*) FROM links
+                                WHERE date = ? AND target IN (SELECT target FROM links WHERE date = ?)""",
+                        DAY2, DAY1)[0]
+    assert known_again[1] > 0 and known_again[0] == 0
