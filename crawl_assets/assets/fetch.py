@@ -66,10 +66,13 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     write_parquet_atomic(links, links_file(root, date, shard))
     dropped = dropped_table(result.output.dropped)
     write_parquet_atomic(dropped, dropped_file(root, date, shard))
-    # The new fetch log points at the new WARC files only; older runs of this partition go.
+    # The new fetch log points at the new WARC files only. Archives of earlier runs of this
+    # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
+    superseded = out_dir / "superseded"
     for old in previous_warcs:
         if old not in result.warc_files:
-            old.unlink()
+            superseded.mkdir(exist_ok=True)
+            old.rename(superseded / old.name)
 
     frontier_urls = {t.url for t in tasks}
     status_classes = Counter(r.status_class for r in result.output.records)

@@ -1,0 +1,38 @@
+import pyarrow.parquet as pq
+from dagster import instance_for_test, materialize
+
+from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.crawler.sharding import shard_of
+from crawl_assets.crawler.settings import shard_key
+from crawl_assets.demoweb import DemoWeb, DemoWebThread
+from crawl_assets.layout import fetch_log_file, warc_dir
+from crawl_assets.partitions import fetch_partition_key
+from support import write_test_settings
+
+DAY = "2026-11-29"
+
+
+def test_a_rerun_replaces_the_partition_but_keeps_the_old_archives(tmp_path):
+    with DemoWebThread(DemoWeb(seed=2, hosts=2, pages_per_host=4), port=0) as web:
+        resource = write_test_settings(tmp_path, web.web)
+        settings = resource.load()
+        shard = shard_key(shard_of(web.web.hostname(0), settings.shard_count))
+        key = fetch_partition_key(DAY, shard)
+        resources = {"crawl_settings": resource}
+        with instance_for_test() as instance:
+            materialize([seeds], instance=instance, resources=resources)
+            materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
+            first = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
+            second = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
+
+    folder = warc_dir(settings.data_root, DAY, shard)
+    current = sorted(p.name for p in folder.glob("*.warc.gz"))
+    kept = sorted(p.name for p in (folder / "superseded").glob("*.warc.gz"))
+    assert current and all(second.run_id[:8] in name for name in current)
+    assert kept and all(first.run_id[:8] in name for name in kept)
+    log = pq.read_table(fetch_log_file(settings.data_root, DAY, shard)).to_pylist()
+    assert {row["warc_file"] for row in log if row["warc_file"]} == set(current)
+    (event,) = second.get_asset_materialization_events()
+    metadata = event.materialization.metadata
+    assert metadata["fetched"].value == len(log) > 0
+    assert metadata["status_classes"].value.get("ok", 0) > 0
