@@ -1,0 +1,46 @@
+"""Small measurements shared by fetch_engine.py and scrapy_peer.py."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+
+
+def time_to_fraction(offsets: list[float], fraction: float = 0.95) -> float:
+    """Seconds from the start until `fraction` of the pages had been fetched."""
+    if not offsets:
+        return 0.0
+    ordered = sorted(offsets)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def median_host_span(pages: Iterable[tuple[str, float]]) -> float:
+    """Median over hosts of the seconds between a host's first and last page.
+
+    Close to the wall time, it says the hosts were crawled side by side, each one request
+    after another with its delays in between: per-host politeness, not throughput, was
+    the limit."""
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    for host, moment in pages:
+        first[host] = min(moment, first.get(host, moment))
+        last[host] = max(moment, last.get(host, moment))
+    return statistics.median(last[h] - first[h] for h in first) if first else 0.0
+
+
+def peak_rss_kb() -> int:
+    """This process's peak resident set size, in KiB.
+
+    VmHWM from /proc where there is one: ru_maxrss can carry the parent's peak into a
+    child started with vfork + exec (as subprocess and multiprocessing's spawn do), since
+    Linux records the old memory map's high-water mark at exec."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
