@@ -67,3 +67,17 @@ def test_an_ordinary_host_beside_the_traps_is_crawled_completely(crawl):
     disallowed = tuple(web.robots_rules(0)["disallow"])
     expected = {u for u in web.page_urls(0) if not disallowed or disallowed[0] not in u}
     assert expected <= fetched
+
+
+def test_the_next_frontier_says_how_many_known_urls_it_left_out_and_why(crawl):
+    from crawl_assets.assets.frontier import build_frontier
+
+    web, settings, _ = crawl
+    frontier, left_out = build_frontier(settings, "2026-11-30")
+    hosts = frontier.column("host").to_pylist()
+    for trap in web.trap_hosts():
+        assert hosts.count(trap.hostname) <= BUDGET
+    assert left_out.get("host_budget", 0) > 0 and left_out.get("pattern_budget", 0) > 0
+    assert set(left_out) <= {"out_of_scope", "host_budget", "pattern_budget", "url_too_long",
+                             "too_many_query_params", "repeated_path_segments",
+                             "blocklist_host", "blocklist_url"}

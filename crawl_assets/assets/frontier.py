@@ -13,18 +13,19 @@ from ..layout import frontier_file, glob_of, has_partition_files, seeds_file, wr
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
 
-FRONTIER_SQL = """
+FRONTIER_CTES = """
 WITH candidates AS (
     SELECT url, host, 0 AS depth FROM read_parquet($seeds)
     {links_part}
 ), best AS (
     SELECT url, any_value(host) AS host, min(depth)::INTEGER AS depth
     FROM candidates
-    WHERE in_scope(host) AND trap_reason(url, host) IS NULL
     GROUP BY url
+), judged AS (
+    SELECT *, in_scope(host) AS scoped, trap_reason(url, host) AS trap FROM best
 ), within_patterns AS (
     -- Calendars, facets: at most max_urls_per_pattern URLs of one query shape per host.
-    SELECT * FROM best
+    SELECT url, host, depth FROM judged WHERE scoped AND trap IS NULL
     QUALIFY url_pattern(url) IS NULL
          OR row_number() OVER (PARTITION BY host, url_pattern(url) ORDER BY depth, url)
             <= $max_urls_per_pattern
@@ -36,9 +37,25 @@ WITH candidates AS (
     -- Per-host budget per cycle: shallowest pages first, ties by URL for a stable choice.
     QUALIFY row_number() OVER (PARTITION BY host ORDER BY depth, url) <= $max_pages_per_host
 )
+"""
+
+FRONTIER_SELECT = """
 SELECT chosen.*, {validators}
 FROM chosen {validators_join}
 ORDER BY shard, host, depth, url
+"""
+
+# Known URLs left out of the day's frontier, by reason (each URL counted once).
+LEFT_OUT_SELECT = """
+SELECT reason, count(*) AS urls FROM (
+    SELECT CASE WHEN NOT scoped THEN 'out_of_scope' ELSE trap END AS reason FROM judged
+    UNION ALL
+    SELECT 'pattern_budget' FROM judged
+    WHERE scoped AND trap IS NULL AND url NOT IN (SELECT url FROM within_patterns)
+    UNION ALL
+    SELECT 'host_budget' FROM within_patterns WHERE url NOT IN (SELECT url FROM chosen)
+) WHERE reason IS NOT NULL
+GROUP BY reason ORDER BY reason
 """
 
 LINKS_PART = """
@@ -59,8 +76,9 @@ LEFT JOIN (
 """
 
 
-def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
-    """The day's frontier as one Arrow table with a shard column (DuckDB does the work)."""
+def build_frontier(settings: CrawlSettings, date: str) -> tuple[pa.Table, dict[str, int]]:
+    """The day's frontier as one Arrow table with a shard column (DuckDB does the work), and
+    how many known URLs were left out, by reason."""
     con = duckdb.connect()
     con.create_function("shard_of", lambda host: shard_key(shard_of(host, settings.shard_count)),
                         ["VARCHAR"], "VARCHAR")
@@ -81,13 +99,16 @@ def build_frontier(settings: CrawlSettings, date: str) -> pa.Table:
         params["links_glob"] = glob_of(root, "links")
     if has_fetches:
         params["fetch_glob"] = glob_of(root, "fetch_log")
-    sql = FRONTIER_SQL.format(
-        links_part=LINKS_PART if has_links else "",
+    ctes = FRONTIER_CTES.format(links_part=LINKS_PART if has_links else "")
+    select = FRONTIER_SELECT.format(
         validators="latest.etag, latest.last_modified" if has_fetches
         else "NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified",
         validators_join=VALIDATORS_JOIN if has_fetches else "",
     )
-    return con.sql(sql, params=params).to_arrow_table()
+    frontier = con.sql(ctes + select, params=params).to_arrow_table()
+    count_params = {k: v for k, v in params.items() if k != "fetch_glob"}
+    left_out = dict(con.execute(ctes + LEFT_OUT_SELECT, count_params).fetchall())
+    return frontier, left_out
 
 
 @asset(
@@ -105,7 +126,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     date = context.partition_key
     if not seeds_file(settings.data_root).exists():
         raise FileNotFoundError(f"{seeds_file(settings.data_root)} is missing: materialise `seeds` first")
-    frontier = build_frontier(settings, date)
+    frontier, left_out = build_frontier(settings, date)
     shards = frontier.column("shard").to_pylist()
     per_shard = {}
     for shard in settings.shard_keys():
@@ -116,5 +137,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
         "urls": frontier.num_rows,
         "hosts": len(set(frontier.column("host").to_pylist())),
         "urls_per_shard": MetadataValue.json(per_shard),
+        "urls_left_out": sum(left_out.values()),
+        "urls_left_out_by_reason": MetadataValue.json(left_out),
         "path": MetadataValue.path(str(frontier_file(settings.data_root, date, "*").parent.parent)),
     })

@@ -16,6 +16,10 @@ from rbloom import Bloom
 
 DEFAULT_FP_RATE = 0.001
 _I128_OFFSET = 1 << 127  # rbloom wants a signed 128-bit integer
+# rbloom rounds the number of hash functions down, which lands its measured rate ~3-7% above
+# the one asked for (0.00107 at 10M URLs for 0.001); asking for 10% less keeps the stated
+# rate honest for about 1.5% more memory.
+_RBLOOM_MARGIN = 0.9
 
 
 def url_hash(url: str) -> int:
@@ -23,7 +27,7 @@ def url_hash(url: str) -> int:
 
 
 def build_filter(urls: Iterable[str], expected_items: int, fp_rate: float = DEFAULT_FP_RATE) -> Bloom:
-    bloom = Bloom(max(expected_items, 1), fp_rate, url_hash)
+    bloom = Bloom(max(expected_items, 1), fp_rate * _RBLOOM_MARGIN, url_hash)
     bloom.update(urls)
     return bloom
 
