@@ -1,8 +1,8 @@
 """Two recrawl cycles through Dagster against a small demo web (10 hosts)."""
 
-import time
 import subprocess
 import sys
+import time
 
 import duckdb
 import pyarrow.parquet as pq
@@ -161,3 +161,28 @@ def test_day_two_knew_day_one_through_the_seen_filter(crawl):
                                 WHERE date = ? AND target IN (SELECT target FROM links WHERE date = ?)""",
                         DAY2, DAY1)[0]
     assert known_again[1] > 0 and known_again[0] == 0
+
+
+def test_not_modified_answers_are_revisit_records_that_point_at_the_first_capture(crawl):
+    settings, _, _ = crawl
+    warcs = sorted((settings.data_root / "warc" / f"date={DAY2}").glob("shard=*/*.warc.gz"))
+    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", *map(str, warcs)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    revisits = {}
+    for path in warcs:
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type == "revisit":
+                    h = record.rec_headers
+                    revisits[h.get_header("WARC-Target-URI")] = (
+                        h.get_header("WARC-Profile"), h.get_header("WARC-Refers-To-Target-URI"),
+                        h.get_header("WARC-Refers-To-Date"), record.http_headers.get_statuscode())
+    con = duckdb.connect(str(settings.catalog_path), read_only=True)
+    day1 = {url: when for url, when in table(
+        con, "SELECT url, fetched_at FROM fetches WHERE date = ? AND status = 200", DAY1)}
+    logged = {r[0] for r in table(con, "SELECT url FROM fetches WHERE date = ? AND warc_type = 'revisit'", DAY2)}
+    assert revisits and set(revisits) == logged
+    for url, (profile, refers_to, refers_date, status) in revisits.items():
+        assert profile.endswith("/revisit/server-not-modified") and status == "304"
+        assert refers_to == url and refers_date.startswith(day1[url].strftime("%Y-%m-%dT%H:%M:%S"))

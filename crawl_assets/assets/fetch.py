@@ -3,6 +3,7 @@
 import warnings
 from collections import Counter
 
+import duckdb
 import pyarrow.parquet as pq
 from dagster import (
     AssetExecutionContext,
@@ -17,11 +18,14 @@ from dagster import (
 from ..crawler.batch import run_fetch_batch
 from ..crawler.frontier import FetchTask
 from ..crawler.seen import load_filter
+from ..crawler.warc import warc_date
 from ..crawler.tables import dropped_table, fetch_log_table, links_table
 from ..layout import (
     dropped_file,
     fetch_log_file,
     frontier_file,
+    glob_of,
+    has_partition_files,
     latest_before,
     links_file,
     warc_dir,
@@ -50,15 +54,17 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     if not frontier_path.exists():
         raise FileNotFoundError(f"{frontier_path} is missing: materialise frontier_snapshot for {date} first")
     frontier = pq.read_table(frontier_path).to_pylist()
-    tasks = [FetchTask(row["url"], row["host"], row["depth"], row["priority"],
-                       etag=row["etag"], last_modified=row["last_modified"]) for row in frontier]
+    tasks = [FetchTask(row["url"], row["host"], row["depth"], row["priority"], etag=row["etag"],
+                       last_modified=row["last_modified"], last_captured_at=row.get("last_captured_at"))
+             for row in frontier]
 
     out_dir = warc_dir(root, date, shard)
     previous_warcs = sorted(out_dir.glob("*.warc.gz"))
     prefix = f"recrawl-{date}-{shard}-{context.run_id[:8]}"
     seen_path = latest_before(root, "seen_filter", date)  # what the crawl knew before today
     seen = load_filter(seen_path) if seen_path else None
-    result = run_fetch_batch(settings, int(shard.lstrip("s")), tasks, out_dir, prefix, seen=seen)
+    result = run_fetch_batch(settings, int(shard.lstrip("s")), tasks, out_dir, prefix, seen=seen,
+                             known_payloads=archived_payloads(root, date))
 
     fetch_log = fetch_log_table(result.output.records)
     links = links_table(result.output.links)
@@ -84,6 +90,7 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         "hosts": len({r.host for r in result.output.records}),
         "links": links.num_rows,
         "new_links": sum(1 for link in result.output.links if link[4]),
+        "revisit_records": sum(r.warc_type == "revisit" for r in result.output.records),
         "urls_dropped": sum(dropped.column("urls").to_pylist()),
         "urls_dropped_by_reason": MetadataValue.json(_by_reason(result.output.dropped)),
         "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
@@ -94,6 +101,29 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         "warc_bytes": sum(p.stat().st_size for p in result.warc_files),
         "fetch_log": MetadataValue.path(str(fetch_log_file(root, date, shard))),
     })
+
+
+KNOWN_PAYLOADS_SQL = """
+SELECT payload_digest, arg_min(url, fetched_at), min(fetched_at)
+FROM read_parquet($glob, hive_partitioning = true, union_by_name = true)
+WHERE CAST(date AS DATE) < CAST($date AS DATE) AND warc_type = 'response' AND payload_digest IS NOT NULL
+GROUP BY payload_digest
+"""
+
+
+def archived_payloads(root, date: str) -> dict[str, tuple[str, str]]:
+    """Payload digest -> (URI, WARC-Date) of the first full capture of every payload archived
+    before `date`, so a copy fetched today becomes a revisit record.
+
+    Held in memory: fine for this crawl's size; a much larger archive would want a Bloom
+    filter in front of an on-disk index instead."""
+    if not has_partition_files(root, "fetch_log"):
+        return {}
+    rows = duckdb.connect().execute(KNOWN_PAYLOADS_SQL, {"glob": glob_of(root, "fetch_log"), "date": date})
+    try:
+        return {digest: (url, warc_date(first)) for digest, url, first in rows.fetchall()}
+    except duckdb.BinderException:  # fetch logs written before payload digests existed
+        return {}
 
 
 def _by_reason(dropped: dict) -> dict[str, dict[str, int]]:

@@ -65,13 +65,15 @@ LINKS_PART = """
     WHERE CAST(date AS DATE) < CAST($date AS DATE) AND dropped_reason IS NULL
 """
 
-# The validators of each URL's latest answer, so the fetch can be a conditional GET.
+# The validators of each URL's latest answer, so the fetch can be a conditional GET, and
+# when it was last captured whole, so a 304 revisit record can point at that capture.
 VALIDATORS_JOIN = """
 LEFT JOIN (
-    SELECT url, etag, last_modified
+    SELECT url, arg_max(etag, fetched_at) AS etag, arg_max(last_modified, fetched_at) AS last_modified,
+           max(fetched_at) FILTER (WHERE status = 200) AS last_captured_at
     FROM read_parquet($fetch_glob, hive_partitioning = true, union_by_name = true)
     WHERE CAST(date AS DATE) < CAST($date AS DATE) AND status IN (200, 304)
-    QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at DESC) = 1
+    GROUP BY url
 ) AS latest USING (url)
 """
 
@@ -101,8 +103,9 @@ def build_frontier(settings: CrawlSettings, date: str) -> tuple[pa.Table, dict[s
         params["fetch_glob"] = glob_of(root, "fetch_log")
     ctes = FRONTIER_CTES.format(links_part=LINKS_PART if has_links else "")
     select = FRONTIER_SELECT.format(
-        validators="latest.etag, latest.last_modified" if has_fetches
-        else "NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified",
+        validators="latest.etag, latest.last_modified, latest.last_captured_at" if has_fetches
+        else "NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
+             "NULL::TIMESTAMPTZ AS last_captured_at",
         validators_join=VALIDATORS_JOIN if has_fetches else "",
     )
     frontier = con.sql(ctes + select, params=params).to_arrow_table()

@@ -33,10 +33,12 @@ def in_scope(host: str, settings: CrawlSettings) -> bool:
 
 def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[FetchTask],
                     warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
-                    demoted_hosts: frozenset[str] = frozenset()) -> BatchResult:
+                    demoted_hosts: frozenset[str] = frozenset(),
+                    known_payloads: dict[str, tuple[str, str]] | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
-    seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed."""
+    seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
+    known_payloads: payloads archived earlier, so copies become revisit records."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -45,6 +47,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     traps = TrapDefences(settings.trap_limits(), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
-        engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen)
+        engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
+                             known_payloads=known_payloads)
         output = asyncio.run(engine.run(tasks))
     return BatchResult(output, warc.closed_files)

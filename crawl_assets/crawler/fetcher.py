@@ -31,7 +31,7 @@ from .robots import RobotsCache, RobotsPolicy, RobotsResponse
 from .settings import CrawlSettings
 from .traps import TrapDefences
 from .urls import UrlError, host_of, normalize_url
-from .warc import WarcFileWriter
+from .warc import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Revisit, WarcFileWriter, payload_digest, warc_date
 
 RETRYABLE_ERRORS = frozenset({"connect_error", "network_error"})
 PUSHBACK_STATUSES = frozenset({429, 503})
@@ -57,6 +57,9 @@ class FetchRecord:
     ip: str | None = None
     attempts: int = 0
     redirect_to: str | None = None
+    payload_digest: str | None = None  # WARC-Payload-Digest of the body as received
+    warc_type: str | None = None  # response, or revisit when an earlier capture holds the payload
+    refers_to: str | None = None  # the URI a revisit record points at
     warc_file: str | None = None
     warc_offset: int | None = None
     warc_length: int | None = None
@@ -93,9 +96,11 @@ def origin_of(url: str) -> str:
 class FetchEngine:
     def __init__(self, settings: CrawlSettings, warc: WarcFileWriter,
                  follows_links_to: Callable[[str], bool], traps: TrapDefences | None = None,
-                 seen: Bloom | None = None, rng: random.Random | None = None):
+                 seen: Bloom | None = None, known_payloads: dict[str, tuple[str, str]] | None = None,
+                 rng: random.Random | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
-        seen: the URLs of earlier cycles, so links can be told new or known."""
+        seen: the URLs of earlier cycles, so links can be told new or known.
+        known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier."""
         self.settings = settings
         self.warc = warc
         self.follows_links_to = follows_links_to
@@ -114,6 +119,7 @@ class FetchEngine:
         self._admitted: Counter[str] = Counter()  # per host, against the page budget
         self._politeness: dict[str, HostPoliteness] = {}
         self._robots_errors: dict[str, HopResult] = {}  # origin -> the hop that failed
+        self._archived: dict[str, tuple[str, str]] = dict(known_payloads or {})
 
     # -- admission -----------------------------------------------------------------------
 
@@ -252,7 +258,10 @@ class FetchEngine:
             self._record(record)
             return
         exchange, headers = hop.exchange, hop.headers
-        location = self.warc.write(exchange)
+        revisit = self._revisit_for(task, exchange, record, hop.truncated)
+        location = self.warc.write(exchange, revisit)
+        record.warc_type = "revisit" if revisit else "response"
+        record.refers_to = revisit.refers_to_uri if revisit else None
         record.warc_file, record.warc_offset, record.warc_length = (
             location.filename, location.offset, location.length)
         record.status = exchange.status
@@ -273,6 +282,20 @@ class FetchEngine:
                 record.error = "decoded body is larger than the size cap"
             self._add_links(task, record, facts.outlinks)
         self._record(record)
+
+    def _revisit_for(self, task: FetchTask, exchange, record: FetchRecord, truncated: bool) -> Revisit | None:
+        """A 304, or a payload archived before, is written as a revisit record, not a copy."""
+        if exchange.status == 304:
+            when = warc_date(task.last_captured_at) if task.last_captured_at else None
+            return Revisit(SERVER_NOT_MODIFIED, task.url if when else None, when)
+        if truncated or not 200 <= exchange.status < 300:
+            return None
+        record.payload_digest = digest = payload_digest(exchange.body)
+        earlier = self._archived.get(digest)
+        if earlier is not None:
+            return Revisit(IDENTICAL_PAYLOAD, *earlier)
+        self._archived[digest] = (task.url, warc_date(exchange.fetched_at))
+        return None
 
     def _follow_redirect(self, task: FetchTask, record: FetchRecord, location: str | None) -> None:
         try:

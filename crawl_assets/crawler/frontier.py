@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from .urls import host_of
 
@@ -36,6 +37,7 @@ class FetchTask:
     priority: int = 3  # 1 = most urgent .. len(weights)
     etag: str | None = None  # from the previous fetch, for a conditional GET
     last_modified: str | None = None
+    last_captured_at: datetime | None = None  # the latest 200, which a 304 revisit refers to
     attempt: int = 1
     redirect_chain: tuple[str, ...] = ()  # the URLs that redirected here, oldest first
 

@@ -25,6 +25,9 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("ip", pa.string()),
     ("attempts", pa.int32()),
     ("redirect_to", pa.string()),
+    ("payload_digest", pa.string()),
+    ("warc_type", pa.string()),
+    ("refers_to", pa.string()),
     ("warc_file", pa.string()),
     ("warc_offset", pa.int64()),
     ("warc_length", pa.int64()),
@@ -49,6 +52,7 @@ FRONTIER_SCHEMA = pa.schema([
     ("priority", pa.int32()),  # 1 (most urgent) .. number of front queues
     ("etag", pa.string()),  # validators of the URL's latest answer, for a conditional GET
     ("last_modified", pa.string()),
+    ("last_captured_at", pa.timestamp("us", tz="UTC")),  # the latest 200, for revisit records
 ])
 
 

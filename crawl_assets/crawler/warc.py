@@ -6,6 +6,8 @@ half-written file under a name that looks complete. Files roll over at a size li
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import os
 import zlib
@@ -31,6 +33,24 @@ class WarcLocation:
     filename: str
     offset: int
     length: int
+
+
+IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
+
+@dataclass(frozen=True)
+class Revisit:
+    """Write the answer as a revisit record pointing at an earlier capture, not a full copy."""
+
+    profile: str  # IDENTICAL_PAYLOAD or SERVER_NOT_MODIFIED
+    refers_to_uri: str | None  # the earlier capture, when known
+    refers_to_date: str | None  # its WARC-Date
+
+
+def payload_digest(body: bytes) -> str:
+    """The WARC-Payload-Digest of a body as received, the way warcio writes it."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
 
 
 @dataclass(frozen=True)
@@ -90,7 +110,8 @@ class WarcFileWriter:
         compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
         self._file.write(compressor.compress(self._buffer.getvalue()) + compressor.flush())
 
-    def write(self, exchange: Exchange) -> WarcLocation:
+    def write(self, exchange: Exchange, revisit: Revisit | None = None) -> WarcLocation:
+        """A response (or, given `revisit`, a revisit) record and the request record."""
         if self._file is None:
             self._open()
         assert self._writer is not None and self._file is not None
@@ -99,13 +120,25 @@ class WarcFileWriter:
 
         headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
         status_line = f"{exchange.status} {exchange.reason}".strip()
-        response = writer.create_warc_record(
-            exchange.url, "response",
-            payload=io.BytesIO(exchange.body), length=len(exchange.body),
-            http_headers=StatusAndHeaders(status_line, headers, protocol=exchange.http_version),
-            warc_headers_dict={"WARC-Date": date, "WARC-IP-Address": exchange.ip,
-                               **({"WARC-Truncated": "length"} if exchange.truncated else {})},
-        )
+        http_headers = StatusAndHeaders(status_line, headers, protocol=exchange.http_version)
+        warc_headers = {"WARC-Date": date, "WARC-IP-Address": exchange.ip}
+        if revisit is None:
+            if exchange.truncated:
+                warc_headers["WARC-Truncated"] = "length"
+            response = writer.create_warc_record(
+                exchange.url, "response", payload=io.BytesIO(exchange.body),
+                length=len(exchange.body), http_headers=http_headers, warc_headers_dict=warc_headers)
+        else:
+            warc_headers["WARC-Profile"] = revisit.profile
+            if revisit.refers_to_uri and revisit.refers_to_date:
+                warc_headers["WARC-Refers-To-Target-URI"] = revisit.refers_to_uri
+                warc_headers["WARC-Refers-To-Date"] = revisit.refers_to_date
+            if revisit.profile == IDENTICAL_PAYLOAD:
+                warc_headers["WARC-Payload-Digest"] = payload_digest(exchange.body)
+            # Headers only: the payload is the earlier capture's (or, for a 304, there is none).
+            response = writer.create_warc_record(
+                exchange.url, "revisit", payload=io.BytesIO(b""), length=0,
+                http_headers=http_headers, warc_headers_dict=warc_headers)
         request = writer.create_warc_record(
             exchange.url, "request",
             payload=io.BytesIO(b""), length=0,

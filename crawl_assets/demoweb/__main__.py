@@ -15,6 +15,11 @@ home pages after the regular seeds.
 facets.demo.test, deep-paths.demo.test, random-links.demo.test; see traps.py): `serve` then
 ends its line with ' traps=5' (after ' hostile=16' when both are given), and `seeds` prints
 their home pages last.
+
+--near-duplicates (both commands) adds the labelled near-duplicate article hosts
+(articles.demo.test, syndication.demo.test, www.mirror.demo.test, mirror.demo.test,
+template.demo.test; see neardup.py): `serve` then ends its line with ' neardup=5' (last), and
+`seeds` prints their home pages after everything else.
 """
 
 from __future__ import annotations
@@ -40,12 +45,14 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
                         help="add the hostile hosts (slow drip, gzip bomb, redirect loop, ...)")
     parser.add_argument("--traps", action="store_true",
                         help="add the crawler-trap hosts (endless calendar, session ids, facets, ...)")
+    parser.add_argument("--near-duplicates", action="store_true",
+                        help="add the labelled near-duplicate article hosts (ads, dates, mirrors, ...)")
 
 
 def _web(args: argparse.Namespace) -> DemoWeb:
     return DemoWeb(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages_per_host,
                    day=args.day, port=args.port, domain=args.domain, hostile=args.hostile,
-                   traps=args.traps)
+                   traps=args.traps, near_duplicates=args.near_duplicates)
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -63,8 +70,10 @@ async def _serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     hostile = len(server.web.hostile_hosts())
     traps = len(server.web.trap_hosts())
+    neardup = len(server.web.near_duplicate_homes())
     print(f"demoweb listening on {BIND_ADDRESS}:{server.port} hosts={server.web.hosts}"
-          + (f" hostile={hostile}" if hostile else "") + (f" traps={traps}" if traps else ""),
+          + (f" hostile={hostile}" if hostile else "") + (f" traps={traps}" if traps else "")
+          + (f" neardup={neardup}" if neardup else ""),
           flush=True)
     await stop.wait()
     await server.stop()
@@ -82,6 +91,8 @@ def _seeds(args: argparse.Namespace) -> int:
         print(host.home)
     for trap in web.trap_hosts():
         print(trap.home)
+    for home in web.near_duplicate_homes():
+        print(home)
     return 0
 
 

@@ -28,7 +28,9 @@ hostile hosts of hostile.py (slow drip, never answering, gzip bomb, redirect loo
 `web.hostile_hosts()` describes them. Their streaming responses use Response.stream,
 bytes_per_s and hang, which only the server interprets. `DemoWeb(..., traps=True)` adds the
 crawler-trap hosts of traps.py (endless calendar, session ids, faceted navigation, ever-deeper
-paths, random links), described by `web.trap_hosts()`; both flags may be combined.
+paths, random links), described by `web.trap_hosts()`. `DemoWeb(..., near_duplicates=True)`
+adds the labelled near-duplicate article hosts of neardup.py, described by
+`web.near_duplicate_groups()` and `web.near_duplicate_homes()`; all flags may be combined.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from .words import NAME_WORDS, WORDS
 
 if TYPE_CHECKING:
     from .hostile import HostileHost
+    from .neardup import NearDupGroup
     from .traps import TrapHost
 
 # Last-Modified of every page is EPOCH + the day its current version appeared.
@@ -277,10 +280,12 @@ class DemoWeb:
         *,
         hostile: bool = False,
         traps: bool = False,
+        near_duplicates: bool = False,
         cache_pages: int = 1024,
     ):
         """hostile=True adds the hostile hosts (see hostile.py and hostile_hosts()),
-        traps=True the crawler-trap hosts (see traps.py and trap_hosts())."""
+        traps=True the crawler-trap hosts (see traps.py and trap_hosts()), near_duplicates=True
+        the labelled near-duplicate hosts (see neardup.py and near_duplicate_groups())."""
         if hosts < 1 or pages_per_host < 1:
             raise ValueError("hosts and pages_per_host must be at least 1")
         if day < 0:
@@ -308,6 +313,10 @@ class DemoWeb:
             from .traps import add_trap_hosts
 
             add_trap_hosts(self)
+        if near_duplicates:
+            from .neardup import add_near_duplicate_hosts
+
+            add_near_duplicate_hosts(self)
 
     # ---- parameters -------------------------------------------------------------------
 
@@ -416,6 +425,25 @@ class DemoWeb:
         handlers = [h for h in self._special.values() if isinstance(h, TrapHandler)]
         handlers.sort(key=lambda h: (TRAP_KINDS.index(h.kind), h.hostname))
         return [h.describe(self) for h in handlers]
+
+    def _near_dup_corpus(self):
+        from .neardup import NearDupHandler
+
+        for handler in self._special.values():
+            if isinstance(handler, NearDupHandler):
+                return handler.corpus
+        return None
+
+    def near_duplicate_groups(self) -> list["NearDupGroup"]:
+        """Labelled groups of the near-duplicate hosts (URLs carry this web's port), in
+        neardup.GROUPS order; [] unless near_duplicates=True / add_near_duplicate_hosts()."""
+        corpus = self._near_dup_corpus()
+        return corpus.groups(self) if corpus is not None else []
+
+    def near_duplicate_homes(self) -> list[str]:
+        """Home page URLs of the near-duplicate hosts (every labelled URL is linked from one)."""
+        corpus = self._near_dup_corpus()
+        return corpus.homes(self) if corpus is not None else []
 
     def with_fresh_state(self) -> "DemoWeb":
         """A sibling whose stateful special hosts (429 once, flapping 503, session-id view

@@ -2,9 +2,12 @@
 
 import dataclasses
 import ipaddress
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.batch import run_fetch_batch
 from crawl_assets.crawler.frontier import FetchTask
@@ -149,3 +152,39 @@ def test_a_closed_port_ends_as_connect_error(tmp_path):
     (record,) = result.output.records
     assert record.status_class == "connect_error" and record.error
     assert result.warc_files == []  # nothing was received, so nothing is archived
+
+
+def test_a_payload_archived_before_is_written_as_a_revisit_record(web, tmp_path):
+    body = b"<html><body><p>the same page under two names</p></body></html>"
+
+    def mirror(_web, path, _headers):
+        if path == "/robots.txt":
+            return Response(404, [("Content-Length", "0")], b"")
+        return Response(200, [("Content-Type", "text/html"), ("Content-Length", str(len(body)))], body)
+
+    web.web.register_host("mirror.demo.test", mirror)
+    first, second = (f"http://mirror.demo.test:{web.port}/{name}" for name in ("a.html", "print/a.html"))
+    earlier = "http://elsewhere.demo.test/old.html"
+    third = f"http://mirror.demo.test:{web.port}/again.html"
+    result = run_fetch_batch(settings(), 0, [FetchTask.for_url(u) for u in (first, second)], tmp_path, "t")
+    by_url = {r.url: r for r in result.output.records}
+    assert (by_url[first].warc_type, by_url[second].warc_type) == ("response", "revisit")
+    assert by_url[second].refers_to == first
+    assert by_url[first].payload_digest == by_url[second].payload_digest
+
+    (path,) = result.warc_files
+    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", str(path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    with open(path, "rb") as fh:
+        revisit = [r for r in ArchiveIterator(fh) if r.rec_type == "revisit"][0]
+    headers = revisit.rec_headers
+    assert headers.get_header("WARC-Profile").endswith("/revisit/identical-payload-digest")
+    assert headers.get_header("WARC-Refers-To-Target-URI") == first
+    assert headers.get_header("WARC-Payload-Digest") == by_url[first].payload_digest
+
+    # A payload archived on an earlier day counts too.
+    known = {by_url[first].payload_digest: (earlier, "2026-11-28T00:00:00.000000Z")}
+    again = run_fetch_batch(settings(), 0, [FetchTask.for_url(third)], tmp_path / "2", "t",
+                            known_payloads=known)
+    (record,) = again.output.records
+    assert record.warc_type == "revisit" and record.refers_to == earlier
