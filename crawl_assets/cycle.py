@@ -1,5 +1,6 @@
 """One recrawl cycle through Dagster, from the command line: seeds, the day's frontier,
-every shard's fetch batch, the URL registry and seen filter, then the catalog. Each step is
+every shard's fetch batch, the URL registry and seen filter, the near-duplicate index and
+clusters, then the catalog. Each step is
 a recorded Dagster run.
 
     python -m crawl_assets.cycle [--date YYYY-MM-DD]
@@ -14,7 +15,16 @@ from collections.abc import Callable
 
 from dagster import DagsterInstance, materialize
 
-from .assets import crawl_catalog, fetch_batch, frontier_snapshot, seeds, seen_url_filter, url_registry
+from .assets import (
+    crawl_catalog,
+    fetch_batch,
+    frontier_snapshot,
+    near_duplicate_clusters,
+    seeds,
+    seen_url_filter,
+    simhash_index,
+    url_registry,
+)
 from .jobs import SHARD_TAG
 from .partitions import SHARD_KEYS, fetch_partition_key
 from .resources import CrawlSettingsResource
@@ -52,6 +62,7 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
     for shard in shards or SHARD_KEYS:
         step([fetch_batch], partition_key=fetch_partition_key(date, shard), tags={SHARD_TAG: shard})
     step([url_registry, seen_url_filter], partition_key=date)
+    step([simhash_index, near_duplicate_clusters], partition_key=date)
     step([crawl_catalog])
 
 

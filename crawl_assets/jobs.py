@@ -34,6 +34,10 @@ seen_job = define_asset_job(
     "seen_job", selection=AssetSelection.assets("url_registry", "seen_url_filter"),
     partitions_def=daily_partitions)
 
+dedup_job = define_asset_job(
+    "dedup_job", selection=AssetSelection.assets("simhash_index", "near_duplicate_clusters"),
+    partitions_def=daily_partitions)
+
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"))
 
-ALL_JOBS = [seeds_job, frontier_job, fetch_job, seen_job, catalog_job]
+ALL_JOBS = [seeds_job, frontier_job, fetch_job, seen_job, dedup_job, catalog_job]

@@ -41,6 +41,22 @@ def dropped_file(root: Path, date: str, shard: str) -> Path:
     return root / "dropped_urls" / f"date={date}" / f"shard={shard}" / "dropped_urls.parquet"
 
 
+def fingerprints_file(root: Path, date: str) -> Path:
+    return root / "simhash_index" / f"date={date}" / "fingerprints.parquet"
+
+
+def near_pairs_file(root: Path, date: str) -> Path:
+    return root / "simhash_index" / f"date={date}" / "near_pairs.parquet"
+
+
+def near_clusters_file(root: Path, date: str) -> Path:
+    return root / "near_duplicates" / f"date={date}" / "clusters.parquet"
+
+
+def host_dup_ratio_file(root: Path, date: str) -> Path:
+    return root / "host_quality" / f"date={date}" / "host_near_dup_ratio.parquet"
+
+
 def latest_before(root: Path, table: str, date: str) -> Path | None:
     """The newest daily file of `table` from a day before `date` (ISO dates sort as text)."""
     days = sorted(p for p in (root / table).glob("date=*/*")

@@ -16,7 +16,7 @@ def write_test_settings(folder: Path, web: DemoWeb, extra: str = "",
     outputs under `folder`."""
     seeds_dir = folder / "seeds"
     seeds_dir.mkdir(parents=True, exist_ok=True)
-    seeds = web.seed_urls()[:seed_hosts] + [t.home for t in web.trap_hosts()]
+    seeds = web.seed_urls()[:seed_hosts] + [t.home for t in web.trap_hosts()] + web.near_duplicate_homes()
     (seeds_dir / "demo.txt").write_text("\n".join(seeds) + "\n")
     overlay = folder / "test.toml"
     overlay.write_text(f"[crawl]\ndefault_delay_s = {TEST_DELAY_S}\nmax_pages_per_host = 40\n{extra}")

@@ -16,7 +16,7 @@ def test_assets_partitions_and_jobs_are_present():
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     assert keys == {"seeds", "frontier_snapshot", "fetch_batch", "url_registry", "seen_url_filter",
-                    "crawl_catalog"}
+                    "simhash_index", "near_duplicate_clusters", "crawl_catalog"}
 
     fetch = graph.get(AssetKey("fetch_batch")).partitions_def
     assert isinstance(fetch, MultiPartitionsDefinition)
@@ -26,7 +26,7 @@ def test_assets_partitions_and_jobs_are_present():
     # Fetch batches depend on the same day's frontier.
     assert AssetKey("frontier_snapshot") in graph.get(AssetKey("fetch_batch")).parent_keys
 
-    for name in ("seeds_job", "frontier_job", "fetch_job", "seen_job", "catalog_job"):
+    for name in ("seeds_job", "frontier_job", "fetch_job", "seen_job", "dedup_job", "catalog_job"):
         assert defs.resolve_job_def(name) is not None
 
 

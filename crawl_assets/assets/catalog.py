@@ -35,9 +35,14 @@ PARTITIONED_VIEWS = {
     "dropped_urls": ("dropped_urls", "SELECT * FROM src"),
 }
 
-# The URL registry is one full snapshot per day: `urls` shows the newest.
-URLS_SQL = """
-CREATE VIEW urls AS
+# Daily full snapshots (view name -> table folder): each view shows the newest day.
+LATEST_SNAPSHOT_VIEWS = {
+    "urls": "url_registry",
+    "near_duplicates": "near_duplicates",
+    "host_near_dup_ratio": "host_quality",
+}
+LATEST_SQL = """
+CREATE VIEW {view} AS
 SELECT * EXCLUDE (date) FROM read_parquet('{glob}', hive_partitioning = true)
 WHERE date = (SELECT max(date) FROM read_parquet('{glob}', hive_partitioning = true))
 """
@@ -55,8 +60,9 @@ def build_catalog(root: Path, catalog_path: Path) -> dict[str, int]:
                 continue
             source = f"read_parquet('{glob_of(root, table)}', hive_partitioning = true, union_by_name = true)"
             con.execute(f"CREATE VIEW {view} AS WITH src AS (SELECT * FROM {source}) {body}")
-        if any((root / "url_registry").glob("date=*/*.parquet")):
-            con.execute(URLS_SQL.format(glob=root / "url_registry" / "date=*" / "*.parquet"))
+        for view, table in LATEST_SNAPSHOT_VIEWS.items():
+            if any((root / table).glob("date=*/*.parquet")):
+                con.execute(LATEST_SQL.format(view=view, glob=root / table / "date=*" / "*.parquet"))
         if seeds_file(root).exists():
             con.execute(f"CREATE VIEW seeds AS SELECT * FROM read_parquet('{seeds_file(root)}')")
         views = [r[0] for r in con.execute(
@@ -68,10 +74,12 @@ def build_catalog(root: Path, catalog_path: Path) -> dict[str, int]:
 
 
 @asset(group_name="catalog", deps=[AssetKey("fetch_batch"), AssetKey("frontier_snapshot"),
-                                   AssetKey("seeds"), AssetKey("url_registry")])
+                                   AssetKey("seeds"), AssetKey("url_registry"),
+                                   AssetKey("near_duplicate_clusters")])
 def crawl_catalog(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """The DuckDB file analysts open read-only: views seeds, frontier, fetches, pages, links,
-    urls (every URL ever discovered) and dropped_urls (what the trap defences refused, why)."""
+    urls (every URL ever discovered), dropped_urls (what the trap defences refused, why),
+    near_duplicates and host_near_dup_ratio."""
     settings = crawl_settings.load()
     counts = build_catalog(settings.data_root, settings.catalog_path)
     return MaterializeResult(metadata={

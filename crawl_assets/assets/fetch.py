@@ -63,8 +63,9 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     prefix = f"recrawl-{date}-{shard}-{context.run_id[:8]}"
     seen_path = latest_before(root, "seen_filter", date)  # what the crawl knew before today
     seen = load_filter(seen_path) if seen_path else None
+    demoted = demoted_hosts(root, date, settings.demote_near_dup_ratio)
     result = run_fetch_batch(settings, int(shard.lstrip("s")), tasks, out_dir, prefix, seen=seen,
-                             known_payloads=archived_payloads(root, date))
+                             known_payloads=archived_payloads(root, date), demoted_hosts=demoted)
 
     fetch_log = fetch_log_table(result.output.records)
     links = links_table(result.output.links)
@@ -91,6 +92,7 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         "links": links.num_rows,
         "new_links": sum(1 for link in result.output.links if link[4]),
         "revisit_records": sum(r.warc_type == "revisit" for r in result.output.records),
+        "demoted_hosts": len(demoted),
         "urls_dropped": sum(dropped.column("urls").to_pylist()),
         "urls_dropped_by_reason": MetadataValue.json(_by_reason(result.output.dropped)),
         "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
@@ -109,6 +111,19 @@ FROM read_parquet($glob, hive_partitioning = true, union_by_name = true)
 WHERE CAST(date AS DATE) < CAST($date AS DATE) AND warc_type = 'response' AND payload_digest IS NOT NULL
 GROUP BY payload_digest
 """
+
+
+MIN_PAGES_TO_DEMOTE = 10
+
+
+def demoted_hosts(root, date: str, ratio: float) -> frozenset[str]:
+    """Hosts whose pages were mostly near-duplicates at the last count before `date`."""
+    path = latest_before(root, "host_quality", date)
+    if path is None:
+        return frozenset()
+    rows = pq.read_table(path).to_pylist()
+    return frozenset(r["host"] for r in rows
+                     if r["near_duplicate_ratio"] >= ratio and r["pages"] >= MIN_PAGES_TO_DEMOTE)
 
 
 def archived_payloads(root, date: str) -> dict[str, tuple[str, str]]:

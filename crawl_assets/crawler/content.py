@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .decoding import DecodingError, decode_body
 from .links import extract_links
+from .simhash import page_text, simhash64
 from .urls import UrlError, normalize_url
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -61,6 +62,7 @@ class ContentFacts:
     media_type: str
     sha256: str | None
     outlinks: list[str]
+    simhash: int | None = None  # 64-bit SimHash of an HTML page's main text
     too_large: bool = False  # decoded content passed the size cap (a compression bomb)
     error: str | None = None
 
@@ -74,10 +76,12 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         return ContentFacts(media_type_of(content_type, b""), None, [], error=str(exc))
     media_type = media_type_of(content_type, content)
     digest = hashlib.sha256(content).hexdigest()
+    fingerprint = None
     if media_type in HTML_TYPES:
         links = extract_links(content, url)
+        fingerprint = simhash64(page_text(content))
     elif media_type in XML_TYPES:
         links = sitemap_urls(content) or []  # sitemaps feed the frontier; other XML is not parsed
     else:
         links = []
-    return ContentFacts(media_type, digest, links, too_large)
+    return ContentFacts(media_type, digest, links, fingerprint, too_large)

@@ -58,6 +58,7 @@ class FetchRecord:
     attempts: int = 0
     redirect_to: str | None = None
     payload_digest: str | None = None  # WARC-Payload-Digest of the body as received
+    simhash: int | None = None  # SimHash of an HTML page's main text (unsigned 64-bit)
     warc_type: str | None = None  # response, or revisit when an earlier capture holds the payload
     refers_to: str | None = None  # the URI a revisit record points at
     warc_file: str | None = None
@@ -277,6 +278,7 @@ class FetchEngine:
             facts = examine(exchange.body, record.content_type, headers.get("content-encoding"),
                             task.url, self.settings.max_body_bytes)
             record.sha256, record.error = facts.sha256, facts.error or record.error
+            record.simhash = facts.simhash
             if facts.too_large:
                 record.status_class = "too_large"
                 record.error = "decoded body is larger than the size cap"

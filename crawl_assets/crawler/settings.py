@@ -65,6 +65,10 @@ class CrawlSettings:
     host_growth_ratio: float = 10.0
     host_growth_min_urls: int = 500
     blocklist_file: Path = PROJECT_ROOT / "data" / "blocklist.txt"
+    # Near duplicates: SimHash distance threshold, and the share of a host's pages that are
+    # near-duplicates above which its new links are no longer followed.
+    near_dup_threshold: int = 3
+    demote_near_dup_ratio: float = 0.8
     # Front-queue weights, priority 1 (most urgent) first.
     priority_weights: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
     # Hostname -> IP address; a leading "*." matches every subdomain.
@@ -121,7 +125,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
         if key == "max_redirects" or key in (
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
-                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls"):
+                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold"):
             number = int(value)
             if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")

@@ -68,7 +68,9 @@ _MASK64 = (1 << 64) - 1
 # ---------------------------------------------------------------------------- text
 
 def page_text(html: bytes | str) -> str:
-    """Main text of an HTML page (resiliparse, boilerplate removed)."""
+    """Main text of an HTML page: its <article> (or <main>) when it marks one, else what
+    resiliparse's boilerplate removal keeps. Ads, dates and counters beside the article then
+    leave the fingerprint alone."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.encoding import bytes_to_str, detect_encoding
     from resiliparse.parse.html import HTMLTree
@@ -77,7 +79,17 @@ def page_text(html: bytes | str) -> str:
         raw = bytes(html)
         html = bytes_to_str(raw, detect_encoding(raw))
     tree = HTMLTree.parse(html)
+    if tree.body is not None:
+        # Ad slots change on every view: they must not move the fingerprint.
+        for node in tree.body.query_selector_all(AD_SELECTORS):
+            node.decompose()
+    main = tree.body.query_selector("article") or tree.body.query_selector("main") if tree.body else None
+    if main is not None:
+        return extract_plain_text(main.html, main_content=True)
     return extract_plain_text(tree, main_content=True)
+
+
+AD_SELECTORS = ".ad, .ads, .advert, .advertisement, .sponsored, [id^='ad-'], [class^='ad-']"
 
 
 # ---------------------------------------------------------------------- fingerprint

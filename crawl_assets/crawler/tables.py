@@ -26,6 +26,7 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("attempts", pa.int32()),
     ("redirect_to", pa.string()),
     ("payload_digest", pa.string()),
+    ("simhash", pa.uint64()),
     ("warc_type", pa.string()),
     ("refers_to", pa.string()),
     ("warc_file", pa.string()),
