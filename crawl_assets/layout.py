@@ -68,6 +68,15 @@ def has_partition_files(root: Path, table: str) -> bool:
     return any((root / table).glob("date=*/shard=*/*.parquet"))
 
 
+def columns_of(parquet_glob: str) -> set[str]:
+    """Column names across every file of a glob: files written by older versions lack some."""
+    import duckdb
+
+    rows = duckdb.connect().execute(
+        "DESCRIBE SELECT * FROM read_parquet($g, union_by_name = true)", {"g": parquet_glob}).fetchall()
+    return {row[0] for row in rows}
+
+
 def glob_of(root: Path, table: str) -> str:
     """Every partition file of a hive-partitioned table, for DuckDB's read_parquet."""
     return str(root / table / "date=*" / "shard=*" / "*.parquet")

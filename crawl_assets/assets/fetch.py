@@ -21,6 +21,7 @@ from ..crawler.seen import load_filter
 from ..crawler.warc import warc_date
 from ..crawler.tables import dropped_table, fetch_log_table, links_table
 from ..layout import (
+    columns_of,
     dropped_file,
     fetch_log_file,
     frontier_file,
@@ -132,13 +133,11 @@ def archived_payloads(root, date: str) -> dict[str, tuple[str, str]]:
 
     Held in memory: fine for this crawl's size; a much larger archive would want a Bloom
     filter in front of an on-disk index instead."""
-    if not has_partition_files(root, "fetch_log"):
-        return {}
-    rows = duckdb.connect().execute(KNOWN_PAYLOADS_SQL, {"glob": glob_of(root, "fetch_log"), "date": date})
-    try:
-        return {digest: (url, warc_date(first)) for digest, url, first in rows.fetchall()}
-    except duckdb.BinderException:  # fetch logs written before payload digests existed
-        return {}
+    glob = glob_of(root, "fetch_log")
+    if not has_partition_files(root, "fetch_log") or "warc_type" not in columns_of(glob):
+        return {}  # nothing archived yet, or only by a version without payload digests
+    rows = duckdb.connect().execute(KNOWN_PAYLOADS_SQL, {"glob": glob, "date": date}).fetchall()
+    return {digest: (url, warc_date(first)) for digest, url, first in rows}
 
 
 def _by_reason(dropped: dict) -> dict[str, dict[str, int]]:

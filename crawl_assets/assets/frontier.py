@@ -9,7 +9,7 @@ from ..crawler.settings import CrawlSettings, shard_key
 from ..crawler.sharding import shard_of
 from ..crawler.tables import FRONTIER_SCHEMA
 from ..crawler.traps import Blocklist, TrapDefences, url_pattern
-from ..layout import frontier_file, glob_of, has_partition_files, seeds_file, write_parquet_atomic
+from ..layout import columns_of, frontier_file, glob_of, has_partition_files, seeds_file, write_parquet_atomic
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
 
@@ -62,7 +62,7 @@ LINKS_PART = """
     UNION ALL
     SELECT target AS url, target_host AS host, depth
     FROM read_parquet($links_glob, hive_partitioning = true, union_by_name = true)
-    WHERE CAST(date AS DATE) < CAST($date AS DATE) AND dropped_reason IS NULL
+    WHERE CAST(date AS DATE) < CAST($date AS DATE) {not_dropped}
 """
 
 # The validators of each URL's latest answer, so the fetch can be a conditional GET, and
@@ -101,7 +101,12 @@ def build_frontier(settings: CrawlSettings, date: str) -> tuple[pa.Table, dict[s
         params["links_glob"] = glob_of(root, "links")
     if has_fetches:
         params["fetch_glob"] = glob_of(root, "fetch_log")
-    ctes = FRONTIER_CTES.format(links_part=LINKS_PART if has_links else "")
+    links_part = ""
+    if has_links:
+        # Links files from before the trap defences have no dropped_reason column.
+        links_part = LINKS_PART.format(not_dropped="AND dropped_reason IS NULL"
+                                       if "dropped_reason" in columns_of(params["links_glob"]) else "")
+    ctes = FRONTIER_CTES.format(links_part=links_part)
     select = FRONTIER_SELECT.format(
         validators="latest.etag, latest.last_modified, latest.last_captured_at" if has_fetches
         else "NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "

@@ -35,6 +35,7 @@ from .warc import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Revisit, WarcFileWrite
 
 RETRYABLE_ERRORS = frozenset({"connect_error", "network_error"})
 PUSHBACK_STATUSES = frozenset({429, 503})
+BATCH_LIMITS = frozenset({"depth", "host_budget"})  # refusals that a later cycle may lift
 
 
 @dataclass
@@ -117,6 +118,7 @@ class FetchEngine:
                                   ttl_s=settings.robots_ttl_s, error_ttl_s=settings.robots_error_ttl_s)
         self._rng = rng or random.Random()
         self._queued_urls: set[str] = set()
+        self._refused: dict[str, str] = {}  # URL -> why it was not queued (counted once)
         self._admitted: Counter[str] = Counter()  # per host, against the page budget
         self._politeness: dict[str, HostPoliteness] = {}
         self._robots_errors: dict[str, HopResult] = {}  # origin -> the hop that failed
@@ -126,18 +128,21 @@ class FetchEngine:
 
     def admit(self, task: FetchTask) -> bool:
         """Queue a task unless its URL is already queued, too deep, or over its host's budget."""
-        if task.url in self._queued_urls:
+        if task.url in self._queued_urls or task.url in self._refused:
             return False
         if task.depth > self.settings.max_depth:
-            self.traps.dropped[task.host]["depth"] += 1
-            return False
+            return self._refuse(task.url, task.host, "depth")
         if self._admitted[task.host] >= self.settings.max_pages_per_host:
-            self.traps.dropped[task.host]["host_budget"] += 1
-            return False
+            return self._refuse(task.url, task.host, "host_budget")
         self._admitted[task.host] += 1
         self._queued_urls.add(task.url)
         self.frontier.add(task)
         return True
+
+    def _refuse(self, url: str, host: str, reason: str) -> bool:
+        self._refused[url] = reason
+        self.traps.dropped[host][reason] += 1
+        return False
 
     async def run(self, tasks: Iterable[FetchTask]) -> BatchOutput:
         for task in tasks:
@@ -327,11 +332,16 @@ class FetchEngine:
         priority = min(task.priority + 1, len(self.settings.priority_weights))
         for target in targets:
             target_host = host_of(target)
-            if target in self._queued_urls:  # already in this batch: nothing to decide
-                self.output.links.append((task.url, target, target_host, depth, False, None))
+            if target in self._queued_urls or target in self._refused:  # decided already
+                reason = self._refused.get(target)
+                # This batch's depth and budget limits say nothing about the URL itself.
+                reason = None if reason in BATCH_LIMITS else reason
+                self.output.links.append((task.url, target, target_host, depth, False, reason))
                 continue
             is_new = self.seen is None or target not in self.seen
             reason = self.traps.reason(target, target_host)
+            if reason is not None:
+                self._refused[target] = reason
             if is_new and reason is None:
                 self.traps.observe_new_url(target_host, target)
             self.output.links.append((task.url, target, target_host, depth, is_new, reason))
