@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Iterator, Mapping
 
-from .site import HTML_TYPE, Response, error_response, normalize_host, stable_int
+from .site import HTML_TYPE, Response, error_response, normalize_host, register_special_hosts, stable_int
 
 # kind -> hostname label. The order is the order of hostile_hosts().
 KINDS: dict[str, str] = {
@@ -91,12 +91,7 @@ def hostile_hostname(kind: str, domain: str = "demo.test") -> str:
 
 def add_hostile_hosts(web) -> dict[str, str]:
     """Register every hostile host on `web` (in place); returns hostname -> kind."""
-    added = {}
-    for kind in KINDS:
-        hostname = hostile_hostname(kind, web.domain)
-        web.register_host(hostname, HostileHandler(kind, hostname))
-        added[hostname] = kind
-    return added
+    return register_special_hosts(web, KINDS, HostileHandler)
 
 
 # ---- canned bodies ----------------------------------------------------------------------

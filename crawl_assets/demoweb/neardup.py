@@ -51,7 +51,7 @@ from typing import Mapping
 
 from .site import (_HEADINGS, EPOCH, HTML_TYPE, Response, _between, _not_modified, _pick,
                    _Resource, _sentence_pool, _title_words, error_response, http_date,
-                   normalize_host, stable_int)
+                   normalize_host, register_special_hosts, stable_int)
 from .words import NAME_WORDS
 
 NEAR_DUP_KINDS: tuple[str, ...] = ("ad_rotation", "date_line", "visitor_counter", "boilerplate",
@@ -137,12 +137,7 @@ def neardup_hostname(role: str, domain: str = "demo.test") -> str:
 def add_near_duplicate_hosts(web) -> dict[str, str]:
     """Register the near-duplicate hosts on `web` (in place); returns hostname -> role."""
     corpus = NearDupCorpus(web.domain)
-    added = {}
-    for role in HOST_LABELS:
-        hostname = neardup_hostname(role, web.domain)
-        web.register_host(hostname, NearDupHandler(corpus, hostname))
-        added[hostname] = role
-    return added
+    return register_special_hosts(web, HOST_LABELS, lambda _role, hostname: NearDupHandler(corpus, hostname))
 
 
 # ---- text -------------------------------------------------------------------------------

@@ -227,6 +227,18 @@ _P_PATH = re.compile(r"/p/(0|[1-9][0-9]*)\.html")
 _PRIVATE_PATH = re.compile(r"/private/(0|[1-9][0-9]*)\.html")
 
 
+def register_special_hosts(web, labels: Mapping[str, str], make_handler) -> dict[str, str]:
+    """Register one host `<label>.<domain>` per kind on `web` (in place), served by
+    make_handler(kind, hostname); returns hostname -> kind. Hostile, trap and near-duplicate
+    hosts all come in this way."""
+    added = {}
+    for kind, label in labels.items():
+        hostname = f"{label}.{web.domain}"
+        web.register_host(hostname, make_handler(kind, hostname))
+        added[hostname] = kind
+    return added
+
+
 def normalize_host(host: str) -> str:
     """Lowercase, drop ':port' (IPv6 literals keep their brackets) and a trailing dot."""
     host = host.strip().lower()

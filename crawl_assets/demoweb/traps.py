@@ -62,7 +62,7 @@ from urllib.parse import parse_qsl
 
 from .site import (_COMMON_WORDS, _HEADINGS, EPOCH, HTML_TYPE, Response, _between, _not_modified,
                    _pick, _Resource, _sentence_pool, _title_words, error_response, http_date,
-                   normalize_host, stable_int)
+                   normalize_host, register_special_hosts, stable_int)
 
 # kind -> hostname label. The order is the order of trap_hosts().
 KINDS: dict[str, str] = {
@@ -136,12 +136,7 @@ def trap_hostname(kind: str, domain: str = "demo.test") -> str:
 
 def add_trap_hosts(web) -> dict[str, str]:
     """Register every trap host on `web` (in place); returns hostname -> kind."""
-    added = {}
-    for kind in TRAP_KINDS:
-        hostname = trap_hostname(kind, web.domain)
-        web.register_host(hostname, TrapHandler(kind, hostname))
-        added[hostname] = kind
-    return added
+    return register_special_hosts(web, {kind: KINDS[kind] for kind in TRAP_KINDS}, TrapHandler)
 
 
 # ---- page rendering ---------------------------------------------------------------------
