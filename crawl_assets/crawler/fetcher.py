@@ -265,7 +265,7 @@ class FetchEngine:
             return
         exchange, headers = hop.exchange, hop.headers
         revisit = self._revisit_for(task, exchange, record, hop.truncated)
-        location = self.warc.write(exchange, revisit)
+        location = self.warc.write(exchange, revisit, record.payload_digest)
         record.warc_type = "revisit" if revisit else "response"
         record.refers_to = revisit.refers_to_uri if revisit else None
         record.warc_file, record.warc_offset, record.warc_length = (

@@ -110,8 +110,10 @@ class WarcFileWriter:
         compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
         self._file.write(compressor.compress(self._buffer.getvalue()) + compressor.flush())
 
-    def write(self, exchange: Exchange, revisit: Revisit | None = None) -> WarcLocation:
-        """A response (or, given `revisit`, a revisit) record and the request record."""
+    def write(self, exchange: Exchange, revisit: Revisit | None = None,
+              digest: str | None = None) -> WarcLocation:
+        """A response (or, given `revisit`, a revisit) record and the request record.
+        digest: the body's payload digest when the caller has it already (saves hashing twice)."""
         if self._file is None:
             self._open()
         assert self._writer is not None and self._file is not None
@@ -125,6 +127,8 @@ class WarcFileWriter:
         if revisit is None:
             if exchange.truncated:
                 warc_headers["WARC-Truncated"] = "length"
+            if digest:
+                warc_headers["WARC-Payload-Digest"] = digest
             response = writer.create_warc_record(
                 exchange.url, "response", payload=io.BytesIO(exchange.body),
                 length=len(exchange.body), http_headers=http_headers, warc_headers_dict=warc_headers)
@@ -134,7 +138,7 @@ class WarcFileWriter:
                 warc_headers["WARC-Refers-To-Target-URI"] = revisit.refers_to_uri
                 warc_headers["WARC-Refers-To-Date"] = revisit.refers_to_date
             if revisit.profile == IDENTICAL_PAYLOAD:
-                warc_headers["WARC-Payload-Digest"] = payload_digest(exchange.body)
+                warc_headers["WARC-Payload-Digest"] = digest or payload_digest(exchange.body)
             # Headers only: the payload is the earlier capture's (or, for a 304, there is none).
             response = writer.create_warc_record(
                 exchange.url, "revisit", payload=io.BytesIO(b""), length=0,
