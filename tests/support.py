@@ -85,3 +85,13 @@ def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, fl
             assert after["start"] >= before["end"], f"two requests in flight to {host}"
             gap = after["start"] - before["end"]
             assert gap >= delay, f"{host} was asked again after {gap:.4f}s (delay {delay}s)"
+
+
+def assert_warcio_check_passes(*paths: Path) -> None:
+    """`warcio check` (digests, record framing) accepts every file."""
+    import subprocess
+    import sys
+
+    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", *map(str, paths)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr

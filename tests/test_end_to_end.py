@@ -1,7 +1,5 @@
 """Two recrawl cycles through Dagster against a small demo web (10 hosts)."""
 
-import subprocess
-import sys
 import time
 
 import duckdb
@@ -13,7 +11,7 @@ from warcio.archiveiterator import ArchiveIterator
 from crawl_assets.cycle import run_cycle
 from crawl_assets.layout import fetch_log_file, frontier_file
 
-from support import TEST_DELAY_S, DemoWebProcess, assert_polite, write_test_settings
+from support import TEST_DELAY_S, DemoWebProcess, assert_polite, assert_warcio_check_passes, write_test_settings
 
 DAY1, DAY2 = "2026-11-28", "2026-11-29"
 
@@ -57,9 +55,7 @@ def test_warcs_pass_warcio_check_and_match_the_fetch_log_one_to_one(crawl):
     settings, _, _ = crawl
     warcs = sorted((settings.data_root / "warc" / f"date={DAY1}").glob("shard=*/*.warc.gz"))
     assert warcs and not list(settings.data_root.glob("warc/**/*.open"))
-    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", *map(str, warcs)],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_warcio_check_passes(*warcs)
 
     responses = {}
     for path in warcs:
@@ -166,9 +162,7 @@ def test_day_two_knew_day_one_through_the_seen_filter(crawl):
 def test_not_modified_answers_are_revisit_records_that_point_at_the_first_capture(crawl):
     settings, _, _ = crawl
     warcs = sorted((settings.data_root / "warc" / f"date={DAY2}").glob("shard=*/*.warc.gz"))
-    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", *map(str, warcs)],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_warcio_check_passes(*warcs)
     revisits = {}
     for path in warcs:
         with open(path, "rb") as fh:

@@ -49,7 +49,7 @@ from datetime import datetime, timedelta
 from random import Random
 from typing import Mapping
 
-from .site import (_HEADINGS, EPOCH, HTML_TYPE, Response, _between, _not_modified, _pick,
+from .site import (_HEADINGS, EPOCH, HTML_TYPE, Response, _answer, _between, _pick,
                    _Resource, _sentence_pool, _title_words, error_response, http_date,
                    normalize_host, register_special_hosts, stable_int)
 from .words import NAME_WORDS
@@ -381,12 +381,7 @@ class NearDupCorpus:
                                   ("Content-Length", str(len(body)))], body)
         role = self.role(hostname)
         resource = self._cached(web.seed, role, path) if role is not None else None
-        if resource is None:
-            return error_response(404, "Not Found")
-        if _not_modified(resource, headers):
-            return Response(304, [(k, v) for k, v in resource.response.headers
-                                  if k in ("ETag", "Last-Modified", "Cache-Control")], b"")
-        return resource.response
+        return _answer(resource, headers)
 
 
 class NearDupHandler:

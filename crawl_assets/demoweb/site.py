@@ -808,12 +808,7 @@ class DemoWeb:
             return error_response(404, "Unknown Host")
         key = self._route(path)
         resource = self._resource(host_index, *key) if key is not None else None
-        if resource is None:
-            return error_response(404, "Not Found")
-        if _not_modified(resource, headers):
-            return Response(304, [(k, v) for k, v in resource.response.headers
-                                  if k in ("ETag", "Last-Modified", "Cache-Control")], b"")
-        return resource.response
+        return _answer(resource, headers)
 
 
 def _etag_matches(header: str, etag: str) -> bool:
@@ -827,6 +822,16 @@ def _etag_matches(header: str, etag: str) -> bool:
         if candidate == etag:
             return True
     return False
+
+
+def _answer(resource: _Resource | None, headers: Mapping[str, str]) -> Response:
+    """A generated resource as served: 404 if missing, 304 if the client's copy is current."""
+    if resource is None:
+        return error_response(404, "Not Found")
+    if _not_modified(resource, headers):
+        return Response(304, [(k, v) for k, v in resource.response.headers
+                              if k in ("ETag", "Last-Modified", "Cache-Control")], b"")
+    return resource.response
 
 
 def _not_modified(resource: _Resource, headers: Mapping[str, str]) -> bool:

@@ -60,7 +60,7 @@ from random import Random
 from typing import Callable, Mapping
 from urllib.parse import parse_qsl
 
-from .site import (_COMMON_WORDS, _HEADINGS, EPOCH, HTML_TYPE, Response, _between, _not_modified,
+from .site import (_COMMON_WORDS, _HEADINGS, EPOCH, HTML_TYPE, Response, _answer, _between,
                    _pick, _Resource, _sentence_pool, _title_words, error_response, http_date,
                    normalize_host, register_special_hosts, stable_int)
 
@@ -358,12 +358,7 @@ class TrapHandler:
         if self.kind == "session_ids":
             return self._serve_session(web, path)
         resource = self._cached(web.seed, web.port, path)
-        if resource is None:
-            return error_response(404, "Not Found")
-        if _not_modified(resource, headers):
-            return Response(304, [(k, v) for k, v in resource.response.headers
-                                  if k in ("ETag", "Last-Modified", "Cache-Control")], b"")
-        return resource.response
+        return _answer(resource, headers)
 
     def _robots(self) -> Response:
         body = f"# robots.txt for {self.hostname}\nUser-agent: *\nDisallow:\n".encode("utf-8")

@@ -2,8 +2,6 @@
 
 import dataclasses
 import ipaddress
-import subprocess
-import sys
 from collections import defaultdict
 
 import pytest
@@ -14,7 +12,7 @@ from crawl_assets.crawler.frontier import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.sharding import shard_of
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, Response
-from support import DemoWebProcess, assert_polite
+from support import DemoWebProcess, assert_polite, assert_warcio_check_passes
 
 DELAY = 0.03
 
@@ -173,8 +171,7 @@ def test_a_payload_archived_before_is_written_as_a_revisit_record(web, tmp_path)
     assert by_url[first].payload_digest == by_url[second].payload_digest
 
     (path,) = result.warc_files
-    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", str(path)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_warcio_check_passes(path)
     with open(path, "rb") as fh:
         revisit = [r for r in ArchiveIterator(fh) if r.rec_type == "revisit"][0]
     headers = revisit.rec_headers

@@ -1,11 +1,10 @@
 import random
-import subprocess
-import sys
 from datetime import datetime, timezone
 
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.warc import Exchange, WarcFileWriter
+from support import assert_warcio_check_passes
 
 
 def exchange(n: int, body: bytes = b"<html>hello</html>", **kw) -> Exchange:
@@ -26,9 +25,7 @@ def test_warc_files_hold_warcinfo_then_response_request_pairs(tmp_path):
     files = writer.closed_files
     assert files == [tmp_path / "t-00000.warc.gz"] and files[0].exists()
 
-    check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", str(files[0])],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
+    assert_warcio_check_passes(files[0])
 
     with open(files[0], "rb") as fh:
         records = list((r.rec_type, r.rec_headers, r.content_stream().read()) for r in ArchiveIterator(fh))
