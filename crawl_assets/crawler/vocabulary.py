@@ -1,0 +1,69 @@
+"""The crawl's vocabulary: every status class, refusal reason and WARC record kind, named once.
+
+Python compares against these members; SQL receives them as query parameters (a StrEnum
+member is a str, so DuckDB binds it as VARCHAR), so no reason is spelt twice. The values are
+what the fetch log, the links table and the catalog store: renaming one is a data migration.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class StatusClass(StrEnum):
+    """The final outcome of one URL in a fetch batch (fetch_log.status_class)."""
+
+    # An answer was received.
+    OK = "ok"
+    NOT_MODIFIED = "not_modified"
+    REDIRECT = "redirect"
+    HTTP_4XX = "http_4xx"
+    HTTP_5XX = "http_5xx"
+    HTTP_OTHER = "http_other"
+    TOO_LARGE = "too_large"
+    # Redirects that went nowhere.
+    REDIRECT_LOOP = "redirect_loop"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    # No answer: the request failed (HopResult.error_class).
+    DNS_ERROR = "dns_error"
+    BLOCKED_ADDRESS = "blocked_address"
+    TIMEOUT = "timeout"
+    CONNECT_ERROR = "connect_error"
+    NETWORK_ERROR = "network_error"
+    # Not fetched in this batch: robots.txt or the host's own pace said no.
+    ROBOTS_DISALLOWED = "robots_disallowed"
+    ROBOTS_UNAVAILABLE = "robots_unavailable"
+    DEFERRED_CRAWL_DELAY = "deferred_crawl_delay"
+
+
+class DropReason(StrEnum):
+    """Why a known or discovered URL was not queued (links.dropped_reason, dropped_urls,
+    the frontier's left-out counts)."""
+
+    # Limits of one batch or cycle: a later cycle may lift them.
+    DEPTH = "depth"
+    HOST_BUDGET = "host_budget"
+    PATTERN_BUDGET = "pattern_budget"
+    # Outside what this crawl is for.
+    OUT_OF_SCOPE = "out_of_scope"
+    # Trap defences (crawler/traps.py).
+    URL_TOO_LONG = "url_too_long"
+    TOO_MANY_QUERY_PARAMS = "too_many_query_params"
+    REPEATED_PATH_SEGMENTS = "repeated_path_segments"
+    BLOCKLIST_HOST = "blocklist_host"
+    BLOCKLIST_URL = "blocklist_url"
+    DEMOTED_HOST = "demoted_host"
+    HOST_GROWTH_CAPPED = "host_growth_capped"
+
+
+# Refusals that a later cycle may lift: the URL stays known and comes back.
+BATCH_LIMITS = frozenset({DropReason.DEPTH, DropReason.HOST_BUDGET})
+
+
+class WarcRecordKind(StrEnum):
+    """WARC-Type values the crawl writes (fetch_log.warc_type holds response or revisit)."""
+
+    WARCINFO = "warcinfo"
+    REQUEST = "request"
+    RESPONSE = "response"
+    REVISIT = "revisit"
