@@ -8,7 +8,7 @@ from ..crawler.batch import in_scope
 from ..crawler.settings import CrawlSettings, shard_key
 from ..crawler.sharding import shard_of
 from ..crawler.tables import FRONTIER_SCHEMA
-from ..crawler.traps import Blocklist, TrapDefences, url_pattern
+from ..crawler.trap_defences import Blocklist, TrapDefences, url_pattern
 from ..layout import columns_of, frontier_file, glob_of, has_partition_files, seeds_file, write_parquet_atomic
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource

@@ -3,7 +3,7 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from ..crawler.seeds import read_seed_files
+from ..crawler.seed_files import read_seed_files
 from ..crawler.urls import host_of
 from ..layout import seeds_file, write_parquet_atomic
 from ..resources import CrawlSettingsResource

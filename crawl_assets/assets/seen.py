@@ -5,7 +5,7 @@ import duckdb
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ..crawler.seen import DEFAULT_FP_RATE, build_filter, load_filter, measured_fp_rate, save_filter
+from ..crawler.seen_filter import DEFAULT_FP_RATE, build_filter, load_filter, measured_fp_rate, save_filter
 from ..crawler.settings import CrawlSettings
 from ..layout import glob_of, has_partition_files, seeds_file, seen_filter_file, url_registry_file, write_parquet_atomic
 from ..partitions import daily_partitions

@@ -15,7 +15,7 @@ from .fetcher import BatchOutput, FetchEngine
 from .frontier import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
-from .traps import Blocklist, TrapDefences
+from .trap_defences import Blocklist, TrapDefences
 from .warc import WarcFileWriter
 
 SOFTWARE = "recrawl/0.1 (warcio)"

@@ -29,7 +29,7 @@ from .politeness import HostPoliteness
 from .resolver import Resolver
 from .robots import RobotsCache, RobotsPolicy, RobotsResponse
 from .settings import CrawlSettings
-from .traps import TrapDefences
+from .trap_defences import TrapDefences
 from .urls import UrlError, host_of, normalize_url
 from .warc import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Revisit, WarcFileWriter, payload_digest, warc_date
 

@@ -57,7 +57,7 @@ class CrawlSettings:
     max_redirects: int = 5
     robots_ttl_s: float = 86400.0
     robots_error_ttl_s: float = 600.0
-    # Trap defences (see traps.py) and the hand-kept blocklist.
+    # Trap defences (see trap_defences.py) and the hand-kept blocklist.
     max_url_length: int = 2048
     max_query_params: int = 10
     max_path_repeats: int = 3
@@ -82,7 +82,7 @@ class CrawlSettings:
         return self.data_root / "crawl.duckdb"
 
     def trap_limits(self):
-        from .traps import TrapLimits  # imported here: traps imports settings (via addresses)
+        from .trap_defences import TrapLimits  # imported here: trap_defences imports settings (via addresses)
         return TrapLimits(self.max_url_length, self.max_query_params, self.max_path_repeats,
                           self.max_urls_per_pattern, self.host_growth_ratio, self.host_growth_min_urls)
 

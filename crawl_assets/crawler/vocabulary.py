@@ -46,7 +46,7 @@ class DropReason(StrEnum):
     PATTERN_BUDGET = "pattern_budget"
     # Outside what this crawl is for.
     OUT_OF_SCOPE = "out_of_scope"
-    # Trap defences (crawler/traps.py).
+    # Trap defences (crawler/trap_defences.py).
     URL_TOO_LONG = "url_too_long"
     TOO_MANY_QUERY_PARAMS = "too_many_query_params"
     REPEATED_PATH_SEGMENTS = "repeated_path_segments"

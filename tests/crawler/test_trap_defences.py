@@ -1,6 +1,6 @@
 import pytest
 
-from crawl_assets.crawler.traps import Blocklist, TrapDefences, TrapLimits, repeated_segments, url_pattern
+from crawl_assets.crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, repeated_segments, url_pattern
 
 
 def test_url_patterns_blank_digits_and_values_and_sort_parameter_names():
