@@ -3,9 +3,9 @@
 from .catalog import crawl_catalog
 from .fetch import fetch_batch
 from .frontier import frontier_snapshot
-from .neardup import near_duplicate_clusters, simhash_index
+from .dedup import near_duplicate_clusters, simhash_index
 from .seeds import seeds
-from .seen import seen_url_filter, url_registry
+from .registry import seen_url_filter, url_registry
 
 ALL_ASSETS = [seeds, frontier_snapshot, fetch_batch, url_registry, seen_url_filter,
               simhash_index, near_duplicate_clusters, crawl_catalog]
