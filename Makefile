@@ -8,7 +8,7 @@ DEMO_SETTINGS := settings/demo.toml
 # `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
 SETTINGS ?=
 
-.PHONY: setup demo test ui crawl demoweb clean
+.PHONY: setup system-packages demo test ui crawl demoweb clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,14 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 demo: setup
 	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.demo
 
-test: setup
+# System pieces the tests drive: Debian's chromium for the UI test (Playwright uses it; it
+# never downloads a browser of its own). Installed with apt-get when missing (CI runs as root).
+system-packages:
+	@command -v chromium >/dev/null || { \
+	  echo "installing Debian's chromium for the UI test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: setup system-packages
 	$(BIN)/python -m pytest -q
 
 # The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.
