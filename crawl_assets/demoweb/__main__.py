@@ -8,17 +8,17 @@
 connections (scripts wait for it), runs until SIGTERM/SIGINT, then writes the access log.
 
 --hostile (both commands) adds the hostile hosts (slow-drip.demo.test, gzip-bomb.demo.test,
-...; see hostile.py): `serve` then ends its line with ' hostile=16', and `seeds` prints their
+...; see hostile_hosts.py): `serve` then ends its line with ' hostile=16', and `seeds` prints their
 home pages after the regular seeds.
 
 --traps (both commands) adds the crawler-trap hosts (calendar.demo.test, session-ids.demo.test,
-facets.demo.test, deep-paths.demo.test, random-links.demo.test; see traps.py): `serve` then
+facets.demo.test, deep-paths.demo.test, random-links.demo.test; see trap_hosts.py): `serve` then
 ends its line with ' traps=5' (after ' hostile=16' when both are given), and `seeds` prints
 their home pages last.
 
 --near-duplicates (both commands) adds the labelled near-duplicate article hosts
 (articles.demo.test, syndication.demo.test, www.mirror.demo.test, mirror.demo.test,
-template.demo.test; see neardup.py): `serve` then ends its line with ' neardup=5' (last), and
+template.demo.test; see neardup_hosts.py): `serve` then ends its line with ' neardup=5' (last), and
 `seeds` prints their home pages after everything else.
 """
 

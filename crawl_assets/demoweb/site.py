@@ -24,12 +24,12 @@ of the paragraphs, so successive versions are near-duplicates, like real edits.
 Special hosts (hostile endpoints, crawler traps) are added through
 `DemoWeb.register_host(hostname, handler)`: the handler gets the request and returns a
 Response; regular generated hosts are untouched by it. `DemoWeb(..., hostile=True)` adds the
-hostile hosts of hostile.py (slow drip, never answering, gzip bomb, redirect loop, ...) and
+hostile hosts of hostile_hosts.py (slow drip, never answering, gzip bomb, redirect loop, ...) and
 `web.hostile_hosts()` describes them. Their streaming responses use Response.stream,
 bytes_per_s and hang, which only the server interprets. `DemoWeb(..., traps=True)` adds the
-crawler-trap hosts of traps.py (endless calendar, session ids, faceted navigation, ever-deeper
+crawler-trap hosts of trap_hosts.py (endless calendar, session ids, faceted navigation, ever-deeper
 paths, random links), described by `web.trap_hosts()`. `DemoWeb(..., near_duplicates=True)`
-adds the labelled near-duplicate article hosts of neardup.py, described by
+adds the labelled near-duplicate article hosts of neardup_hosts.py, described by
 `web.near_duplicate_groups()` and `web.near_duplicate_homes()`; all flags may be combined.
 """
 
@@ -48,9 +48,9 @@ from urllib.parse import unquote
 from .words import NAME_WORDS, WORDS
 
 if TYPE_CHECKING:
-    from .hostile import HostileHost
-    from .neardup import NearDupGroup
-    from .traps import TrapHost
+    from .hostile_hosts import HostileHost
+    from .neardup_hosts import NearDupGroup
+    from .trap_hosts import TrapHost
 
 # Last-Modified of every page is EPOCH + the day its current version appeared.
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -295,9 +295,9 @@ class DemoWeb:
         near_duplicates: bool = False,
         cache_pages: int = 1024,
     ):
-        """hostile=True adds the hostile hosts (see hostile.py and hostile_hosts()),
-        traps=True the crawler-trap hosts (see traps.py and trap_hosts()), near_duplicates=True
-        the labelled near-duplicate hosts (see neardup.py and near_duplicate_groups())."""
+        """hostile=True adds the hostile hosts (see hostile_hosts.py and hostile_hosts()),
+        traps=True the crawler-trap hosts (see trap_hosts.py and trap_hosts()), near_duplicates=True
+        the labelled near-duplicate hosts (see neardup_hosts.py and near_duplicate_groups())."""
         if hosts < 1 or pages_per_host < 1:
             raise ValueError("hosts and pages_per_host must be at least 1")
         if day < 0:
@@ -318,15 +318,15 @@ class DemoWeb:
         self._resource = functools.lru_cache(maxsize=cache_pages)(self._build_resource)
         self._link_plan = functools.lru_cache(maxsize=cache_pages * 2)(self._build_link_plan)
         if hostile:
-            from .hostile import add_hostile_hosts
+            from .hostile_hosts import add_hostile_hosts
 
             add_hostile_hosts(self)
         if traps:
-            from .traps import add_trap_hosts
+            from .trap_hosts import add_trap_hosts
 
             add_trap_hosts(self)
         if near_duplicates:
-            from .neardup import add_near_duplicate_hosts
+            from .neardup_hosts import add_near_duplicate_hosts
 
             add_near_duplicate_hosts(self)
 
@@ -422,7 +422,7 @@ class DemoWeb:
     def hostile_hosts(self) -> list["HostileHost"]:
         """Machine-readable description of the registered hostile hosts (URLs carry this
         web's port), in hostile.KINDS order; [] unless hostile=True / add_hostile_hosts()."""
-        from .hostile import KINDS, HostileHandler
+        from .hostile_hosts import KINDS, HostileHandler
 
         handlers = [h for h in self._special.values() if isinstance(h, HostileHandler)]
         order = list(KINDS)
@@ -432,14 +432,14 @@ class DemoWeb:
     def trap_hosts(self) -> list["TrapHost"]:
         """Machine-readable description of the registered crawler-trap hosts (URLs carry this
         web's port), in traps.TRAP_KINDS order; [] unless traps=True / add_trap_hosts()."""
-        from .traps import TRAP_KINDS, TrapHandler
+        from .trap_hosts import TRAP_KINDS, TrapHandler
 
         handlers = [h for h in self._special.values() if isinstance(h, TrapHandler)]
         handlers.sort(key=lambda h: (TRAP_KINDS.index(h.kind), h.hostname))
         return [h.describe(self) for h in handlers]
 
     def _near_dup_corpus(self):
-        from .neardup import NearDupHandler
+        from .neardup_hosts import NearDupHandler
 
         for handler in self._special.values():
             if isinstance(handler, NearDupHandler):

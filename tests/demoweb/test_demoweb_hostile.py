@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, HostileHost, add_hostile_hosts
-from crawl_assets.demoweb.hostile import KINDS
+from crawl_assets.demoweb.hostile_hosts import KINDS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STATUS_CLASSES = {"ok", "not_modified", "redirect", "redirect_loop", "too_many_redirects",

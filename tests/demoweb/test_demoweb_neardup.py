@@ -19,7 +19,7 @@ import pytest
 
 from crawl_assets.demoweb import (NEAR_DUP_KINDS, DemoWeb, DemoWebThread, NearDupGroup,
                                   add_near_duplicate_hosts)
-from crawl_assets.demoweb.neardup import ARTICLE_WORDS
+from crawl_assets.demoweb.neardup_hosts import ARTICLE_WORDS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 VARYING = {  # the element that differs within a group of these kinds

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from crawl_assets.demoweb import TRAP_KINDS, DemoWeb, DemoWebThread, TrapHost, add_trap_hosts
-from crawl_assets.demoweb.traps import FACETS, KINDS, SESSION_PAGES
+from crawl_assets.demoweb.trap_hosts import FACETS, KINDS, SESSION_PAGES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = re.compile(r";jsessionid=[0-9A-F]{32}|[?&](?:sid=[0-9a-f]{32}|PHPSESSID=[0-9a-v]{26})")
