@@ -8,7 +8,7 @@ from ..crawler.batch import in_scope
 from ..crawler.settings import CrawlSettings, shard_key
 from ..crawler.sharding import shard_of
 from ..crawler.tables import FRONTIER_SCHEMA
-from ..crawler.trap_defences import Blocklist, TrapDefences, url_pattern
+from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
 from ..layout import columns_of, frontier_file, glob_of, has_partition_files, seeds_file, write_parquet_atomic
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
@@ -85,7 +85,7 @@ def build_frontier(settings: CrawlSettings, date: str) -> tuple[pa.Table, dict[s
     con.create_function("shard_of", lambda host: shard_key(shard_of(host, settings.shard_count)),
                         ["VARCHAR"], "VARCHAR")
     con.create_function("in_scope", lambda host: in_scope(host, settings), ["VARCHAR"], "BOOLEAN")
-    traps = TrapDefences(settings.trap_limits(), Blocklist.read(settings.blocklist_file))
+    traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
     con.create_function("trap_reason", traps.intrinsic_reason, ["VARCHAR", "VARCHAR"], "VARCHAR",
                         null_handling="special")  # None means "no trap": a real answer
     con.create_function("url_pattern", url_pattern, ["VARCHAR"], "VARCHAR", null_handling="special")

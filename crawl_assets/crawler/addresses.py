@@ -5,17 +5,19 @@ to globally routable addresses. Exceptions open named networks to named hosts on
 from __future__ import annotations
 
 import ipaddress
-from fnmatch import fnmatch
+from dataclasses import dataclass
 
-from .settings import NetworkException
+from .host_patterns import host_matches
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def host_matches(host: str, pattern: str) -> bool:
-    """fnmatch, plus "*.example.test" also matching "example.test" itself."""
-    host = host.lower()
-    return fnmatch(host, pattern) or (pattern.startswith("*.") and host == pattern[2:])
+@dataclass(frozen=True)
+class NetworkException:
+    """Lets hosts matching `hosts` (fnmatch patterns) connect to `networks` despite the guard."""
+
+    hosts: tuple[str, ...]
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
 
 def address_allowed(host: str, address: str, exceptions: tuple[NetworkException, ...] = ()) -> bool:

@@ -15,7 +15,7 @@ from .fetcher import BatchOutput, FetchEngine
 from .frontier import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
-from .trap_defences import Blocklist, TrapDefences
+from .trap_defences import Blocklist, TrapDefences, TrapLimits
 from .warc import WarcFileWriter
 
 SOFTWARE = "recrawl/0.1 (warcio)"
@@ -44,7 +44,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     def follows_links_to(host: str) -> bool:
         return in_scope(host, settings) and shard_of(host, settings.shard_count) == shard_index
 
-    traps = TrapDefences(settings.trap_limits(), Blocklist.read(settings.blocklist_file), demoted_hosts)
+    traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,

@@ -8,7 +8,7 @@ import asyncio
 import socket
 import time
 
-from .addresses import host_matches
+from .host_patterns import host_matches
 
 
 class DnsError(OSError):

@@ -14,6 +14,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .addresses import NetworkException
+
 SETTINGS_ENV = "RECRAWL_SETTINGS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "recrawl.toml"
@@ -21,14 +23,6 @@ DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "recrawl.toml"
 
 class SettingsError(ValueError):
     """A settings file or value is wrong; the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class NetworkException:
-    """Lets hosts matching `hosts` (fnmatch patterns) connect to `networks` despite the guard."""
-
-    hosts: tuple[str, ...]
-    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
 
 
 @dataclass(frozen=True)
@@ -80,11 +74,6 @@ class CrawlSettings:
     @property
     def catalog_path(self) -> Path:
         return self.data_root / "crawl.duckdb"
-
-    def trap_limits(self):
-        from .trap_defences import TrapLimits  # imported here: trap_defences imports settings (via addresses)
-        return TrapLimits(self.max_url_length, self.max_query_params, self.max_path_repeats,
-                          self.max_urls_per_pattern, self.host_growth_ratio, self.host_growth_min_urls)
 
     def shard_keys(self) -> list[str]:
         return [shard_key(i) for i in range(self.shard_count)]

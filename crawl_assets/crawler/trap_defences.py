@@ -18,7 +18,8 @@ from pathlib import Path
 
 from datasketch import HyperLogLog
 
-from .addresses import host_matches
+from .host_patterns import host_matches
+from .settings import CrawlSettings
 
 _DIGITS = re.compile(r"\d+")
 _PARAM_VALUE = re.compile(r"=[^&]*")
@@ -86,16 +87,23 @@ def repeated_segments(path: str, max_repeats: int) -> bool:
     return False
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrapLimits:
-    max_url_length: int = 2048
-    max_query_params: int = 10
-    max_path_repeats: int = 3
-    max_urls_per_pattern: int = 100
+    """The trap defences' limits; the defaults are CrawlSettings' (written there once)."""
+
+    max_url_length: int = CrawlSettings.max_url_length
+    max_query_params: int = CrawlSettings.max_query_params
+    max_path_repeats: int = CrawlSettings.max_path_repeats
+    max_urls_per_pattern: int = CrawlSettings.max_urls_per_pattern
     # A host is capped when its distinct new URLs exceed this multiple of its fetched pages
     # (and at least growth_min_urls): it spawns links faster than anyone could fetch them.
-    growth_ratio: float = 10.0
-    growth_min_urls: int = 500
+    growth_ratio: float = CrawlSettings.host_growth_ratio
+    growth_min_urls: int = CrawlSettings.host_growth_min_urls
+
+    @classmethod
+    def from_settings(cls, settings: CrawlSettings) -> "TrapLimits":
+        return cls(settings.max_url_length, settings.max_query_params, settings.max_path_repeats,
+                   settings.max_urls_per_pattern, settings.host_growth_ratio, settings.host_growth_min_urls)
 
 
 @dataclass
