@@ -9,7 +9,8 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from .crawler.settings import load_settings, shard_key
+from .crawler.settings import load_settings
+from .crawler.sharding import shard_key
 
 CRAWL_START_DATE = "2026-01-01"
 

@@ -5,7 +5,8 @@ import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from ..crawler.batch import in_scope
-from ..crawler.settings import CrawlSettings, shard_key
+from ..crawler.settings import CrawlSettings
+from ..crawler.sharding import shard_key
 from ..crawler.sharding import shard_of
 from ..crawler.tables import FRONTIER_SCHEMA
 from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern

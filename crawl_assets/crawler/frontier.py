@@ -24,9 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from .settings import DEFAULT_PRIORITY_WEIGHTS  # level 1 (highest) .. 5, written once there
 from .urls import host_of
-
-DEFAULT_PRIORITY_WEIGHTS = (16, 8, 4, 2, 1)  # level 1 (highest) .. 5
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .addresses import NetworkException
+from .sharding import shard_keys
 
 SETTINGS_ENV = "RECRAWL_SETTINGS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "recrawl.toml"
+
+
+# Front-queue weights of priority levels 1 (most urgent) .. 5; the in-batch frontier's default.
+DEFAULT_PRIORITY_WEIGHTS: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
 
 
 class SettingsError(ValueError):
@@ -60,11 +65,13 @@ class CrawlSettings:
     host_growth_min_urls: int = 500
     blocklist_file: Path = PROJECT_ROOT / "data" / "blocklist.txt"
     # Near duplicates: SimHash distance threshold, and the share of a host's pages that are
-    # near-duplicates above which its new links are no longer followed.
+    # near-duplicates above which its new links are no longer followed (judged only for
+    # hosts with at least demote_min_pages fingerprinted pages).
     near_dup_threshold: int = 3
     demote_near_dup_ratio: float = 0.8
+    demote_min_pages: int = 10
     # Front-queue weights, priority 1 (most urgent) first.
-    priority_weights: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
+    priority_weights: tuple[float, ...] = DEFAULT_PRIORITY_WEIGHTS
     # Hostname -> IP address; a leading "*." matches every subdomain.
     resolver_overrides: dict[str, str] = field(default_factory=dict)
     # Only hosts matching one of these patterns are crawled (empty: any host).
@@ -76,11 +83,7 @@ class CrawlSettings:
         return self.data_root / "crawl.duckdb"
 
     def shard_keys(self) -> list[str]:
-        return [shard_key(i) for i in range(self.shard_count)]
-
-
-def shard_key(index: int) -> str:
-    return f"s{index:02d}"
+        return shard_keys(self.shard_count)
 
 
 _PATH_KEYS = {"data_root", "seeds_dir", "blocklist_file"}
@@ -114,7 +117,8 @@ def _coerce(key: str, value, source: str, base_dir: Path):
         if key == "max_redirects" or key in (
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
-                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold"):
+                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold",
+                "demote_min_pages"):
             number = int(value)
             if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")

@@ -2,8 +2,8 @@ import pyarrow.parquet as pq
 from dagster import instance_for_test, materialize
 
 from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
-from crawl_assets.crawler.sharding import shard_of
-from crawl_assets.crawler.settings import shard_key
+from crawl_assets.crawler.sharding import shard_key, shard_of
+
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.layout import fetch_log_file, warc_dir
 from crawl_assets.partitions import fetch_partition_key
