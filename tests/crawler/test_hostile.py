@@ -4,6 +4,8 @@ status class within its time limit, and the ordinary hosts beside them are crawl
 import dataclasses
 import ipaddress
 import time
+from collections import Counter
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -31,8 +33,21 @@ def crawl(tmp_path_factory):
         result = run_fetch_batch(settings, 0, [FetchTask.for_url(u) for u in dict.fromkeys(urls)],
                                  tmp_path_factory.mktemp("warc"), "hostile")
         elapsed = time.monotonic() - started
-        web.access_log.wait_for(len(web.access_log), timeout=1)
+        # The server logs a request just after its response is drained, so the crawler can be
+        # done a moment before the last rows appear: wait for every request the crawler made.
+        requests_made = sum(expected_requests(result.output.records).values())
+        assert web.access_log.wait_for(requests_made, timeout=5), (len(web.access_log), requests_made)
     return web, hostile, result, elapsed
+
+
+def expected_requests(records) -> Counter:
+    """(host, path) -> how many requests the fetch log says were made: each URL's attempts,
+    and one robots.txt per host (cached for the batch)."""
+    wanted = Counter({(host, "/robots.txt"): 1 for host in {r.host for r in records}})
+    for record in records:
+        parts = urlsplit(record.url)
+        wanted[(parts.hostname, parts.path + (f"?{parts.query}" if parts.query else ""))] += record.attempts
+    return +wanted  # disallowed and deferred URLs (0 attempts) must never reach the server
 
 
 def final_record(by_url, url):
@@ -41,6 +56,17 @@ def final_record(by_url, url):
     while record.status_class == "redirect" and record.redirect_to in by_url:
         record = by_url[record.redirect_to]
     return record
+
+
+def test_the_server_saw_exactly_the_requests_the_fetch_log_counts(crawl):
+    web, _, result, _ = crawl
+    records = result.output.records
+    logged = Counter((row.host, row.path) for row in web.access_log.rows)
+    assert logged == expected_requests(records)
+    never_asked = [r.url for r in records if r.status_class in ("robots_disallowed", "robots_unavailable",
+                                                                 "deferred_crawl_delay")]
+    assert len(never_asked) >= 5 and all(
+        logged[(urlsplit(u).hostname, urlsplit(u).path)] == 0 for u in never_asked)
 
 
 def test_every_hostile_url_ends_with_the_expected_status_class(crawl):

@@ -24,24 +24,36 @@ UA = "recrawl/0.1 (+https://example.org/recrawl-bot)"
 
 # ---- conformance: Google's robots_test.cc --------------------------------------------------
 
+# Google cases we answer differently on purpose, with the reason. Every other case must pass,
+# and each of these must still fail (a fix means the entry goes), so the list stays true.
+GOOGLE_EXPECTED_FAILURES = {
+    # Google matches the caller's user-agent string whole ("Foo Bar" is not the group "Foo"),
+    # so it falls back to `*` and is disallowed. We obey the product token of our user agent
+    # (everything up to the first "/" or space: "recrawl/0.1 (+...)" is "recrawl"), so "Foo Bar"
+    # is "Foo", whose group allows /x/.
+    "g041": "user agent with a space: we obey its product token",
+}
+
+
 def test_google_allow_cases():
     counts = {False: [0, 0], True: [0, 0]}  # google_only -> [passed, total]
-    failed = []
+    failed = {}
     for case in GOOGLE["allow_cases"]:
         policy = parse_robots(case["robotstxt"].encode("utf-8"), case["useragent"])
         ok = policy.allowed(case["url"]) == case["expected_allowed"]
         counts[case["google_only"]][0] += ok
         counts[case["google_only"]][1] += 1
         if not ok:
-            failed.append(f"{case['id']} {case['test']} (google_only={case['google_only']})")
+            failed[case["id"]] = f"{case['test']} (google_only={case['google_only']})"
     (rfc_ok, rfc_n), (g_ok, g_n) = counts[False], counts[True]
-    ok, n = rfc_ok + g_ok, rfc_n + g_n
-    print(f"\nrobots conformance: rfc {rfc_ok}/{rfc_n}, google-only {g_ok}/{g_n}, total {ok}/{n}")
-    if failed:
-        print("  failing:", "; ".join(failed))
+    print(f"\nrobots conformance: rfc {rfc_ok}/{rfc_n}, google-only {g_ok}/{g_n}, "
+          f"total {rfc_ok + g_ok}/{rfc_n + g_n}; failing: {failed}")
     assert (rfc_n, g_n) == (72, 73)
-    assert rfc_ok == rfc_n, failed
-    assert ok >= 140, failed
+    unexpected = {k: v for k, v in failed.items() if k not in GOOGLE_EXPECTED_FAILURES}
+    assert not unexpected, f"regressions: {unexpected}"
+    now_passing = set(GOOGLE_EXPECTED_FAILURES) - set(failed)
+    assert not now_passing, f"now pass, remove from GOOGLE_EXPECTED_FAILURES: {now_passing}"
+    assert rfc_ok == rfc_n
 
 
 @pytest.mark.parametrize("case", GOOGLE["get_path_params_query_cases"], ids=lambda c: repr(c["url"]))
@@ -93,30 +105,49 @@ def _hhmm(t):
     return None if t is None else t.strftime("%H:%M")
 
 
+def _protego_answer(policy, check):
+    """Our answer to one Protego check, in the data file's shape."""
+    if check == "sitemaps_set":
+        return set(policy.sitemaps)
+    if check == "crawl_delay":
+        return policy.crawl_delay
+    if check == "request_rate":
+        rate = policy.request_rate
+        return None if rate is None else [rate.requests, rate.seconds, _hhmm(rate.start_time),
+                                          _hhmm(rate.end_time)]
+    if check == "visit_time":
+        visit = policy.visit_time
+        return None if visit is None else [_hhmm(visit.start_time), _hhmm(visit.end_time)]
+    if check == "preferred_host":
+        return policy.preferred_host
+    raise AssertionError(check)
+
+
 @pytest.mark.parametrize("case", PROTEGO["cases"], ids=lambda c: f"{c['test']}-{c.get('useragent', '')}")
 def test_protego_directives(case):
     policy = parse_robots(case["robotstxt"].encode("utf-8"), case.get("useragent", UA))
-    check, expected = case["check"], case["expected"]
-    if check == "sitemaps_set":
-        assert set(policy.sitemaps) == set(expected)
-    elif check == "crawl_delay":
-        assert policy.crawl_delay == expected
-    elif check == "request_rate":
-        rate = policy.request_rate
-        got = None if rate is None else [rate.requests, rate.seconds, _hhmm(rate.start_time),
-                                         _hhmm(rate.end_time)]
-        assert got == expected
-    elif check == "visit_time":
-        visit = policy.visit_time
-        assert (None if visit is None else [_hhmm(visit.start_time), _hhmm(visit.end_time)]) == expected
-    elif check == "preferred_host":
-        assert policy.preferred_host == expected
-    else:
-        raise AssertionError(check)
+    expected = case["expected"]
+    assert _protego_answer(policy, case["check"]) == (set(expected) if case["check"] == "sitemaps_set"
+                                                      else expected)
 
 
-def test_protego_directive_count():
-    assert len(PROTEGO["cases"]) == 21
+def test_protego_cases_tell_agents_apart():
+    """Where one Protego file is asked for several agents, each agent gets its own group's
+    value: our answers per agent are exactly Protego's (an agent-blind parser, or one that
+    always takes the first or the `*` group, gives one answer for all)."""
+    by_file: dict[tuple[str, str], dict[str, object]] = {}
+    for case in PROTEGO["cases"]:
+        if "useragent" in case:
+            by_file.setdefault((case["robotstxt"], case["check"]), {})[case["useragent"]] = case["expected"]
+    multi = {key: agents for key, agents in by_file.items() if len(agents) > 1}
+    # test_crawl_delay (2 agents), test_request_rate (5), test_request_rate_bare_number (5),
+    # test_visit_time (2).
+    assert sorted(len(agents) for agents in multi.values()) == [2, 2, 5, 5]
+    for (body, check), agents in multi.items():
+        answers = {agent: _protego_answer(parse_robots(body.encode("utf-8"), agent), check)
+                   for agent in agents}
+        assert answers == agents
+        assert len({repr(a) for a in answers.values()}) == len(agents)  # all different
 
 
 # ---- our user agent, groups, extensions ----------------------------------------------------

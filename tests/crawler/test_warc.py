@@ -1,4 +1,5 @@
 import random
+import zlib
 from datetime import datetime, timezone
 
 from warcio.archiveiterator import ArchiveIterator
@@ -39,13 +40,33 @@ def test_warc_files_hold_warcinfo_then_response_request_pairs(tmp_path):
     assert request.get_header("WARC-Concurrent-To") == response.get_header("WARC-Record-ID")
     assert records[1][2] == b"<html>hello</html>"
 
-    # Each location points at exactly one gzip member holding that response.
+    # Each location is exactly the gzip member holding that response: warcio's own offsets and
+    # lengths (what a CDXJ indexer records) agree, the bytes at [offset, offset + length)
+    # decompress to one whole record, and reading from the offset yields that response.
     with open(files[0], "rb") as fh:
-        for n, loc in enumerate(locations):
+        it = ArchiveIterator(fh)
+        members = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI"),
+                    it.get_record_offset(), it.get_record_length()) for r in it]
+    url = "http://h0001.demo.test:8471/p/{}.html".format
+    assert [(t, u, o, n) for t, u, o, n in members if t == "response"] == [
+        ("response", url(n), loc.offset, loc.length) for n, loc in enumerate(locations)]
+    data = files[0].read_bytes()
+    # The members tile the file: each starts where the one before ends (its request follows it).
+    assert [o for _, _, o, _ in members] == [0] + [o + n for _, _, o, n in members[:-1]]
+    assert members[-1][2] + members[-1][3] == len(data)
+    for n, loc in enumerate(locations):
+        assert loc.filename == "t-00000.warc.gz" and loc.length > 0
+        member = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        raw = member.decompress(data[loc.offset:loc.offset + loc.length])
+        assert member.eof and not member.unused_data  # one whole member, nothing more
+        assert raw.startswith(b"WARC/1.1\r\n") and raw.endswith(b"\r\n\r\n")
+        assert b"WARC-Type: response\r\n" in raw and f"WARC-Target-URI: {url(n)}\r\n".encode() in raw
+        with open(files[0], "rb") as fh:
             fh.seek(loc.offset)
             record = next(iter(ArchiveIterator(fh)))
-            assert record.rec_headers.get_header("WARC-Target-URI").endswith(f"/p/{n}.html")
-            assert fh.tell() >= loc.offset + loc.length
+            assert record.rec_type == "response"
+            assert record.rec_headers.get_header("WARC-Target-URI") == url(n)
+            assert record.content_stream().read() == b"<html>hello</html>"
 
 
 def test_files_roll_over_at_the_size_limit(tmp_path):
