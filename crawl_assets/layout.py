@@ -68,12 +68,25 @@ def has_partition_files(root: Path, table: str) -> bool:
     return any((root / table).glob("date=*/shard=*/*.parquet"))
 
 
-def columns_of(parquet_glob: str) -> set[str]:
-    """Column names across every file of a glob: files written by older versions lack some."""
+def shard_files(root: Path, table: str, *, before: str | None = None,
+                through: str | None = None) -> tuple[Path, ...]:
+    """The files of a date x shard table of the days before `before` (or up to and including
+    `through`), in date and shard order: what a step reads of earlier days, listed explicitly."""
+    assert (before is None) != (through is None), "give exactly one of before= and through="
+    files = []
+    for path in sorted((root / table).glob("date=*/shard=*/*.parquet")):
+        day = path.parent.parent.name.removeprefix("date=")
+        if (before is not None and day < before) or (through is not None and day <= through):
+            files.append(path)
+    return tuple(files)
+
+
+def columns_of(files: str | list[str]) -> set[str]:
+    """Column names across every file of a glob or list: files written by older versions lack some."""
     import duckdb
 
     rows = duckdb.connect().execute(
-        "DESCRIBE SELECT * FROM read_parquet($g, union_by_name = true)", {"g": parquet_glob}).fetchall()
+        "DESCRIBE SELECT * FROM read_parquet($g, union_by_name = true)", {"g": files}).fetchall()
     return {row[0] for row in rows}
 
 

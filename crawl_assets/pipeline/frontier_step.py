@@ -1,0 +1,233 @@
+"""The frontier step: the day's frontier, every known URL within the budgets, split by shard.
+
+Inputs are explicit: the seed table, and the links and fetch logs of the days before D
+(`frontier_inputs` lists them). DuckDB does the work in one pass over the known URLs: each
+URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
+which both the frontier and the left-out counts are read. The rules that live in Python
+(host scope, shard, trap defences, URL pattern) are called vectorised over Arrow batches;
+scope and shard once per distinct host, not per URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from ..crawler.batch import in_scope
+from ..crawler.settings import CrawlSettings
+from ..crawler.sharding import shard_key, shard_of
+from ..crawler.tables import FRONTIER_SCHEMA
+from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
+from ..crawler.vocabulary import DropReason
+from ..layout import columns_of, seeds_file, shard_files
+
+
+@dataclass(frozen=True)
+class FrontierInputs:
+    """What the frontier of day D reads: the seeds, and the links and fetch logs of every
+    day before D (links for the URLs, fetch logs for the validators of each URL)."""
+
+    seeds: Path
+    links: tuple[Path, ...] = ()
+    fetch_logs: tuple[Path, ...] = ()
+
+
+def frontier_inputs(root: Path, date: str) -> FrontierInputs:
+    seeds = seeds_file(root)
+    if not seeds.exists():
+        raise FileNotFoundError(f"{seeds} is missing: materialise `seeds` first")
+    return FrontierInputs(seeds, shard_files(root, "links", before=date),
+                          shard_files(root, "fetch_log", before=date))
+
+
+@dataclass(frozen=True)
+class FrontierCounts:
+    urls: int
+    hosts: int
+    urls_per_shard: Mapping[str, int]  # every shard of the settings, in shard order
+    left_out_by_reason: Mapping[str, int]  # known URLs not in the frontier, each counted once
+
+    @property
+    def left_out(self) -> int:
+        return sum(self.left_out_by_reason.values())
+
+
+@dataclass(frozen=True)
+class FrontierResult:
+    # FRONTIER_SCHEMA plus a shard column, ordered by shard, host, depth, url.
+    table: pa.Table
+    counts: FrontierCounts
+
+    def shard_tables(self) -> Iterator[tuple[str, pa.Table]]:
+        """Each shard's rows in FRONTIER_SCHEMA, every shard of the settings (an empty table
+        for a shard without URLs); zero-copy slices, since the table is ordered by shard."""
+        start = 0
+        for shard, rows in self.counts.urls_per_shard.items():
+            part = self.table.slice(start, rows)
+            assert rows == 0 or part["shard"][0].as_py() == shard == part["shard"][-1].as_py(), shard
+            start += rows
+            yield shard, part.select(FRONTIER_SCHEMA.names).cast(FRONTIER_SCHEMA)
+        assert start == self.table.num_rows
+
+
+# Every known URL once, with its fate: `left_out` is NULL for a URL in today's frontier,
+# else the reason it was left out. Materialised once: the frontier and the counts read it.
+FATES_SQL = """
+CREATE TEMP TABLE fates AS
+WITH
+-- candidates: the seeds at depth 0, and every link target found on an earlier day that no
+-- trap defence refused when it was found.
+candidates AS (
+    SELECT url, host, 0 AS depth FROM read_parquet($seeds)
+    {links_part}
+),
+-- known: each URL once, at the shallowest depth it was found.
+known AS (
+    SELECT url, any_value(host) AS host, min(depth)::INTEGER AS depth
+    FROM candidates GROUP BY url
+),
+-- hosts: scope and shard of each distinct host (Python rules, run once per host).
+hosts AS MATERIALIZED (
+    SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard
+    FROM (SELECT DISTINCT host FROM known)
+),
+-- judged: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, and the
+-- query shape of each URL with a query.
+judged AS (
+    SELECT known.*, hosts.scoped, hosts.shard,
+           CASE WHEN hosts.scoped THEN trap_reason(url, host) END AS trap,
+           CASE WHEN hosts.scoped THEN url_pattern(url) END AS pattern
+    FROM known JOIN hosts USING (host)
+),
+-- pattern_ranked: a URL's rank within its host and query shape among the URLs that passed
+-- scope and traps, shallowest first, ties by URL for a stable choice.
+pattern_ranked AS (
+    SELECT *, count(*) FILTER (WHERE scoped AND trap IS NULL) OVER (
+               PARTITION BY host, pattern ORDER BY depth, url ROWS UNBOUNDED PRECEDING) AS pattern_rank
+    FROM judged
+),
+-- within_patterns: calendars and facets get at most max_urls_per_pattern URLs of one query
+-- shape per host.
+within_patterns AS (
+    SELECT *, scoped AND trap IS NULL AND (pattern IS NULL OR pattern_rank <= $max_urls_per_pattern)
+              AS within_patterns
+    FROM pattern_ranked
+),
+-- host_ranked: a URL's rank within its host among the URLs within their pattern budget,
+-- for the per-host budget per cycle (shallowest first, ties by URL).
+host_ranked AS (
+    SELECT *, count(*) FILTER (WHERE within_patterns) OVER (
+               PARTITION BY host ORDER BY depth, url ROWS UNBOUNDED PRECEDING) AS host_rank
+    FROM within_patterns
+)
+SELECT url, host, depth, shard,
+       CASE WHEN NOT scoped THEN $out_of_scope
+            WHEN trap IS NOT NULL THEN trap
+            WHEN NOT within_patterns THEN $pattern_budget
+            WHEN host_rank > $max_pages_per_host THEN $host_budget
+       END AS left_out
+FROM host_ranked
+"""
+
+# Link targets of earlier days (files written before the trap defences lack dropped_reason).
+LINKS_PART = """
+    UNION ALL
+    SELECT target AS url, target_host AS host, depth
+    FROM read_parquet($links, union_by_name = true)
+    {not_dropped}
+"""
+
+# The frontier: the kept URLs with a priority (until recrawl priorities exist: seeds first,
+# deeper pages later) and the validators of their latest answer.
+FRONTIER_SQL = """
+SELECT url, host, depth, least(depth + 1, $levels)::INTEGER AS priority, {validators}, shard
+FROM fates {validators_join}
+WHERE left_out IS NULL
+ORDER BY shard, host, depth, url
+"""
+
+# The validators of each URL's latest answer, so the fetch can be a conditional GET, and
+# when it was last captured whole, so a 304 revisit record can point at that capture.
+VALIDATORS_JOIN = """
+LEFT JOIN (
+    SELECT url, arg_max(etag, fetched_at) AS etag, arg_max(last_modified, fetched_at) AS last_modified,
+           max(fetched_at) FILTER (WHERE status = 200) AS last_captured_at
+    FROM read_parquet($fetch_logs, union_by_name = true)
+    WHERE status IN (200, 304)
+    GROUP BY url
+) AS latest USING (url)
+"""
+NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
+                 "NULL::TIMESTAMPTZ AS last_captured_at")
+
+# Known URLs left out of the day's frontier, by reason.
+LEFT_OUT_SQL = """
+SELECT left_out AS reason, count(*) AS urls FROM fates
+WHERE left_out IS NOT NULL GROUP BY left_out ORDER BY left_out
+"""
+
+
+def build_frontier(settings: CrawlSettings, inputs: FrontierInputs) -> FrontierResult:
+    """The day's frontier as one Arrow table with a shard column, and its counts."""
+    con = duckdb.connect()
+    register_url_rules(con, settings)
+    fates_params = {
+        "seeds": str(inputs.seeds),
+        "max_pages_per_host": settings.max_pages_per_host,
+        "max_urls_per_pattern": settings.max_urls_per_pattern,
+        "out_of_scope": DropReason.OUT_OF_SCOPE,
+        "pattern_budget": DropReason.PATTERN_BUDGET,
+        "host_budget": DropReason.HOST_BUDGET,
+    }
+    links_part = ""
+    if inputs.links:
+        fates_params["links"] = [str(p) for p in inputs.links]
+        has_reason = "dropped_reason" in columns_of(fates_params["links"])
+        links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
+    con.execute(FATES_SQL.format(links_part=links_part), fates_params)
+
+    frontier_params: dict = {"levels": len(settings.priority_weights)}
+    if inputs.fetch_logs:
+        frontier_params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
+    frontier = con.sql(FRONTIER_SQL.format(
+        validators="latest.etag, latest.last_modified, latest.last_captured_at"
+        if inputs.fetch_logs else NO_VALIDATORS,
+        validators_join=VALIDATORS_JOIN if inputs.fetch_logs else "",
+    ), params=frontier_params).to_arrow_table()
+    left_out = dict(con.execute(LEFT_OUT_SQL).fetchall())
+    found = dict(con.execute(
+        "SELECT shard, count(*) FROM fates WHERE left_out IS NULL GROUP BY shard").fetchall())
+    per_shard = {shard: found.pop(shard, 0) for shard in settings.shard_keys()}
+    assert not found, f"shards outside the settings' {settings.shard_count}: {sorted(found)}"
+    hosts = con.execute("SELECT count(DISTINCT host) FROM fates WHERE left_out IS NULL").fetchone()[0]
+    counts = FrontierCounts(frontier.num_rows, hosts, per_shard, left_out)
+    assert sum(per_shard.values()) == frontier.num_rows
+    return FrontierResult(frontier, counts)
+
+
+def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) -> None:
+    """The Python rules the frontier SQL calls, each vectorised over an Arrow batch."""
+    traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
+
+    def shard(hosts: pa.Array) -> pa.Array:
+        return pa.array([shard_key(shard_of(h, settings.shard_count)) for h in hosts.to_pylist()], pa.string())
+
+    def scoped(hosts: pa.Array) -> pa.Array:
+        return pa.array([in_scope(h, settings) for h in hosts.to_pylist()], pa.bool_())
+
+    def trap_reason(urls: pa.Array, hosts: pa.Array) -> pa.Array:
+        return pa.array(list(map(traps.intrinsic_reason, urls.to_pylist(), hosts.to_pylist())), pa.string())
+
+    def pattern(urls: pa.Array) -> pa.Array:
+        return pa.array(list(map(url_pattern, urls.to_pylist())), pa.string())
+
+    con.create_function("shard_of", shard, ["VARCHAR"], "VARCHAR", type="arrow")
+    con.create_function("in_scope", scoped, ["VARCHAR"], "BOOLEAN", type="arrow")
+    # NULL is a real answer of these two ("no trap", "no query"): special null handling.
+    con.create_function("trap_reason", trap_reason, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
+                        null_handling="special")
+    con.create_function("url_pattern", pattern, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
