@@ -244,7 +244,7 @@ def crawl_shard(job: ShardJob, start, conn) -> None:
 
         netguard.install(job.port)
         from crawl_assets.crawler.batch import run_fetch_batch
-        from crawl_assets.crawler.frontier import FetchTask
+        from crawl_assets.crawler.workbench import FetchTask
 
         settings = engine_settings(job)
         tasks = [FetchTask.for_url(url) for url in job.seeds]

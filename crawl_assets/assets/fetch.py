@@ -16,7 +16,7 @@ from dagster import (
 )
 
 from ..crawler.batch import run_fetch_batch
-from ..crawler.frontier import FetchTask
+from ..crawler.workbench import FetchTask
 from ..crawler.seen_filter import load_filter
 from ..crawler.warc import warc_date
 from ..crawler.tables import dropped_table, fetch_log_table, links_table

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from rbloom import Bloom
 
-from .fetcher import BatchOutput, FetchEngine
-from .frontier import FetchTask
+from .engine import BatchOutput, FetchEngine
+from .workbench import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
 from .trap_defences import Blocklist, TrapDefences, TrapLimits

@@ -6,7 +6,7 @@ import dataclasses
 
 import pyarrow as pa
 
-from .fetcher import FetchRecord
+from .engine import FetchRecord
 
 FETCH_LOG_SCHEMA = pa.schema([
     ("url", pa.string()),

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from crawl_assets.crawler.batch import run_fetch_batch
-from crawl_assets.crawler.frontier import FetchTask
+from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 

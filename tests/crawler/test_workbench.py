@@ -2,7 +2,7 @@ import asyncio
 import random
 from collections import Counter
 
-from crawl_assets.crawler.frontier import FetchTask, Frontier
+from crawl_assets.crawler.workbench import FetchTask, Workbench
 
 
 class FakeClock:
@@ -19,7 +19,7 @@ def task(host: str, n: int, priority: int = 3) -> FetchTask:
 
 def test_front_queues_favour_high_priority_without_starving_low():
     # One back queue at a time, so the front-queue choice alone decides the order.
-    frontier = Frontier(weights=(16, 8, 4, 2, 1), max_back_queues=1, rng=random.Random(1))
+    frontier = Workbench(weights=(16, 8, 4, 2, 1), max_back_queues=1, rng=random.Random(1))
     for n in range(2000):
         frontier.add(task(f"h{n}", n, priority=1 + n % 5))
 
@@ -39,7 +39,7 @@ def test_front_queues_favour_high_priority_without_starving_low():
 
 def test_a_host_is_handed_to_one_worker_at_a_time_and_waits_its_delay():
     clock = FakeClock()
-    frontier = Frontier(clock=clock)
+    frontier = Workbench(clock=clock)
     for n in range(3):
         frontier.add(task("a.test", n))
     frontier.add(task("b.test", 0))
@@ -72,7 +72,7 @@ def test_a_host_is_handed_to_one_worker_at_a_time_and_waits_its_delay():
 
 
 def test_links_added_to_a_checked_out_host_join_its_back_queue():
-    frontier = Frontier()
+    frontier = Workbench()
     frontier.add(task("a.test", 0))
 
     async def scenario():

@@ -1,5 +1,5 @@
 """The fetch engine of one batch: workers take hosts from the two-level frontier, fetch one
-URL per turn, and give the host back with the delay it has earned (see frontier.py for the
+URL per turn, and give the host back with the delay it has earned (see workbench.py for the
 invariant that makes politeness structural).
 
 Per turn a worker does exactly one request to the host: robots.txt if the host's policy is
@@ -23,8 +23,8 @@ from rbloom import Bloom
 from .clients import ClientPool
 from .content import examine
 from .decoding import DecodingError, decode_body
-from .frontier import FetchTask, Frontier, HostState
-from .http_fetch import HopResult, HttpFetcher, retry_after_seconds
+from .workbench import FetchTask, Workbench, HostState
+from .http_exchange import HopResult, HttpFetcher, retry_after_seconds
 from .politeness import HostPoliteness
 from .resolver import Resolver
 from .robots import RobotsCache, RobotsPolicy, RobotsResponse
@@ -109,7 +109,7 @@ class FetchEngine:
         self.traps = traps or TrapDefences()
         self.seen = seen
         self.output = BatchOutput(dropped=self.traps.dropped)
-        self.frontier = Frontier(settings.priority_weights,
+        self.frontier = Workbench(settings.priority_weights,
                                  max_back_queues=max(64, 4 * settings.max_concurrent_hosts), rng=rng)
         self.clients = ClientPool(settings.connect_timeout_s, settings.fetch_timeout_s)
         self.http = HttpFetcher(settings, Resolver(settings.resolver_overrides,

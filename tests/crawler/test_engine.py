@@ -8,7 +8,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.batch import run_fetch_batch
-from crawl_assets.crawler.frontier import FetchTask
+from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.sharding import shard_of
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, Response

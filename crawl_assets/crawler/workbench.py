@@ -56,7 +56,7 @@ class HostState:
     in_heap: bool = False
 
 
-class Frontier:
+class Workbench:
     def __init__(self, weights: Sequence[float] = DEFAULT_PRIORITY_WEIGHTS,
                  max_back_queues: int = 1024, rng: random.Random | None = None,
                  clock: Callable[[], float] = time.monotonic):
