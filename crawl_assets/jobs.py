@@ -1,34 +1,34 @@
-"""Jobs: one per partitioning, since a Dagster run covers one partition of one partitioning."""
+"""Jobs: one per partitioning, since a Dagster run covers one partition of one partitioning.
+
+A day's cycle is three stages of runs (`cycle.py` submits them in order): frontier_job[D],
+fetch_job[D|shard] for every shard, day_close_job[D]."""
 
 from __future__ import annotations
 
-from dagster import AssetSelection, PartitionedConfig, define_asset_job
+from dagster import AssetSelection, define_asset_job
 
-from .partitions import daily_partitions, fetch_partitions, split_fetch_key
+from .partitions import daily_partitions, fetch_partitions
 
-SHARD_TAG = "crawl/shard"
-
-
-def _shard_tags(partition_key: str) -> dict[str, str]:
-    # dagster.yaml allows one run per value of this tag, so two days never crawl one shard at once.
-    return {SHARD_TAG: split_fetch_key(partition_key)[1]}
+# Dagster tags every run of a fetch partition with its shard under this key, whatever started
+# it (a job, the asset graph, a backfill, automation, a sensor): dagster.yaml allows one run per
+# value, so two days never crawl one shard's hosts at the same time.
+SHARD_TAG = "dagster/partition/shard"
 
 
 seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds"))
 
+# A day starts by reading the seed files again, then builds its frontier.
 frontier_job = define_asset_job(
-    "frontier_job", selection=AssetSelection.assets("frontier_snapshot"), partitions_def=daily_partitions)
+    "frontier_job", selection=AssetSelection.assets("seeds", "frontier_snapshot"),
+    partitions_def=daily_partitions)
 
 fetch_job = define_asset_job(
-    "fetch_job",
-    selection=AssetSelection.assets("fetch_batch"),
-    partitions_def=fetch_partitions,
-    config=PartitionedConfig(
-        partitions_def=fetch_partitions,
-        run_config_for_partition_key_fn=lambda _key: {},
-        tags_for_partition_key_fn=_shard_tags,
-    ),
-)
+    "fetch_job", selection=AssetSelection.assets("fetch_batch"), partitions_def=fetch_partitions)
+
+# Everything of the day that reads the fetch batches: registry, seen filter, dedup, catalog, ...
+day_close_job = define_asset_job(
+    "day_close_job", selection=AssetSelection.assets("fetch_batch").downstream(include_self=False),
+    partitions_def=daily_partitions)
 
 seen_job = define_asset_job(
     "seen_job", selection=AssetSelection.assets("url_registry", "seen_url_filter"),
@@ -40,4 +40,4 @@ dedup_job = define_asset_job(
 
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"))
 
-ALL_JOBS = [seeds_job, frontier_job, fetch_job, seen_job, dedup_job, catalog_job]
+ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, dedup_job, catalog_job]

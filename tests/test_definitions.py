@@ -32,12 +32,12 @@ def test_assets_partitions_and_jobs_are_present():
 
 def test_every_fetch_run_is_tagged_with_its_shard():
     job = defs.resolve_job_def("fetch_job")
-    tags = job.partitioned_config.get_tags_for_partition_key("2026-11-29|s03")
-    assert tags["crawl/shard"] == "s03"
+    tags = job.get_tags_for_partition_key("2026-11-29|s03", None)
+    assert tags["dagster/partition/shard"] == "s03"
 
 
 def test_dagster_yaml_loads_and_allows_one_run_per_shard(tmp_path):
     shutil.copy(PROJECT_ROOT / "dagster.yaml", tmp_path)
     instance = DagsterInstance.from_config(str(tmp_path))
     (limit,) = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
-    assert limit == {"key": "crawl/shard", "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+    assert limit == {"key": "dagster/partition/shard", "value": {"applyLimitPerUniqueValue": True}, "limit": 1}

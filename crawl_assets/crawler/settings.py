@@ -8,6 +8,7 @@ are laid on top, so the demo keeps its own settings in settings/demo.toml.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import ipaddress
 import os
 import tomllib
@@ -35,6 +36,10 @@ class CrawlSettings:
     data_root: Path = PROJECT_ROOT / "data"
     seeds_dir: Path = PROJECT_ROOT / "data" / "seeds"
     shard_count: int = 8
+    # The crawl's first day: the first daily partition Dagster offers.
+    start_date: str = "2026-11-01"
+    # Fetch-batch runs a cycle keeps in the run queue at once (dagster.yaml: one per shard).
+    max_parallel_shards: int = 4
     user_agent: str = "recrawl/0.1 (+https://example.org/recrawl-bot)"
     # Politeness: seconds between the end of one request to a host and the start of the next.
     default_delay_s: float = 1.0
@@ -109,6 +114,8 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 )
                 for item in value
             )
+        if key == "start_date":
+            return dt.date.fromisoformat(str(value)).isoformat()
         if key == "priority_weights":
             weights = tuple(float(w) for w in value)
             if not weights or min(weights) <= 0:
@@ -117,7 +124,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
         if key == "max_redirects" or key in (
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
-                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold",
+                "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold", "max_parallel_shards",
                 "demote_min_pages"):
             number = int(value)
             if number < (0 if key == "max_redirects" else 1):

@@ -1,0 +1,218 @@
+"""Submit runs to the Dagster instance and follow them, so every run of the crawl goes through
+the run queue and its one-run-per-shard limit, and shows in the UI, re-executable from there.
+
+Runs are submitted through the webserver's GraphQL API, the path the UI itself uses, and the
+daemon dequeues them. `DagsterService` starts what is missing for the length of one command:
+`dagster dev` (webserver and daemon) when no daemon serves this DAGSTER_HOME, a webserver alone
+when one does (two daemons on one instance would both dequeue, and the limits would not hold).
+
+A run launched through GraphQL with only the `dagster/partition` tag gets no dimension tags,
+and the limit in dagster.yaml is keyed on one: `partition_tags` gives every run the tags the
+UI and backfills give it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dagster import DagsterInstance, DagsterRunStatus, PartitionsDefinition
+from dagster_graphql import DagsterGraphQLClient
+
+from .crawler.settings import PROJECT_ROOT, SETTINGS_ENV
+from .jobs import SHARD_TAG
+
+DAGSTER_URL_ENV = "RECRAWL_DAGSTER_URL"  # a running webserver, for runs that launch runs
+DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"
+INSTANCE_FILE = PROJECT_ROOT / "dagster.yaml"
+STARTUP_TIMEOUT_S = 180.0
+FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+
+
+class LaunchError(RuntimeError):
+    """The instance or the webserver cannot take runs; the message says what to do."""
+
+
+def dagster_home() -> Path:
+    """DAGSTER_HOME, or data/dagster_home; holds the project's dagster.yaml (copied if missing)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or DEFAULT_HOME).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        shutil.copy(INSTANCE_FILE, home / "dagster.yaml")
+    return home
+
+
+def open_instance(home: Path) -> DagsterInstance:
+    """The instance in `home`, refused unless its run queue allows one run per shard."""
+    instance = DagsterInstance.from_config(str(home))
+    limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits or []
+    if not any(limit.get("key") == SHARD_TAG and limit.get("limit") == 1 for limit in limits):
+        raise LaunchError(f"{home / 'dagster.yaml'} does not limit runs to one per {SHARD_TAG}: "
+                          f"copy {INSTANCE_FILE} there (make setup does)")
+    return instance
+
+
+def partition_tags(partitions_def: PartitionsDefinition, partition_key: str) -> dict[str, str]:
+    """The tags Dagster gives a run of this partition from the UI or a backfill."""
+    return dict(partitions_def.get_tags_for_partition_key(partition_key))
+
+
+def settings_run_config(env: Mapping[str, str] = os.environ) -> dict:
+    """Run config carrying this command's settings files, so a run launched by a daemon started
+    elsewhere (with other settings in its environment) still reads the caller's settings."""
+    files = [str(Path(p).resolve()) for p in env.get(SETTINGS_ENV, "").split(":") if p]
+    return {"resources": {"crawl_settings": {"config": {"settings_files": files}}}} if files else {}
+
+
+def daemon_running(instance: DagsterInstance) -> bool:
+    statuses = instance.get_daemon_statuses()
+    return bool(statuses) and all(status.healthy for status in statuses.values())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _graphql_ready(url: str) -> bool:
+    """The webserver answers and its code location has loaded."""
+    request = urllib.request.Request(
+        f"{url}/graphql", data=b'{"query": "{ repositoriesOrError { __typename } }"}',
+        headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return b"RepositoryConnection" in answer.read()
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class DagsterService:
+    """`dagster dev` (or a webserver alone, when a daemon already serves the instance) on a free
+    loopback port, for the length of a `with` block. Its URL goes to the runs it launches in
+    RECRAWL_DAGSTER_URL, so a daily_cycle run can submit the day's runs through it."""
+
+    def __init__(self, home: Path, *, with_daemon: bool | None = None, port: int | None = None,
+                 log_file: Path | None = None):
+        self.home = home
+        self.with_daemon = with_daemon
+        self.port = port or _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_file = log_file or home / "dagster_service.log"
+        self._process: subprocess.Popen | None = None
+
+    def __enter__(self) -> "DagsterService":
+        instance = open_instance(self.home)
+        if self.with_daemon is None:
+            self.with_daemon = not daemon_running(instance)
+        bin_dir = Path(sys.executable).parent
+        address = ["-h", "127.0.0.1", "-p", str(self.port), "-w", str(PROJECT_ROOT / "workspace.yaml")]
+        command = ([str(bin_dir / "dagster"), "dev", *address] if self.with_daemon
+                   else [str(bin_dir / "dagster-webserver"), *address])
+        env = os.environ | {"DAGSTER_HOME": str(self.home), DAGSTER_URL_ENV: self.url}
+        with open(self.log_file, "ab") as log:
+            # Its own process group, so stopping it stops the code servers and daemon it started.
+            self._process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=log,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not _graphql_ready(self.url):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.__exit__(None, None, None)
+                raise LaunchError(f"{' '.join(command[:2])} did not come up on {self.url}: see {self.log_file}")
+            time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._process and self._process.poll() is None:
+            os.killpg(self._process.pid, signal.SIGINT)  # dagster dev shuts its children down on SIGINT
+            try:
+                self._process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._process.pid, signal.SIGKILL)
+                self._process.wait()
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    label: str
+    status: DagsterRunStatus
+    start_time: float | None
+    end_time: float | None
+
+    @property
+    def seconds(self) -> float:
+        return (self.end_time or 0.0) - (self.start_time or 0.0) if self.start_time else 0.0
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == DagsterRunStatus.SUCCESS
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run to submit: a job, a partition, and the tags that partition's runs carry."""
+
+    label: str
+    job_name: str
+    tags: dict[str, str]
+
+
+class RunQueue:
+    """Submits runs through a webserver and follows them in the instance until they finish."""
+
+    def __init__(self, url: str, instance: DagsterInstance, run_config: dict | None = None,
+                 extra_tags: Mapping[str, str] | None = None):
+        host, _, port = url.removeprefix("http://").partition(":")
+        self.client = DagsterGraphQLClient(host, port_number=int(port) if port else None)
+        self.instance = instance
+        self.run_config = run_config or {}
+        self.extra_tags = dict(extra_tags or {})
+
+    def submit(self, spec: RunSpec) -> str:
+        return self.client.submit_job_execution(spec.job_name, run_config=self.run_config,
+                                                tags=spec.tags | self.extra_tags)
+
+    def outcome(self, run_id: str, label: str) -> RunOutcome:
+        record = self.instance.get_run_record_by_id(run_id)
+        assert record is not None, f"run {run_id} is not in the instance the webserver writes to"
+        return RunOutcome(run_id, label, record.dagster_run.status, record.start_time, record.end_time)
+
+    def run_all(self, specs: Iterable[RunSpec], parallel: int,
+                progress: Callable[[str], None] = lambda line: None) -> list[RunOutcome]:
+        """Submit `specs` keeping at most `parallel` unfinished, follow each to its end, report
+        every change of status; on Ctrl-C the runs in flight are terminated."""
+        assert parallel >= 1, parallel
+        waiting, in_flight, done = list(specs), {}, []
+        seen_status: dict[str, DagsterRunStatus] = {}
+        try:
+            while waiting or in_flight:
+                while waiting and len(in_flight) < parallel:
+                    spec = waiting.pop(0)
+                    in_flight[self.submit(spec)] = spec.label
+                for run_id, label in list(in_flight.items()):
+                    outcome = self.outcome(run_id, label)
+                    if seen_status.get(run_id) != outcome.status:
+                        seen_status[run_id] = outcome.status
+                        timing = f" in {outcome.seconds:.1f} s" if outcome.status in FINISHED else ""
+                        progress(f"{label}: {outcome.status.value.lower()}{timing} (run {run_id[:8]})")
+                    if outcome.status in FINISHED:
+                        done.append(outcome)
+                        del in_flight[run_id]
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            if in_flight:
+                self.client.terminate_runs(list(in_flight))
+                progress(f"terminated {len(in_flight)} unfinished run(s)")
+            raise
+        return done
