@@ -77,6 +77,15 @@ class CrawlSettings:
     demote_min_pages: int = 10
     # Front-queue weights, priority 1 (most urgent) first.
     priority_weights: tuple[float, ...] = DEFAULT_PRIORITY_WEIGHTS
+    # Recrawl priorities (pipeline/priorities_step.py). The per-host daily budget is
+    # max_pages_per_host; politeness caps a host further at 86,400 / its delay fetches a day.
+    daily_fetch_budget: int = 100_000
+    discovery_share: float = 0.2  # of the daily budget, for never-fetched URLs
+    recrawl_objective: str = "freshness"  # or "age" (refresh_allocation.OBJECTIVES)
+    flagged_host_budget: int = 10  # a day, for hosts flagged as traps or near-duplicate-heavy
+    not_found_retry_days: int = 7  # a 404 comes back after this, doubling per repeat ...
+    not_found_max_days: int = 180  # ... up to this
+    gone_retry_days: int = 365  # a 410 comes back after this (0: never)
     # Hostname -> IP address; a leading "*." matches every subdomain.
     resolver_overrides: dict[str, str] = field(default_factory=dict)
     # Only hosts matching one of these patterns are crawled (empty: any host).
@@ -121,6 +130,17 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if not weights or min(weights) <= 0:
                 raise ValueError("needs at least one weight, all positive")
             return weights
+        if key in ("daily_fetch_budget", "flagged_host_budget", "not_found_retry_days",
+                   "not_found_max_days", "gone_retry_days"):
+            number = int(value)
+            if number < 0:
+                raise ValueError("must not be negative")
+            return number
+        if key == "discovery_share":
+            share = float(value)
+            if not 0 <= share <= 1:
+                raise ValueError("must be between 0 and 1")
+            return share
         if key == "max_redirects" or key in (
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",

@@ -1,0 +1,378 @@
+"""change_stats step: how often each URL changes, estimated from the fetch logs up to day D.
+
+One DuckDB pass over the fetch-log Parquet (url-sorted windows, then one GROUP BY url) turns
+the history into per-URL counts; numpy runs the estimators of change_rate_estimators.py on
+them; a second DuckDB pass pools them per URL pattern and host for the prior and the host
+table. What counts:
+
+- a visit is an answer with content or a 304 (status classes ok and not_modified); errors,
+  redirects and refusals are not visits (but a trailing run of 404/410 is counted, the
+  priorities step backs off on it);
+- a visit changed when the payload digest differs from the previous full answer's AND the
+  SimHash moved more than settings.near_dup_threshold bits (a new date, counter or ad is not
+  a change); a 304 is unchanged; a sitemap or feed lastmod inside the interval is a change;
+- Last-Modified is used only on hosts whose own history shows it is honest (it moves exactly
+  when the content changes and is never later than the fetch); elsewhere the estimate rests
+  on changed/unchanged visits alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date as Date, datetime, time, timedelta, timezone
+from enum import StrEnum
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..crawler.vocabulary import StatusClass
+from .change_rate_estimators import bias_reduced_rate, irregular_mle_rate
+
+# Intervals count as regular (bias-reduced estimator) when the longest is within this share
+# of the mean of the shortest; daily batches fetch a URL at varying hours.
+REGULAR_SPREAD = 0.1
+# Last-Modified is trusted on a host with at least this many comparable visit pairs, of
+# which at least this share agree (moved exactly when the content changed, not in the future).
+LM_MIN_CHECKS = 5
+LM_MIN_AGREEMENT = 0.95
+LM_FUTURE_SLACK_DAYS = 60 / 86400  # clocks differ by a minute
+# Pooled prior: a pool's rate is shrunk towards its parent (pattern -> host -> all) with this
+# many pseudo-days; its strength b (days) comes from the spread of its members' own rates,
+# measured on URLs with at least POOL_MIN_INTERVALS intervals, once a pool has POOL_MIN_URLS.
+POOL_PSEUDO_DAYS = 30.0
+POOL_MIN_INTERVALS = 3
+POOL_MIN_URLS = 5
+PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
+DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
+GONE_STATUSES = (404, 410)
+HTTP_DATE = "%a, %d %b %Y %H:%M:%S GMT"
+
+
+class RateEstimator(StrEnum):
+    """Which estimator produced a URL's own rate (change_stats.urls.estimator)."""
+
+    PRIOR = "prior"  # no interval yet: the pooled prior alone
+    BIAS_REDUCED = "bias_reduced"  # regular intervals (or a change at every visit)
+    MLE = "mle"  # irregular intervals
+    LAST_MODIFIED = "last_modified"  # honest Last-Modified on this host
+
+
+@dataclass(frozen=True)
+class ChangeCounts:
+    urls: int
+    visits: int
+    changes: int
+    boilerplate_changes: int  # payload moved, SimHash within the threshold: not counted
+    not_modified: int
+    not_modified_share: float  # 304s among visits
+    bytes_saved: int  # the size of the last full answer, for every 304
+    lm_trusted_hosts: int
+    rate_p10: float  # estimated changes a day, over URLs
+    rate_p50: float
+    rate_p90: float
+    rate_p99: float
+
+
+@dataclass(frozen=True)
+class ChangeStats:
+    urls: pa.Table  # one row per URL ever fetched
+    hosts: pa.Table  # one row per host
+    counts: ChangeCounts
+
+
+LASTMOD_EVIDENCE_SCHEMA = pa.schema([("url", pa.string()), ("lastmod", pa.timestamp("us", tz="UTC"))])
+
+
+def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
+                 lastmod_evidence: pa.Table | None = None) -> ChangeStats:
+    """Per-URL and per-host change statistics from every fetch before the end of `date`.
+
+    fetch_log_glob: Parquet files of the fetch log (hive `date=D/shard=S/*.parquet` or any
+    list). settings: anything with `near_dup_threshold` (CrawlSettings). lastmod_evidence:
+    optional (url, lastmod) rows from sitemaps and feeds."""
+    end_day = _end_of(date)
+    con = duckdb.connect()
+    try:
+        per_url = _per_url_history(con, fetch_log_glob, end_day, settings.near_dup_threshold,
+                                   lastmod_evidence)
+        estimated = _own_estimates(per_url)
+        con.register("estimated", estimated)
+        urls = con.sql(_POOLED_SQL.format(pattern=URL_PATTERN_SQL), params=_pool_params()).to_arrow_table()
+        con.register("urls", urls)
+        hosts = con.sql(_HOSTS_SQL).to_arrow_table()
+        counts = _counts(con)
+    finally:
+        con.close()
+    urls = urls.drop_columns(["lm_trusted"])
+    return ChangeStats(urls=urls, hosts=hosts, counts=counts)
+
+
+def _end_of(date: str | Date) -> float:
+    """The end of day `date` (UTC) in days since the epoch, the unit of every time below."""
+    day = Date.fromisoformat(date) if isinstance(date, str) else date
+    end = datetime.combine(day + timedelta(days=1), time(), tzinfo=timezone.utc)
+    return end.timestamp() / 86400
+
+
+def _read_fetch_log(con, glob) -> None:
+    try:
+        # A view cannot take parameters: the path(s) go in as quoted SQL literals.
+        con.execute(f"CREATE VIEW fetch_log AS SELECT * FROM read_parquet({_sql_literal(glob)}, "
+                    "hive_partitioning = true, union_by_name = true)")
+        con.execute("SELECT url, host, status, status_class, fetched_at, bytes, sha256, payload_digest, "
+                    "simhash, last_modified FROM fetch_log LIMIT 0")
+    except duckdb.Error as exc:
+        raise ValueError(f"fetch log {glob!r} cannot be read as the crawl's fetch-log Parquet "
+                         f"(run the fetch step first, or check the path): {exc}") from None
+
+
+def _sql_literal(glob: str | list[str]) -> str:
+    paths = [glob] if isinstance(glob, str) else list(glob)
+    quoted = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
+    return quoted if isinstance(glob, str) else f"[{quoted}]"
+
+
+# Each fetch beside the URL's previous visit and previous full answer: one window over
+# url-sorted rows; IGNORE NULLS skips the fetches that are not visits (errors) or carry no
+# body (304s) so they are compared with what the crawl last saw.
+_HISTORY_SQL = """
+WITH fetches AS (
+    SELECT url, host, status, status_class, epoch(fetched_at) / 86400.0 AS t,
+           status_class IN ($ok, $not_modified) AS is_visit,
+           CASE WHEN status_class = $ok THEN coalesce(payload_digest, sha256) END AS digest,
+           CASE WHEN status_class = $ok THEN simhash END AS simhash,
+           CASE WHEN status_class = $ok THEN bytes END AS body_bytes,
+           epoch(try_strptime(last_modified, $http_date)) / 86400.0 AS lm
+    FROM fetch_log
+    WHERE epoch(fetched_at) / 86400.0 < $end_day
+),
+with_evidence AS ({evidence}),
+sequenced AS (
+    SELECT *,
+           row_number() OVER w AS rn,
+           lag(CASE WHEN is_visit THEN t END IGNORE NULLS) OVER w AS prev_t,
+           lag(CASE WHEN is_visit THEN lm END IGNORE NULLS) OVER w AS prev_lm,
+           lag(CASE WHEN is_visit THEN seen END IGNORE NULLS) OVER w AS prev_seen,
+           lag(digest IGNORE NULLS) OVER w AS prev_digest,
+           lag(simhash IGNORE NULLS) OVER w AS prev_simhash,
+           lag(body_bytes IGNORE NULLS) OVER w AS prev_body_bytes
+    FROM with_evidence
+    WINDOW w AS (PARTITION BY url ORDER BY t, status)
+),
+-- What each visit tells: its interval, whether the text changed, what Last-Modified says.
+judged AS (
+    SELECT *,
+           CASE WHEN is_visit THEN t - prev_t END AS interval_days,
+           digest_moved AND NOT text_moved AS boilerplate_only,
+           is_visit AND prev_t IS NOT NULL AND (text_moved OR seen > coalesce(prev_seen, 0)) AS changed
+    FROM (SELECT *,
+                 coalesce(digest <> prev_digest, false) AS digest_moved,
+                 coalesce(digest <> prev_digest, false)
+                   AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
+          FROM sequenced)
+)
+SELECT url,
+       any_value(host) AS host,
+       count(*) FILTER (is_visit) AS visits,
+       count(interval_days) AS intervals,
+       count(*) FILTER (changed) AS changes,
+       count(*) FILTER (boilerplate_only) AS boilerplate_changes,
+       count(*) FILTER (status_class = $not_modified) AS not_modified,
+       coalesce(sum(interval_days), 0) AS observed_days,
+       coalesce(sum(interval_days) FILTER (NOT changed), 0) AS unchanged_days,
+       min(interval_days) AS shortest_interval,
+       max(interval_days) AS longest_interval,
+       list(interval_days) FILTER (changed) AS changed_intervals,
+       -- Last-Modified: pairs of visits that both carry one, and whether it told the truth.
+       count(*) FILTER (prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL) AS lm_checks,
+       count(*) FILTER (prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL
+                        AND (lm <> prev_lm) = changed AND lm <= t + $slack) AS lm_agreements,
+       -- The Last-Modified estimator: the time since the last change is observed at each
+       -- changed visit (and at the first visit); unchanged intervals are wholly unchanged.
+       count(*) FILTER (changed AND lm IS NULL) AS lm_missing,
+       count(*) FILTER (is_visit AND lm IS NOT NULL AND (changed OR prev_t IS NULL)) AS lm_changes,
+       coalesce(sum(CASE WHEN changed THEN least(greatest(t - lm, 0), interval_days)
+                         WHEN interval_days IS NOT NULL THEN interval_days
+                         WHEN is_visit AND lm IS NOT NULL THEN greatest(t - lm, 0) END), 0) AS lm_days,
+       max(t) FILTER (is_visit) AS last_visit_t,
+       max(t) AS last_fetch_t,
+       arg_max(status, rn) AS last_status,
+       count(*) - coalesce(max(rn) FILTER (status NOT IN {gone}), 0) AS gone_streak,
+       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved
+FROM judged
+GROUP BY url
+"""
+
+_NO_EVIDENCE = "SELECT *, 0 AS seen FROM fetches"
+# `seen` = how many lastmod observations of the URL lie at or before the fetch; a visit whose
+# count exceeds the previous visit's had a published change inside its interval.
+_WITH_EVIDENCE = """
+    SELECT f.*, coalesce(e.seen, 0) AS seen
+    FROM fetches f ASOF LEFT JOIN (
+        SELECT url, epoch(lastmod) / 86400.0 AS lastmod_t,
+               row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen
+        FROM lastmod_evidence) e
+      ON f.url = e.url AND f.t >= e.lastmod_t
+"""
+
+
+def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Table | None) -> pa.Table:
+    _read_fetch_log(con, glob)
+    if evidence is not None:
+        missing = {"url", "lastmod"} - set(evidence.column_names)
+        if missing:
+            raise ValueError(f"lastmod evidence needs columns url and lastmod; missing {sorted(missing)}")
+        con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
+    sql = _HISTORY_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
+                              gone=str(GONE_STATUSES))
+    table = con.sql(sql, params={
+        "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
+        "end_day": end_day, "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS,
+    }).to_arrow_table()
+    if evidence is not None:
+        latest = con.execute("SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t FROM lastmod_evidence "
+                             "WHERE epoch(lastmod) / 86400.0 < $end GROUP BY url", params={"end": end_day}).to_arrow_table()
+        con.register("per_url_raw", table)
+        con.register("latest_lastmod", latest)
+        table = con.sql("SELECT p.*, coalesce(l.lastmod_t > p.last_visit_t, false) AS pending_change "
+                            "FROM per_url_raw p LEFT JOIN latest_lastmod l USING (url)").to_arrow_table()
+    else:
+        table = table.append_column("pending_change", pa.array(np.zeros(len(table), dtype=bool)))
+    return table
+
+
+def _own_estimates(per_url: pa.Table) -> pa.Table:
+    """Each URL's own rate from its intervals: bias-reduced when regular, MLE when not."""
+    n = per_url["intervals"].to_numpy(zero_copy_only=False)
+    x = per_url["changes"].to_numpy(zero_copy_only=False)
+    observed = per_url["observed_days"].to_numpy(zero_copy_only=False)
+    unchanged = per_url["unchanged_days"].to_numpy(zero_copy_only=False)
+    shortest = per_url["shortest_interval"].fill_null(0).to_numpy(zero_copy_only=False)
+    longest = per_url["longest_interval"].fill_null(0).to_numpy(zero_copy_only=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_interval = np.where(n > 0, observed / np.maximum(n, 1), 0.0)
+    regular = (n > 0) & (longest - shortest <= REGULAR_SPREAD * mean_interval)
+    rate = bias_reduced_rate(n, x, mean_interval)
+    estimator = np.where(n > 0, RateEstimator.BIAS_REDUCED.value, RateEstimator.PRIOR.value).astype(object)
+    # Irregular intervals with both changed and unchanged time: the MLE has a finite root.
+    mle = (n > 0) & ~regular & (x > 0) & (unchanged > 0)
+    idx = np.flatnonzero(mle)
+    if len(idx):
+        lists = per_url["changed_intervals"].take(pa.array(idx))
+        owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+        values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
+        rate[idx] = irregular_mle_rate(values, owner, unchanged[idx])
+    estimator[(n > 0) & ~regular & ((x == 0) | (unchanged > 0))] = RateEstimator.MLE.value
+    rate[x == 0] = 0.0  # never seen changing: both estimators say 0; the prior lifts it
+    table = per_url.drop_columns(["changed_intervals", "shortest_interval", "longest_interval"])
+    return (table.append_column("own_rate", pa.array(rate))
+                 .append_column("own_estimator", pa.array(estimator, type=pa.string())))
+
+
+# URL pattern for pooling: host and path with digit runs folded and query values dropped,
+# so /news/2031/04/17/a.html and /news/2031/05/02/b.html share a pool.
+URL_PATTERN_SQL = ("regexp_replace(regexp_replace(regexp_replace(url, '^[a-zA-Z]+://', ''), "
+                   "'[0-9]+', '9', 'g'), '=[^&#]*', '=', 'g')")
+
+_POOLED_SQL = """
+WITH lm_hosts AS (
+    SELECT host, sum(lm_checks) AS lm_checks, sum(lm_agreements) AS lm_agreements,
+           sum(lm_checks) >= $lm_min_checks
+             AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
+    FROM estimated GROUP BY host
+),
+-- The evidence each URL brings to its pool: effective changes x over observed days t.
+evidence AS (
+    SELECT e.*, h.lm_trusted,
+           {pattern} AS url_pattern,
+           h.lm_trusted AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
+           CASE WHEN by_lm THEN lm_changes ELSE own_rate * observed_days END AS x,
+           CASE WHEN by_lm THEN lm_days ELSE observed_days END AS t,
+           CASE WHEN intervals >= $min_intervals AND t > 0 THEN x / t END AS informative_rate
+    FROM estimated e JOIN lm_hosts h USING (host)
+),
+everyone AS (
+    SELECT coalesce(sum(x) / nullif(sum(t), 0), $default_rate) AS m,
+           count(informative_rate) AS members,
+           var_samp(informative_rate) - avg(informative_rate / t) AS spread
+    FROM evidence
+),
+everyone_b AS (
+    SELECT m, CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
+                   ELSE least(greatest(m / spread, $b_min), $b_max) END AS b
+    FROM everyone
+),
+host_pool AS (
+    SELECT host, (sum(x) + g.m * $k) / (sum(t) + $k) AS m,
+           count(informative_rate) AS members,
+           var_samp(informative_rate) - avg(informative_rate / t) AS spread, any_value(g.b) AS parent_b
+    FROM evidence, everyone_b g GROUP BY host, g.m
+),
+host_b AS (
+    SELECT host, m, CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
+                         ELSE least(greatest(m / spread, $b_min), $b_max) END AS b
+    FROM host_pool
+),
+pattern_pool AS (
+    SELECT url_pattern, host, (sum(x) + any_value(h.m) * $k) / (sum(t) + $k) AS m,
+           count(informative_rate) AS members,
+           var_samp(informative_rate) - avg(informative_rate / t) AS spread, any_value(h.b) AS parent_b
+    FROM evidence JOIN host_b h USING (host) GROUP BY url_pattern, host
+),
+pattern_b AS (
+    SELECT url_pattern, host, m AS prior_rate,
+           CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
+                ELSE least(greatest(m / spread, $b_min), $b_max) END AS prior_days
+    FROM pattern_pool
+)
+SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, not_modified,
+       t AS observed_days,
+       CASE WHEN by_lm THEN $lm_name ELSE own_estimator END AS estimator,
+       CASE WHEN t > 0 THEN x / t END AS own_rate,
+       (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
+       t / (t + prior_days) AS own_share,
+       prior_rate, prior_days, lm_trusted, lm_checks, lm_agreements,
+       make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
+       make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
+       last_status, gone_streak, pending_change, bytes_saved
+FROM evidence JOIN pattern_b USING (url_pattern, host)
+ORDER BY url
+"""
+
+
+def _pool_params() -> dict:
+    return {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT,
+            "min_intervals": POOL_MIN_INTERVALS, "default_rate": DEFAULT_PRIOR_RATE,
+            "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT, "b_min": PRIOR_DAYS_MIN,
+            "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS, "lm_name": RateEstimator.LAST_MODIFIED}
+
+
+_HOSTS_SQL = """
+SELECT host, count(*) AS urls, sum(visits)::BIGINT AS visits, sum(changes)::BIGINT AS changes,
+       sum(boilerplate_changes)::BIGINT AS boilerplate_changes, sum(not_modified)::BIGINT AS not_modified,
+       sum(not_modified) / nullif(sum(visits), 0) AS not_modified_share,
+       sum(bytes_saved)::BIGINT AS bytes_saved,
+       sum(lm_checks)::BIGINT AS lm_checks, sum(lm_agreements) / nullif(sum(lm_checks), 0) AS lm_agreement,
+       bool_or(lm_trusted) AS lm_trusted,
+       avg(change_rate) AS mean_rate, median(change_rate) AS median_rate
+FROM urls GROUP BY host ORDER BY host
+"""
+
+
+def _counts(con) -> ChangeCounts:
+    row = con.execute("""
+        SELECT count(*), coalesce(sum(visits), 0), coalesce(sum(changes), 0),
+               coalesce(sum(boilerplate_changes), 0), coalesce(sum(not_modified), 0),
+               coalesce(sum(bytes_saved), 0),
+               count(DISTINCT host) FILTER (lm_trusted),
+               quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99])
+        FROM urls""").fetchone()
+    urls, visits, changes, boiler, not_modified, saved, trusted, quantiles = row
+    q = quantiles or [0.0] * 4
+    return ChangeCounts(urls=urls, visits=int(visits), changes=int(changes), boilerplate_changes=int(boiler),
+                        not_modified=int(not_modified),
+                        not_modified_share=round(not_modified / visits, 4) if visits else 0.0,
+                        bytes_saved=int(saved), lm_trusted_hosts=trusted,
+                        rate_p10=q[0], rate_p50=q[1], rate_p90=q[2], rate_p99=q[3])
