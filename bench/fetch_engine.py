@@ -66,15 +66,12 @@ import dataclasses
 import json
 import multiprocessing
 import os
-import re
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from collections import Counter
@@ -89,6 +86,7 @@ sys.path.insert(1, str(PROJECT_ROOT))
 
 from crawl_assets.crawler.sharding import shard_of  # noqa: E402
 from crawl_assets.demoweb import DemoWeb  # noqa: E402
+from crawl_assets.demoweb.process import DemoWebProcess, DemoWebStartError  # noqa: E402
 from measures import median_host_span, peak_rss_kb, time_to_fraction  # noqa: E402
 
 PYTHON = sys.executable
@@ -104,66 +102,41 @@ class BenchError(RuntimeError):
 # -- the demo web -----------------------------------------------------------------------------
 
 class DemoServer:
-    """The demo web in its own process on a free loopback port; stopped with SIGTERM."""
+    """The demo web in its own process on a free loopback port (crawl_assets.demoweb.process)."""
 
     def __init__(self, hosts: int, pages_per_host: int, workdir: Path):
         self.hosts, self.pages_per_host = hosts, pages_per_host
-        self.access_log_path = workdir / f"access-{time.monotonic_ns()}.parquet"
-        self.stderr_path = workdir / "demoweb.stderr"
-        self.proc: subprocess.Popen | None = None
+        self.process = DemoWebProcess(seed=1, hosts=hosts, pages_per_host=pages_per_host,
+                                      access_log=workdir / f"access-{time.monotonic_ns()}.parquet",
+                                      stderr_path=workdir / "demoweb.stderr",
+                                      start_timeout=SERVER_START_TIMEOUT_S)
         self.port = 0
         self.requests = 0  # answered, from the access log once stopped
 
     def __enter__(self) -> "DemoServer":
-        cmd = [PYTHON, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
-               "--hosts", str(self.hosts), "--pages-per-host", str(self.pages_per_host),
-               "--seed", "1", "--access-log", str(self.access_log_path)]
-        with open(self.stderr_path, "ab") as stderr:
-            self.proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
-                                         stderr=stderr, text=True)
-        # A watchdog, so a server that never prints its line cannot hang the benchmark.
-        watchdog = threading.Timer(SERVER_START_TIMEOUT_S, self.proc.kill)
-        watchdog.start()
-        line = self.proc.stdout.readline()
-        watchdog.cancel()
-        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if not match:
-            self.__exit__()
-            raise BenchError(f"demo web did not start: {line!r} (see {self.stderr_path})")
-        self.port = int(match.group(1))
+        try:
+            self.process.start()
+        except DemoWebStartError as exc:
+            raise BenchError(str(exc)) from exc
+        self.port = self.process.port
         return self
 
     def web(self) -> DemoWeb:
-        return DemoWeb(seed=1, hosts=self.hosts, pages_per_host=self.pages_per_host, port=self.port)
+        return self.process.web
 
     def cpu_seconds(self) -> float:
         """user + sys of the server process so far (Linux /proc; 0.0 elsewhere)."""
         try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return 0.0
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def __exit__(self, *exc) -> None:
-        if self.proc is None:
+        if self.process.web is None:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc.stdout.close()
-        self._read_access_log()
-
-    def _read_access_log(self) -> None:
-        if not self.access_log_path.exists():
-            return
-        import pyarrow.parquet as pq
-
-        self.requests = pq.read_metadata(self.access_log_path).num_rows
-        self.access_log_path.unlink()
+        self.requests = len(self.process.stop())
+        self.process.access_log_path.unlink(missing_ok=True)
 
 
 # -- one run's figures ----------------------------------------------------------------------

@@ -7,11 +7,8 @@ partition through Dagster, stop the demo web, and print what the crawl produced.
 import argparse
 import datetime as dt
 import os
-import signal
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -19,6 +16,7 @@ from dagster import DagsterInstance
 
 from .crawler.settings import load_settings
 from .cycle import CycleFailed, run_cycle, today
+from .demoweb.process import DemoWebProcess, DemoWebStartError
 from .partitions import CRAWL_START_DATE
 from .resources import CrawlSettingsResource
 
@@ -33,24 +31,10 @@ EXAMPLE_QUERIES = [
 ]
 
 
-@contextmanager
-def demo_web(day: int, access_log: Path):
+def demo_web(day: int, access_log: Path) -> DemoWebProcess:
     """The demo web in its own process, so it does not share a CPU core's GIL with the crawler."""
-    command = [sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", str(DEMO_PORT),
-               "--hosts", str(DEMO_HOSTS), "--seed", str(DEMO_SEED), "--day", str(day),
-               "--access-log", str(access_log)]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        line = server.stdout.readline()
-        if "listening" not in line:
-            server.wait(timeout=10)
-            raise RuntimeError(f"the demo web did not start (port {DEMO_PORT} busy?): exit {server.returncode}")
-        print(line.strip(), flush=True)
-        yield
-    finally:
-        if server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
+    return DemoWebProcess(port=DEMO_PORT, hosts=DEMO_HOSTS, seed=DEMO_SEED, day=day,
+                          access_log=access_log)
 
 
 def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
@@ -91,7 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     access_log = settings.data_root / "demoweb" / f"access_log-{args.date}.parquet"
     instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
     started = time.monotonic()
-    with demo_web(day, access_log):
+    try:
+        server = demo_web(day, access_log).start()
+    except DemoWebStartError as exc:
+        print(f"demo failed: {exc} (is port {DEMO_PORT} busy?)", file=sys.stderr)
+        return 1
+    print(server.ready_line, flush=True)
+    with server:
         try:
             run_cycle(args.date, instance, CrawlSettingsResource(), log_level="WARNING",
                       progress=lambda line: print(line, flush=True))

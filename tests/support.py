@@ -4,6 +4,7 @@ from pathlib import Path
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.demoweb import DemoWeb
+from crawl_assets.demoweb import process as demoweb_process
 from crawl_assets.resources import CrawlSettingsResource
 
 DEMO_SETTINGS = PROJECT_ROOT / "settings" / "demo.toml"
@@ -24,53 +25,13 @@ def write_test_settings(folder: Path, web: DemoWeb, extra: str = "",
                                  data_root=str(folder / "data"), seeds_dir=str(seeds_dir))
 
 
-class DemoWebProcess:
-    """The demo web in its own process, for tests that judge politeness from its access log:
-    a server thread sharing the crawler's GIL would stamp its times late by up to a thread
-    switch interval, and a late `end` makes a correct gap look too short."""
+class DemoWebProcess(demoweb_process.DemoWebProcess):
+    """The demo web in its own process (crawl_assets.demoweb.process), with the tests' small
+    default web; `with DemoWebProcess(...) as server:` gives server.web, server.port, and
+    server.stop() returns the access log rows."""
 
     def __init__(self, **web_args):
-        self.web_args = {"seed": 1, "hosts": 10, "pages_per_host": 20} | web_args
-        self.web: DemoWeb | None = None
-        self._log_path: Path | None = None
-        self._process = None
-
-    def __enter__(self) -> "DemoWebProcess":
-        import subprocess
-        import sys
-        import tempfile
-
-        self._log_path = Path(tempfile.mkdtemp()) / "access_log.parquet"
-        args = [sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
-                "--access-log", str(self._log_path)]
-        for name, value in self.web_args.items():
-            flag = f"--{name.replace('_', '-')}"
-            args += [flag] if value is True else [] if value is False else [flag, str(value)]
-        self._process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-        line = self._process.stdout.readline()
-        port = int(line.split("127.0.0.1:")[1].split()[0])
-        self.web = DemoWeb(**self.web_args, port=port)
-        return self
-
-    @property
-    def port(self) -> int:
-        return self.web.port
-
-    def stop(self) -> list[dict]:
-        """Stop the server; its access log, one dict per request."""
-        import signal
-
-        import pyarrow.parquet as pq
-
-        if self._process.poll() is None:
-            self._process.send_signal(signal.SIGTERM)
-            self._process.wait(timeout=30)
-            self._process.stdout.close()
-        return pq.read_table(self._log_path).to_pylist()
-
-    def __exit__(self, *exc) -> None:
-        if self._process.poll() is None:
-            self.stop()
+        super().__init__(**({"seed": 1, "hosts": 10, "pages_per_host": 20} | web_args))
 
 
 def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, float] | None = None) -> None:

@@ -30,8 +30,10 @@ import errno
 import signal
 import sys
 
+from .plugins import PLUGINS
+from .process import READY_PREFIX
 from .server import BIND_ADDRESS, DemoWebServer
-from .site import DemoWeb
+from .web import DemoWeb
 
 
 def _add_web_options(parser: argparse.ArgumentParser) -> None:
@@ -41,18 +43,14 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--day", type=int, default=0)
     parser.add_argument("--domain", default="demo.test")
-    parser.add_argument("--hostile", action="store_true",
-                        help="add the hostile hosts (slow drip, gzip bomb, redirect loop, ...)")
-    parser.add_argument("--traps", action="store_true",
-                        help="add the crawler-trap hosts (endless calendar, session ids, facets, ...)")
-    parser.add_argument("--near-duplicates", action="store_true",
-                        help="add the labelled near-duplicate article hosts (ads, dates, mirrors, ...)")
+    for plugin in PLUGINS:
+        parser.add_argument(plugin.flag, action="store_true", help=plugin.help)
 
 
 def _web(args: argparse.Namespace) -> DemoWeb:
     return DemoWeb(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages_per_host,
-                   day=args.day, port=args.port, domain=args.domain, hostile=args.hostile,
-                   traps=args.traps, near_duplicates=args.near_duplicates)
+                   day=args.day, port=args.port, domain=args.domain,
+                   **{p.option: getattr(args, p.option) for p in PLUGINS})
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -68,13 +66,9 @@ async def _serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    hostile = len(server.web.hostile_hosts())
-    traps = len(server.web.trap_hosts())
-    neardup = len(server.web.near_duplicate_homes())
-    print(f"demoweb listening on {BIND_ADDRESS}:{server.port} hosts={server.web.hosts}"
-          + (f" hostile={hostile}" if hostile else "") + (f" traps={traps}" if traps else "")
-          + (f" neardup={neardup}" if neardup else ""),
-          flush=True)
+    counts = "".join(f" {p.summary_key}={len(homes)}" for p in PLUGINS
+                     if (homes := p.homes(server.web)))
+    print(f"{READY_PREFIX}{BIND_ADDRESS}:{server.port} hosts={server.web.hosts}{counts}", flush=True)
     await stop.wait()
     await server.stop()
     if args.access_log:
@@ -85,14 +79,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
 def _seeds(args: argparse.Namespace) -> int:
     web = _web(args)
-    for url in web.seed_urls(per_host=args.per_host):
+    for url in web.seed_urls(per_host=args.per_host) + web.plugin_homes():
         print(url)
-    for host in web.hostile_hosts():
-        print(host.home)
-    for trap in web.trap_hosts():
-        print(trap.home)
-    for home in web.near_duplicate_homes():
-        print(home)
     return 0
 
 

@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Iterator, Mapping
 
-from .site import HTML_TYPE, Response, error_response, normalize_host, register_special_hosts, stable_int
+from .host_protocol import HostPlugin, bare_path, normalize_host, register_hosts
+from .page_shell import simple_page
+from .randomness import stable_int
+from .responses import HTML_TYPE, PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
 
 # kind -> hostname label. The order is the order of hostile_hosts().
 KINDS: dict[str, str] = {
@@ -59,7 +62,6 @@ FLAP_RETRY_AFTER_S = 1
 ROBOTS_HUGE_LENGTH = 2 * 1024 * 1024
 CRAWL_DELAY_S = 60
 _CHUNK = 64 * 1024
-_PLAIN_TYPE = "text/plain; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -91,21 +93,23 @@ def hostile_hostname(kind: str, domain: str = "demo.test") -> str:
 
 def add_hostile_hosts(web) -> dict[str, str]:
     """Register every hostile host on `web` (in place); returns hostname -> kind."""
-    return register_special_hosts(web, KINDS, HostileHandler)
+    return register_hosts(web, KINDS, HostileHandler)
+
+
+def hostile_hosts(web) -> list["HostileHost"]:
+    """The hostile hosts registered on `web`, described, in KINDS order."""
+    handlers = [h for h in web.special_handlers().values() if isinstance(h, HostileHandler)]
+    order = list(KINDS)
+    handlers.sort(key=lambda h: (order.index(h.kind), h.hostname))
+    return [h.describe(web) for h in handlers]
+
+
+PLUGIN = HostPlugin(option="hostile", summary_key="hostile",
+                    help="add the hostile hosts (slow drip, gzip bomb, redirect loop, ...)",
+                    install=add_hostile_hosts, homes=lambda web: [h.home for h in hostile_hosts(web)])
 
 
 # ---- canned bodies ----------------------------------------------------------------------
-
-def _html(title: str, body: str) -> bytes:
-    return ('<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n{body}\n</body>\n</html>\n"
-            ).encode("utf-8")
-
-
-def _page(body: bytes, ctype: str = HTML_TYPE, extra: list[tuple[str, str]] | None = None,
-          status: int = 200) -> Response:
-    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))]
-    return Response(status, headers + list(extra or ()), body)
 
 
 _FILLER_HEAD = (b'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -368,7 +372,7 @@ class HostileHandler:
     # ---- serving --------------------------------------------------------------------
 
     def __call__(self, web, path: str, headers: Mapping[str, str]) -> Response:
-        bare = path.split("#", 1)[0].split("?", 1)[0]
+        bare = bare_path(path)
         if bare == "/robots.txt":
             return self._robots()
         if bare == "/":
@@ -380,20 +384,19 @@ class HostileHandler:
         if self.kind == "robots_500":
             return error_response(500, "Internal Server Error")
         if self.kind == "robots_huge":
-            return _page(huge_robots_txt(), _PLAIN_TYPE)
-        lines = [f"# robots.txt for {self.hostname}", "User-agent: *", "Disallow:"]
+            return body_response(huge_robots_txt(), PLAIN_TYPE)
         if self.kind == "crawl_delay_60":
-            lines.append(f"Crawl-delay: {CRAWL_DELAY_S}")
-        return _page(("\n".join(lines) + "\n").encode("utf-8"), _PLAIN_TYPE)
+            return robots_allow_all(self.hostname, f"Crawl-delay: {CRAWL_DELAY_S}")
+        return robots_allow_all(self.hostname)
 
     def _home(self) -> Response:
         links = [p for p in self.spec.paths if p != "/"]
         items = "\n".join(f'<li><a href="{p}">{p}</a></li>' for p in links)
-        return _page(_html(self.spec.title, f"<p>{self.spec.description}</p>\n<ul>\n{items}\n</ul>"))
+        return body_response(simple_page(self.spec.title, f"<p>{self.spec.description}</p>\n<ul>\n{items}\n</ul>"))
 
     @staticmethod
     def _plain_page(title: str) -> Response:
-        return _page(_html(title, '<p>An ordinary page. <a href="/">Home</a></p>'))
+        return body_response(simple_page(title, '<p>An ordinary page. <a href="/">Home</a></p>'))
 
     def _serve_slow_drip(self, web, path):
         if path == "/drip.html":
@@ -416,11 +419,11 @@ class HostileHandler:
 
     def _serve_gzip_bomb(self, web, path):
         if path == "/bomb.html":
-            return _page(gzip_bomb(), extra=[("Content-Encoding", "gzip"), ("Vary", "Accept-Encoding")])
+            return body_response(gzip_bomb(), extra=[("Content-Encoding", "gzip"), ("Vary", "Accept-Encoding")])
 
     def _redirect(self, web, target: str) -> Response:
         location = self.base(web) + target
-        return _page(_html("Found", f'<p>Moved to <a href="{location}">{location}</a>.</p>'),
+        return body_response(simple_page("Found", f'<p>Moved to <a href="{location}">{location}</a>.</p>'),
                      extra=[("Location", location)], status=302)
 
     def _serve_redirect_loop(self, web, path):
@@ -459,13 +462,13 @@ class HostileHandler:
     def _serve_binary_html(self, web, path):
         png, zipped = _binary_bodies()
         if path == "/file.html":
-            return _page(png, "application/octet-stream")
+            return body_response(png, "application/octet-stream")
         if path == "/mislabelled.html":
-            return _page(zipped, HTML_TYPE)
+            return body_response(zipped, HTML_TYPE)
 
     def _serve_malformed_html(self, web, path):
         if path == "/tag-soup.html":
-            return _page(_malformed_html(self.base(web)))
+            return body_response(_malformed_html(self.base(web)))
         if path in _MALFORMED_LINKS:
             return self._plain_page("Found in the soup")
 
@@ -475,7 +478,7 @@ class HostileHandler:
                     "<title>Café crème</title>\n</head>\n<body>\n<h1>Café crème</h1>\n"
                     f"<p>{_LATIN1_TEXT}</p>\n"
                     '<p><a href="/">Home</a></p>\n</body>\n</html>\n').encode("cp1252")
-            return _page(body, "text/html; charset=utf-8")
+            return body_response(body, "text/html; charset=utf-8")
 
     def _serve_robots_500(self, web, path):
         if path == "/page.html":

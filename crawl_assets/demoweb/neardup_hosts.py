@@ -42,16 +42,20 @@ in a small per-seed LRU cache.
 from __future__ import annotations
 
 import functools
-import hashlib
 import html
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from random import Random
 from typing import Mapping
 
-from .site import (_HEADINGS, EPOCH, HTML_TYPE, Response, _answer, _between, _pick,
-                   _Resource, _sentence_pool, _title_words, error_response, http_date,
-                   normalize_host, register_special_hosts, stable_int)
+from .change_model import EPOCH
+from .host_protocol import HostPlugin, bare_path, normalize_host, register_hosts
+from .page_shell import anchor as _a
+from .page_shell import esc as _esc
+from .page_shell import html_page, site_body
+from .prose import heading, sentence_pool, title_words
+from .randomness import between, stable_int
+from .responses import HTML_TYPE, Resource, Response, answer, make_resource, robots_allow_all
 from .words import NAME_WORDS
 
 NEAR_DUP_KINDS: tuple[str, ...] = ("ad_rotation", "date_line", "visitor_counter", "boilerplate",
@@ -137,7 +141,30 @@ def neardup_hostname(role: str, domain: str = "demo.test") -> str:
 def add_near_duplicate_hosts(web) -> dict[str, str]:
     """Register the near-duplicate hosts on `web` (in place); returns hostname -> role."""
     corpus = NearDupCorpus(web.domain)
-    return register_special_hosts(web, HOST_LABELS, lambda _role, hostname: NearDupHandler(corpus, hostname))
+    return register_hosts(web, HOST_LABELS, lambda _role, hostname: NearDupHandler(corpus, hostname))
+
+
+def near_duplicate_corpus(web) -> "NearDupCorpus | None":
+    """The corpus behind the near-duplicate hosts registered on `web`, None if there are none."""
+    for handler in web.special_handlers().values():
+        if isinstance(handler, NearDupHandler):
+            return handler.corpus
+    return None
+
+
+def near_duplicate_groups(web) -> list["NearDupGroup"]:
+    corpus = near_duplicate_corpus(web)
+    return corpus.groups(web) if corpus is not None else []
+
+
+def near_duplicate_homes(web) -> list[str]:
+    corpus = near_duplicate_corpus(web)
+    return corpus.homes(web) if corpus is not None else []
+
+
+PLUGIN = HostPlugin(option="near_duplicates", summary_key="neardup",
+                    help="add the labelled near-duplicate article hosts (ads, dates, mirrors, ...)",
+                    install=add_near_duplicate_hosts, homes=near_duplicate_homes)
 
 
 # ---- text -------------------------------------------------------------------------------
@@ -150,14 +177,6 @@ class _Article:
     published: datetime
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
-def _a(href: str, text: str) -> str:
-    return f'<a href="{html.escape(href)}">{_esc(text)}</a>'
-
-
 def _long_date(moment: datetime, with_time: bool = False) -> str:
     text = f"{_WEEKDAYS[moment.weekday()]}, {moment.day} {_MONTHS[moment.month]} {moment.year}"
     return text + (f", {moment:%H:%M} UTC" if with_time else "")
@@ -165,11 +184,11 @@ def _long_date(moment: datetime, with_time: bool = False) -> str:
 
 def _article(seed: int, group_id: str) -> _Article:
     rng = Random(stable_int(seed, "neardup-article", group_id))
-    title = _title_words(rng, 3, 7)
+    title = title_words(rng, 3, 7)
     slug = group_id + "-" + "-".join(title.lower().split()[:3])
     author = " ".join(w.capitalize() for w in rng.sample(NAME_WORDS, 2))
-    pool, _ = _sentence_pool(seed)
-    target = _between(rng, *ARTICLE_WORDS)
+    pool, _ = sentence_pool(seed)
+    target = between(rng, *ARTICLE_WORDS)
     words = 0
     sentences: list[str] = []
     while words < target:
@@ -180,13 +199,13 @@ def _article(seed: int, group_id: str) -> _Article:
     i = section = 0
     while i < len(sentences):
         if section % 4 == 0:
-            out.append(f'<h2 id="section-{section // 4 + 1}">{_pick(rng, _HEADINGS)}</h2>')
-        k = _between(rng, 3, 8)
+            out.append(f'<h2 id="section-{section // 4 + 1}">{heading(rng)}</h2>')
+        k = between(rng, 3, 8)
         out.append(f"<p>{' '.join(sentences[i:i + k])}</p>")
         i += k
         section += 1
     out.append("</article>")
-    published = EPOCH + timedelta(days=_between(rng, 10, 300), minutes=_between(rng, 6 * 60, 20 * 60))
+    published = EPOCH + timedelta(days=between(rng, 10, 300), minutes=between(rng, 6 * 60, 20 * 60))
     return _Article(title, slug, "\n".join(out), published)
 
 
@@ -273,19 +292,9 @@ class NearDupCorpus:
 
     def _shell(self, *, site: str, title: str, nav: list[tuple[str, str]], main: list[str],
                aside_title: str, aside: list[str], footer: list[str], description: str = "") -> str:
-        head = ["<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-                '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                f"<title>{_esc(title)} | {_esc(site)}</title>"]
-        if description:
-            head.append(f'<meta name="description" content="{html.escape(description)}">')
-        return "\n".join([
-            *head,
-            "<style>body{font-family:sans-serif;max-width:48em;margin:auto}nav a{margin-right:1em}</style>",
-            "</head>", "<body>", "<header>", f'<p class="site-name">{_esc(site)}</p>',
-            "<nav><ul>", *(f"<li>{_a(h, t)}</li>" for h, t in nav), "</ul></nav>", "</header>",
-            '<main id="main">', *main,
-            "<aside>", f"<h2>{_esc(aside_title)}</h2>", *aside, "</aside>", "</main>",
-            "<footer>", *footer, "</footer>", "</body>", "</html>", ""])
+        head = [f'<meta name="description" content="{html.escape(description)}">'] if description else []
+        body = site_body(_esc(site), (_a(h, t) for h, t in nav), main, _esc(aside_title), aside, footer)
+        return html_page(f"{_esc(title)} | {_esc(site)}", body, head=head)
 
     def _boilerplate(self, seed: int, role: str, edition: int | None) -> dict:
         """nav, aside and footer of a host (or of one syndication edition): fixed per host."""
@@ -295,9 +304,9 @@ class NearDupCorpus:
             rng = Random(stable_int(seed, "neardup-edition", seg))
             nav = [("/", "Home")] + [(f"/#{label.lower().replace(' ', '-')}", label) for label in labels]
             picks = rng.sample(pages, min(len(pages), 3 + (edition or 0) % 3))
-            pool, _ = _sentence_pool(seed)
-            blurb = " ".join(rng.choices(pool, k=_between(rng, 2, 4)))
-            aside = ["<ul>", *(f"<li>{_a(v.path, _pick(rng, _HEADINGS))}</li>" for v in picks), "</ul>",
+            pool, _ = sentence_pool(seed)
+            blurb = " ".join(rng.choices(pool, k=between(rng, 2, 4)))
+            aside = ["<ul>", *(f"<li>{_a(v.path, heading(rng))}</li>" for v in picks), "</ul>",
                      f'<p class="blurb">{_esc(blurb)}</p>']
             footer = [f"<p>&copy; 2026 {_esc(site)}. {_esc(footer_line)}</p>",
                       f"<p>{_a('/', site + ' home')}</p>"]
@@ -329,8 +338,8 @@ class NearDupCorpus:
         modified = art.published
         if v.kind == "date_line":
             rng = Random(stable_int(seed, "neardup-date", v.group_id, v.index))
-            modified = art.published + timedelta(days=v.index * _between(rng, 1, 9),
-                                                 minutes=_between(rng, 0, 600))
+            modified = art.published + timedelta(days=v.index * between(rng, 1, 9),
+                                                 minutes=between(rng, 0, 600))
             iso = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
             dateline = (f'<p class="dateline">Updated <time datetime="{iso}">'
                         f"{_long_date(modified, with_time=True)}</time></p>")
@@ -340,9 +349,9 @@ class NearDupCorpus:
         main = [dateline]
         if v.kind == "ad_rotation":
             rng = Random(stable_int(seed, "neardup-ad", v.group_id, v.index))
-            pool, _ = _sentence_pool(seed)
-            brand = rng.choice(_BRANDS) + " " + _title_words(rng, 1, 2)
-            copy = " ".join(rng.choices(pool, k=_between(rng, 2, 3)))
+            pool, _ = sentence_pool(seed)
+            brand = rng.choice(_BRANDS) + " " + title_words(rng, 1, 2)
+            copy = " ".join(rng.choices(pool, k=between(rng, 2, 3)))
             main.append(f'<div class="ad"><p class="ad-label">Advertisement</p>'
                         f"<p><strong>{_esc(brand)}</strong>: {_esc(copy)}</p></div>")
         main.append(art.html)
@@ -355,7 +364,7 @@ class NearDupCorpus:
                            footer=parts["footer"], description=art.title + ", by the newsroom.")
         return page, modified
 
-    def _build(self, seed: int, role: str, path: str) -> _Resource | None:
+    def _build(self, seed: int, role: str, path: str) -> Resource | None:
         if path == "/robots.txt":
             return None
         _, where = self._layout(seed)
@@ -367,21 +376,15 @@ class NearDupCorpus:
             text, modified = self._home(seed, role), EPOCH
         else:
             return None
-        body = text.encode("utf-8")
-        etag = '"' + hashlib.blake2b(body, digest_size=10).hexdigest() + '"'
-        headers = [("Content-Type", HTML_TYPE), ("Content-Length", str(len(body))), ("ETag", etag),
-                   ("Last-Modified", http_date(modified)), ("Cache-Control", "max-age=3600")]
-        return _Resource(Response(200, headers, body), etag, modified.replace(second=0))
+        return make_resource(text.encode("utf-8"), HTML_TYPE, modified)
 
     def respond(self, web, hostname: str, path: str, headers: Mapping[str, str]) -> Response:
-        path = path.split("#", 1)[0].split("?", 1)[0] or "/"
+        path = bare_path(path) or "/"
         if path == "/robots.txt":
-            body = f"# robots.txt for {hostname}\nUser-agent: *\nDisallow:\n".encode("utf-8")
-            return Response(200, [("Content-Type", "text/plain; charset=utf-8"),
-                                  ("Content-Length", str(len(body)))], body)
+            return robots_allow_all(hostname)
         role = self.role(hostname)
         resource = self._cached(web.seed, role, path) if role is not None else None
-        return _answer(resource, headers)
+        return answer(resource, headers)
 
 
 class NearDupHandler:

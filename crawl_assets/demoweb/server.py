@@ -31,7 +31,9 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from .access_log import AccessLog
-from .site import DemoWeb, Response, error_response, normalize_host
+from .host_protocol import normalize_host
+from .responses import Response, error_response
+from .web import DemoWeb
 
 BIND_ADDRESS = "127.0.0.1"
 MAX_BODY_BYTES = 1 << 20  # request bodies are read and dropped; larger ones close the link

@@ -6,7 +6,7 @@
 
 Every trap host is `<label>.<domain>` and serves an allow-all /robots.txt, a home page `/` and
 generated pages: 10-30 KB of pseudo-English HTML like the ordinary pages (sentence pool of
-site.py), with the trap's links plus normal links back to the home page. Unlike the hostile
+prose.py), with the trap's links plus normal links back to the home page. Unlike the hostile
 hosts nothing here is slow or broken: every trap URL answers a quick, valid 200. The
 problem is only how many of them there are.
 
@@ -60,9 +60,13 @@ from random import Random
 from typing import Callable, Mapping
 from urllib.parse import parse_qsl
 
-from .site import (_COMMON_WORDS, _HEADINGS, EPOCH, HTML_TYPE, Response, _answer, _between,
-                   _pick, _Resource, _sentence_pool, _title_words, error_response, http_date,
-                   normalize_host, register_special_hosts, stable_int)
+from .change_model import EPOCH
+from .host_protocol import HostPlugin, normalize_host, register_hosts
+from .page_shell import anchor as _a
+from .page_shell import html_page, list_item, site_body
+from .prose import COMMON_WORDS, heading, paragraphs, title_words
+from .randomness import between, stable_int
+from .responses import HTML_TYPE, Resource, Response, answer, error_response, make_resource, robots_allow_all
 
 # kind -> hostname label. The order is the order of trap_hosts().
 KINDS: dict[str, str] = {
@@ -104,8 +108,7 @@ FACET_REAL_PAGES = 2 + sum(len(v) for v in FACETS.values())  # home, /shop, one-
 
 DEEP_SEGMENTS = ("a", "b", "c", "docs", "archive", "2026", "en", "page", "files", "v2", "misc", "x")
 
-_PLAIN_TYPE = "text/plain; charset=utf-8"
-_URL_WORDS = tuple(w for w in _COMMON_WORDS if len(w) >= 3)
+_URL_WORDS = tuple(w for w in COMMON_WORDS if len(w) >= 3)
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # Not calendar.month_name: that follows the process locale, and the bytes must not.
 _MONTHS = ("", "January", "February", "March", "April", "May", "June", "July", "August",
@@ -136,82 +139,54 @@ def trap_hostname(kind: str, domain: str = "demo.test") -> str:
 
 def add_trap_hosts(web) -> dict[str, str]:
     """Register every trap host on `web` (in place); returns hostname -> kind."""
-    return register_special_hosts(web, {kind: KINDS[kind] for kind in TRAP_KINDS}, TrapHandler)
+    return register_hosts(web, {kind: KINDS[kind] for kind in TRAP_KINDS}, TrapHandler)
+
+
+def trap_hosts(web) -> list["TrapHost"]:
+    """The trap hosts registered on `web`, described, in TRAP_KINDS order."""
+    handlers = [h for h in web.special_handlers().values() if isinstance(h, TrapHandler)]
+    handlers.sort(key=lambda h: (TRAP_KINDS.index(h.kind), h.hostname))
+    return [h.describe(web) for h in handlers]
+
+
+PLUGIN = HostPlugin(option="traps", summary_key="traps",
+                    help="add the crawler-trap hosts (endless calendar, session ids, facets, ...)",
+                    install=add_trap_hosts, homes=lambda web: [t.home for t in trap_hosts(web)])
 
 
 # ---- page rendering ---------------------------------------------------------------------
 
-def _a(href: str, text: str, rel: str | None = None) -> str:
-    rel_attr = f' rel="{rel}"' if rel else ""
-    return f'<a href="{html.escape(href)}"{rel_attr}>{html.escape(text, quote=False)}</a>'
-
-
-def _li(href: str, text: str) -> str:
-    return f"<li>{_a(href, text)}</li>"
-
-
-def _paragraphs(rng: Random, seed: int, target_chars: int) -> list[str]:
-    pool, mean_chars = _sentence_pool(seed)
-    count = target_chars // mean_chars + 1
-    sentences = rng.choices(pool, k=count)
-    out, i = [], 0
-    while i < count:
-        k = _between(rng, 3, 8)
-        out.append(" ".join(sentences[i:i + k]))
-        i += k
-    return out
+_li = list_item
 
 
 def _render(seed: int, text_key: tuple, *, site: str, title: str, nav: list[tuple[str, str]],
             blocks: list[str], aside_title: str, aside: list[tuple[str, str]],
             head_extra: tuple[str, ...] = (), home_href: str = "/") -> str:
-    """A page shaped like site.py's: header + nav, article (trap block, then text), aside with
+    """A page in the site layout: header + nav, article (trap block, then text), aside with
     links, footer with a link home. The text fills the page to 12-26 KB (at least ~2.5 KB of
     text however many links there are)."""
     rng = Random(stable_int(seed, "trap-text", *text_key))
-    target = _between(rng, 12_000, 26_000)
-    head = [
-        "<!doctype html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(title, quote=False)} | {site}</title>",
-        *head_extra,
-        "<style>body{font-family:sans-serif;max-width:48em;margin:auto}nav a{margin-right:1em}</style>",
-        "</head>",
-        "<body>",
-        "<header>",
-        f'<p class="site-name">{site}</p>',
-        "<nav><ul>",
-        *(_li(href, text) for href, text in nav),
-        "</ul></nav>",
-        "</header>",
-        '<main id="main">',
-        "<article>",
-        f"<h1>{html.escape(title, quote=False)}</h1>",
-        *blocks,
-    ]
-    tail = ["</article>", "<aside>", f"<h2>{aside_title}</h2>", "<ul>",
-            *(_li(href, text) for href, text in aside),
-            "</ul>", "</aside>", "</main>", "<footer>",
-            f"<p>&copy; 2026 {site}. All rights reserved. {_a(home_href, 'Home')}</p>",
-            "</footer>", "</body>", "</html>", ""]
-    skeleton = sum(len(line) + 1 for line in head) + sum(len(line) + 1 for line in tail)
-    paragraphs = _paragraphs(rng, seed, max(2_500, target - skeleton))
+    target = between(rng, 12_000, 26_000)
+    escaped_title = html.escape(title, quote=False)
+
+    def page(text: list[str]) -> str:
+        main = ["<article>", f"<h1>{escaped_title}</h1>", *blocks, *text, "</article>"]
+        footer = [f"<p>&copy; 2026 {site}. All rights reserved. {_a(home_href, 'Home')}</p>"]
+        body = site_body(site, (_a(h, t) for h, t in nav), main, aside_title,
+                         ["<ul>", *(_li(h, t) for h, t in aside), "</ul>"], footer)
+        return html_page(f"{escaped_title} | {site}", body, head=head_extra)
+
+    skeleton = len(page([])) + 1  # every line of the page but the text, with its newline
     text = []
-    for i, para in enumerate(paragraphs):
+    for i, para in enumerate(paragraphs(rng, seed, max(2_500, target - skeleton))):
         if i % 4 == 0:
-            text.append(f'<h2 id="section-{i // 4 + 1}">{_pick(rng, _HEADINGS)}</h2>')
+            text.append(f'<h2 id="section-{i // 4 + 1}">{heading(rng)}</h2>')
         text.append(f"<p>{para}</p>")
-    return "\n".join(head + text + tail)
+    return page(text)
 
 
-def _resource(body: bytes, ctype: str = HTML_TYPE) -> _Resource:
-    etag = '"' + hashlib.blake2b(body, digest_size=10).hexdigest() + '"'
-    headers = [("Content-Type", ctype), ("Content-Length", str(len(body))), ("ETag", etag),
-               ("Last-Modified", http_date(EPOCH)), ("Cache-Control", "max-age=3600")]
-    return _Resource(Response(200, headers, body), etag, EPOCH)
+def _resource(body: bytes) -> Resource:
+    return make_resource(body, HTML_TYPE, EPOCH)
 
 
 def _href_style(rng: Random, base: str, target: str, query_only: str | None = None) -> str:
@@ -358,13 +333,12 @@ class TrapHandler:
         if self.kind == "session_ids":
             return self._serve_session(web, path)
         resource = self._cached(web.seed, web.port, path)
-        return _answer(resource, headers)
+        return answer(resource, headers)
 
     def _robots(self) -> Response:
-        body = f"# robots.txt for {self.hostname}\nUser-agent: *\nDisallow:\n".encode("utf-8")
-        return Response(200, [("Content-Type", _PLAIN_TYPE), ("Content-Length", str(len(body)))], body)
+        return robots_allow_all(self.hostname)
 
-    def _build(self, seed: int, port: int, path: str) -> _Resource | None:
+    def _build(self, seed: int, port: int, path: str) -> Resource | None:
         bare, _, query = path.partition("?")
         build: Callable[..., str | None] = getattr(self, "_page_" + self.kind)
         text = build(seed, f"http://{self.hostname}:{port}", bare, query)
@@ -409,8 +383,8 @@ class TrapHandler:
     @staticmethod
     def _events(seed: int, y: int, m: int, d: int) -> list[tuple[str, str]]:
         rng = Random(stable_int(seed, "calendar-events", y, m, d))
-        return [(f"{_between(rng, 8, 22):02d}:{rng.choice(('00', '15', '30', '45'))}",
-                 _pick(rng, _HEADINGS)) for _ in range(_between(rng, 0, 3))]
+        return [(f"{between(rng, 8, 22):02d}:{rng.choice(('00', '15', '30', '45'))}",
+                 heading(rng)) for _ in range(between(rng, 0, 3))]
 
     def _calendar_month(self, seed: int, base: str, y: int, m: int) -> str:
         rng = Random(stable_int(seed, "calendar-links", y, m))
@@ -526,7 +500,7 @@ class TrapHandler:
             return base + out if rng.random() < 0.15 else out
 
         def title(k: int) -> str:
-            return _title_words(Random(stable_int(seed, "session-title", k)), 2, 4)
+            return title_words(Random(stable_int(seed, "session-title", k)), 2, 4)
 
         nav = [(href(f"/p/{k}.html"), title(k)) for k in range(3) if k != n]
         others = [k for k in range(SESSION_PAGES) if k != n]
@@ -599,15 +573,15 @@ class TrapHandler:
         rng = Random(stable_int(seed, "facet-products", canonical))
         products = []
         for _ in range(12):
-            price = _between(rng, 5, 400) + rng.choice((0.0, 0.5, 0.95, 0.99))
+            price = between(rng, 5, 400) + rng.choice((0.0, 0.5, 0.95, 0.99))
             colour = active.get("color") or rng.choice(FACETS["color"])
-            products.append(f'<li class="product"><h3>{_title_words(rng, 2, 3)}</h3>'
+            products.append(f'<li class="product"><h3>{title_words(rng, 2, 3)}</h3>'
                             f"<p>{colour}, € {price:.2f}</p></li>")
         label = ", ".join(f"{k} {v}" for k, v in canonical) or "everything"
         blocks = ['<ul class="chips">', *chips, "</ul>", *sidebar,
-                  f'<p class="count">{_between(rng, 3, 480)} products</p>',
+                  f'<p class="count">{between(rng, 3, 480)} products</p>',
                   '<ul class="products">', *products, "</ul>"]
-        aside = [(with_filter(name, FACETS[name][_between(rng, 0, 9)]), f"Popular: {name}")
+        aside = [(with_filter(name, FACETS[name][between(rng, 0, 9)]), f"Popular: {name}")
                  for name in rng.sample(list(FACETS), 3)]
         head = (f'<link rel="canonical" href="{html.escape(base + self._shop_url(list(canonical)))}">',)
         return self._page(seed, ("shop", canonical), f"Shop: {label}", [("/shop", "Shop")], blocks,
@@ -619,7 +593,7 @@ class TrapHandler:
         segments = [s for s in bare.split("/") if s]
         rng = Random(stable_int(seed, "deep-links", bare))
         children = [(rng.choice(("./", "")) + f"{s}/", f"{s}/") for s in
-                    rng.sample(DEEP_SEGMENTS, _between(rng, 4, 6))]
+                    rng.sample(DEEP_SEGMENTS, between(rng, 4, 6))]
         if len(segments) >= 2:
             again = f"{segments[-2]}/{segments[-1]}/"
             children.append((again, "Same again: " + again))
@@ -645,7 +619,7 @@ class TrapHandler:
         key = bare + ("?" + query if query else "")
         rng = Random(stable_int(seed, "random-links", key))
         links = []
-        for _ in range(_between(rng, *RANDOM_LINKS)):
+        for _ in range(between(rng, *RANDOM_LINKS)):
             w1, w2 = rng.choice(_URL_WORDS), rng.choice(_URL_WORDS)
             n = rng.randrange(10**9)
             shape = rng.randrange(6)
@@ -662,7 +636,7 @@ class TrapHandler:
             else:
                 target = f"/t/{n}?ref={w2}"
             links.append((base + target if rng.random() < 0.2 else target, f"{w1} {w2}".capitalize()))
-        title = "Home" if key == "/" else _title_words(rng, 2, 5)
+        title = "Home" if key == "/" else title_words(rng, 2, 5)
         blocks = ['<p class="lead">Handpicked links, freshly shuffled for you.</p>', '<ul class="links">',
                   *(_li(h, t) for h, t in links[: len(links) // 2]), "</ul>"]
         return self._page(seed, ("url", key), title, [], blocks, "More links", links[len(links) // 2:])

@@ -18,6 +18,7 @@ import pytest
 
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, HostileHost, add_hostile_hosts
 from crawl_assets.demoweb.hostile_hosts import KINDS
+from crawl_assets.demoweb.process import DemoWebProcess
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STATUS_CLASSES = {"ok", "not_modified", "redirect", "redirect_loop", "too_many_redirects",
@@ -441,20 +442,12 @@ def test_cli_seeds_hostile():
 
 
 def test_cli_serve_hostile():
-    with subprocess.Popen([sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
-                           "--hosts", "2", "--pages-per-host", "5", "--hostile"], cwd=PROJECT_ROOT,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        try:
-            line = proc.stdout.readline()
-            assert line.rstrip().endswith("hosts=2 hostile=16"), line
-            port = int(line.split("127.0.0.1:", 1)[1].split()[0])
-            with httpx.Client(trust_env=False, timeout=5) as c:
-                r = c.get(f"http://127.0.0.1:{port}/loop/a", headers={"Host": "redirect-loop.demo.test"})
-            assert r.status_code == 302
-            assert r.headers["location"] == f"http://redirect-loop.demo.test:{port}/loop/b"
-            proc.terminate()
-            assert proc.wait(timeout=10) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with DemoWebProcess(hosts=2, pages_per_host=5, hostile=True) as server:
+        assert server.ready_line.endswith("hosts=2 hostile=16"), server.ready_line
+        with httpx.Client(trust_env=False, timeout=5) as c:
+            r = c.get(f"http://{server.address}/loop/a", headers={"Host": "redirect-loop.demo.test"})
+        assert r.status_code == 302
+        assert r.headers["location"] == f"http://redirect-loop.demo.test:{server.port}/loop/b"
+        rows = server.stop()
+    assert server.returncode == 0
+    assert [(r["host"], r["path"], r["status"]) for r in rows] == [("redirect-loop.demo.test", "/loop/a", 302)]

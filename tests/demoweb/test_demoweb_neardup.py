@@ -20,6 +20,7 @@ import pytest
 from crawl_assets.demoweb import (NEAR_DUP_KINDS, DemoWeb, DemoWebThread, NearDupGroup,
                                   add_near_duplicate_hosts)
 from crawl_assets.demoweb.neardup_hosts import ARTICLE_WORDS
+from crawl_assets.demoweb.process import DemoWebProcess
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 VARYING = {  # the element that differs within a group of these kinds
@@ -301,21 +302,11 @@ def test_cli_seeds_with_near_duplicates():
 
 
 def test_cli_serve_with_near_duplicates():
-    with subprocess.Popen([sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
-                           "--hosts", "1", "--pages-per-host", "3", "--near-duplicates"],
-                          cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as proc:
-        try:
-            line = proc.stdout.readline()
-            assert line.rstrip().endswith("hosts=1 neardup=5"), line
-            port = int(line.split("127.0.0.1:", 1)[1].split()[0])
-            with httpx.Client(trust_env=False, timeout=5) as c:
-                r = c.get(f"http://127.0.0.1:{port}/index.html", headers={"Host": "www.mirror.demo.test"})
-                r2 = c.get(f"http://127.0.0.1:{port}/", headers={"Host": "mirror.demo.test"})
-            assert r.status_code == 200 and r.content == r2.content
-            proc.terminate()
-            assert proc.wait(timeout=10) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with DemoWebProcess(hosts=1, pages_per_host=3, near_duplicates=True) as server:
+        assert server.ready_line.endswith("hosts=1 neardup=5"), server.ready_line
+        with httpx.Client(trust_env=False, timeout=5) as c:
+            r = c.get(f"http://{server.address}/index.html", headers={"Host": "www.mirror.demo.test"})
+            r2 = c.get(f"http://{server.address}/", headers={"Host": "mirror.demo.test"})
+        assert r.status_code == 200 and r.content == r2.content
+        server.stop()
+    assert server.returncode == 0

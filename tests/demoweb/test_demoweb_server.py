@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.demoweb import AccessLog, DemoWeb, DemoWebServer, DemoWebThread
+from crawl_assets.demoweb.process import DemoWebProcess, DemoWebStartError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -216,26 +216,25 @@ def run_cli(*args: str, **kwargs) -> subprocess.Popen:
 
 def test_cli_serve_answers_and_writes_access_log_on_sigterm(tmp_path):
     log_path = tmp_path / "logs" / "access.parquet"
-    proc = run_cli("serve", "--port", "0", "--hosts", "5", "--pages-per-host", "20",
-                   "--seed", "4", "--day", "2", "--access-log", str(log_path))
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("demoweb listening on 127.0.0.1:") and line.rstrip().endswith("hosts=5")
-        port = int(line.split("127.0.0.1:", 1)[1].split()[0])
+    with DemoWebProcess(hosts=5, pages_per_host=20, seed=4, day=2, access_log=log_path) as server:
+        assert server.ready_line == f"demoweb listening on 127.0.0.1:{server.port} hosts=5"
         with httpx.Client(trust_env=False, timeout=5) as c:
-            r = c.get(f"http://127.0.0.1:{port}/p/3.html", headers={"Host": f"h0002.demo.test:{port}"})
-        expected = DemoWeb(seed=4, hosts=5, pages_per_host=20, day=2, port=port)
+            r = c.get(f"http://{server.address}/p/3.html", headers={"Host": f"h0002.demo.test:{server.port}"})
+        expected = DemoWeb(seed=4, hosts=5, pages_per_host=20, day=2, port=server.port)
+        assert server.web.respond("h0002.demo.test", "/p/3.html", {}).body == r.content
         assert r.status_code == 200
         assert r.content == expected.respond("h0002.demo.test", "/p/3.html", {}).body
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    rows = pq.read_table(log_path).to_pylist()
+        rows = server.stop()
+    assert server.returncode == 0
+    assert pq.read_table(log_path).to_pylist() == rows
     assert [(r["host"], r["path"], r["status"]) for r in rows] == [("h0002.demo.test", "/p/3.html", 200)]
 
+
+def test_process_start_failure_is_a_clear_error(demo):
+    with pytest.raises(DemoWebStartError, match="already in use"):
+        DemoWebProcess(port=demo.port, hosts=1).start()
+    with pytest.raises(TypeError, match="host plug-ins are"):
+        DemoWebProcess(hostiel=True)
 
 def test_cli_port_in_use_is_a_clear_error(demo):
     proc = run_cli("serve", "--port", str(demo.port))

@@ -13,7 +13,9 @@ from urllib.parse import urldefrag, urljoin
 import pytest
 
 from crawl_assets.demoweb import HOME_PAGE, DemoWeb
-from crawl_assets.demoweb.site import EPOCH, ROBOTS_VARIANTS, http_date
+from crawl_assets.demoweb.change_model import EPOCH
+from crawl_assets.demoweb.responses import http_date
+from crawl_assets.demoweb.robots_variants import ROBOTS_VARIANTS
 
 PORT = 18471
 

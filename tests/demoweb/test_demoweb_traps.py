@@ -18,6 +18,7 @@ import pytest
 
 from crawl_assets.demoweb import TRAP_KINDS, DemoWeb, DemoWebThread, TrapHost, add_trap_hosts
 from crawl_assets.demoweb.trap_hosts import FACETS, KINDS, SESSION_PAGES
+from crawl_assets.demoweb.process import DemoWebProcess
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = re.compile(r";jsessionid=[0-9A-F]{32}|[?&](?:sid=[0-9a-f]{32}|PHPSESSID=[0-9a-v]{26})")
@@ -395,21 +396,10 @@ def test_cli_seeds_and_serve_with_traps():
                          text=True, check=True).stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/", "http://h0001.demo.test:8471/"] + [
         f"http://{label}.demo.test:8471/" for label in KINDS.values()]
-    with subprocess.Popen([sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", "0",
-                           "--hosts", "2", "--pages-per-host", "5", "--traps", "--hostile"],
-                          cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as proc:
-        try:
-            line = proc.stdout.readline()
-            assert line.rstrip().endswith("hosts=2 hostile=16 traps=5"), line
-            port = int(line.split("127.0.0.1:", 1)[1].split()[0])
-            with httpx.Client(trust_env=False, timeout=5) as c:
-                r = c.get(f"http://127.0.0.1:{port}/calendar?month=2026-12",
-                          headers={"Host": "calendar.demo.test"})
-            assert r.status_code == 200 and "?month=2027-01" in r.text
-            proc.terminate()
-            assert proc.wait(timeout=10) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with DemoWebProcess(hosts=2, pages_per_host=5, traps=True, hostile=True) as server:
+        assert server.ready_line.endswith("hosts=2 hostile=16 traps=5"), server.ready_line
+        with httpx.Client(trust_env=False, timeout=5) as c:
+            r = c.get(f"http://{server.address}/calendar?month=2026-12", headers={"Host": "calendar.demo.test"})
+        assert r.status_code == 200 and "?month=2027-01" in r.text
+        server.stop()
+    assert server.returncode == 0

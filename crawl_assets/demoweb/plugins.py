@@ -1,0 +1,12 @@
+"""Every opt-in host plug-in of the demo web, in the order the command line lists them
+(serve-line counts and seed URLs follow this order)."""
+
+from __future__ import annotations
+
+from .hostile_hosts import PLUGIN as HOSTILE
+from .host_protocol import HostPlugin
+from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
+from .trap_hosts import PLUGIN as TRAPS
+
+PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES)
+PLUGIN_OPTIONS: tuple[str, ...] = tuple(p.option for p in PLUGINS)
