@@ -1,0 +1,310 @@
+"""recrawl_priorities step: for every known URL, how often to refetch it, when it is next
+due, what fetching it is worth, and the plan for one day within the budgets.
+
+Three kinds of URL share the day's budget (settings.daily_fetch_budget):
+
+- refresh: fetched before; its frequency comes from the freshness-optimal allocation
+  (refresh_allocation.py) of the budget left after discovery, with each host held to
+  min(max_pages_per_host, 86,400 / delay, flagged_host_budget if flagged) fetches a day;
+  next due = last visit + 1/f; a sitemap or feed lastmod after the last visit makes it due now;
+- discovery: never fetched; settings.discovery_share of the budget (what one kind leaves
+  unused goes to the other);
+- gone: the last answers were 404 (retried after not_found_retry_days, doubling per repeat,
+  at most not_found_max_days) or 410 (after gone_retry_days; 0 = never).
+
+Importance w = host importance x (1 + in-links). Expected gain, in importance-weighted days
+of fresh copy: refresh w (1 - e^{-λτ}) (1 - e^{-λI}) / λ (the chance the copy is stale after
+τ days, times the fresh time a fetch buys over the next interval I = 1/f); discovery the
+same with the host's typical rate and the copy certainly missing; gone that of discovery
+times GONE_RETURN_ODDS. Under the age objective the stale chance is replaced by the copy's
+expected age. The plan takes due URLs before early ones, by gain, within each host's cap;
+its rank cut into len(priority_weights) equal groups gives the front-queue levels.
+Everything is ordered with the URL as the last tie-breaker: the same history gives the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date as Date, datetime, timezone
+from enum import StrEnum
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
+
+SECONDS_A_DAY = 86_400
+GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of a new one
+DEFAULT_RATE = 1 / 30  # changes a day assumed for a host the crawl has no history of
+NOT_FOUND, GONE = 404, 410
+
+
+class Kind(StrEnum):
+    """What a URL's fetch would be for (recrawl_priorities.urls.kind)."""
+
+    REFRESH = "refresh"
+    DISCOVERY = "discovery"
+    GONE = "gone"
+
+
+@dataclass(frozen=True)
+class PriorityCounts:
+    urls: int
+    budget: int
+    planned: int
+    refresh_planned: int
+    discovery_planned: int
+    gone_planned: int
+    due: int  # due on the plan date (planned or not)
+    capped_hosts: int  # hosts held at their daily cap by the allocation
+    price: float  # the marginal freshness of one more fetch a day at the optimum
+    expected_freshness: float  # Σ w F(λ, f) / Σ w over refresh URLs, if the rates are right
+
+
+@dataclass(frozen=True)
+class Priorities:
+    urls: pa.Table  # one row per known URL, ordered by URL
+    counts: PriorityCounts
+
+
+def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: pa.Table | None,
+                       known_urls: pa.Table, plan_date: str | Date, settings) -> Priorities:
+    """Priorities for every known URL and the plan of `plan_date` (the day to be fetched).
+
+    change_stats: ChangeStats.urls (url, host, change_rate, last_visit_at, last_fetched_at,
+    last_status, gone_streak, pending_change). inlinks: (url, inlinks) or None. hosts:
+    (host, delay_s, flagged[, importance]) or None (every host: default_delay_s, not flagged,
+    importance 1). known_urls: (url, host), every URL the crawl knows."""
+    if settings.recrawl_objective not in OBJECTIVES:
+        raise ValueError(f"setting recrawl_objective must be one of {OBJECTIVES}, "
+                         f"not {settings.recrawl_objective!r}")
+    _require(change_stats, "change_stats", {"url", "host", "change_rate", "last_visit_at", "last_fetched_at",
+                                            "last_status", "gone_streak", "pending_change"})
+    _require(known_urls, "known_urls", {"url", "host"})
+    if inlinks is not None:
+        _require(inlinks, "inlinks", {"url", "inlinks"})
+    if hosts is not None:
+        _require(hosts, "hosts", {"host", "delay_s", "flagged"})
+    day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
+    now = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
+    con = duckdb.connect()
+    try:
+        con.register("change_stats", change_stats)
+        con.register("known_urls", known_urls.select(["url", "host"]))
+        con.register("inlinks", inlinks.select(["url", "inlinks"]) if inlinks is not None
+                     else pa.table({"url": pa.array([], pa.string()), "inlinks": pa.array([], pa.int64())}))
+        con.register("host_facts", _host_facts(hosts))
+        pages = con.sql(_PAGES_SQL, params=_page_params()).to_arrow_table()
+        caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
+        scored, allocation_counts = _schedule(pages, caps, now, settings)
+        con.register("scored", scored)
+        planned = _plan(con, scored, settings, day)
+    finally:
+        con.close()
+    return Priorities(urls=planned, counts=_counts(planned, settings, allocation_counts))
+
+
+def _require(table: pa.Table, name: str, columns: set[str]) -> None:
+    missing = columns - set(table.column_names)
+    if missing:
+        raise ValueError(f"{name} table lacks columns {sorted(missing)}: pass the output of the "
+                         f"step that produces it (see recrawl_priorities' docstring)")
+
+
+def _host_facts(hosts: pa.Table | None) -> pa.Table:
+    if hosts is None:
+        return pa.table({"host": pa.array([], pa.string()), "delay_s": pa.array([], pa.float64()),
+                         "flagged": pa.array([], pa.bool_()), "importance": pa.array([], pa.float64())})
+    if "importance" not in hosts.column_names:
+        hosts = hosts.append_column("importance", pa.array(np.ones(len(hosts))))
+    return hosts.select(["host", "delay_s", "flagged", "importance"])
+
+
+def _page_params() -> dict:
+    return {"default_rate": DEFAULT_RATE, "not_found": NOT_FOUND, "gone": GONE,
+            "kind_gone": Kind.GONE, "kind_discovery": Kind.DISCOVERY, "kind_refresh": Kind.REFRESH}
+
+
+def _cap_params(settings) -> dict:
+    return {"default_delay": settings.default_delay_s, "host_budget": settings.max_pages_per_host,
+            "flagged_budget": settings.flagged_host_budget, "day_seconds": SECONDS_A_DAY}
+
+
+# Every known URL with what the crawl knows of it; hosts numbered for the allocation.
+_PAGES_SQL = """
+WITH everything AS (
+    SELECT url, any_value(host) AS host FROM (
+        SELECT url, host FROM known_urls UNION ALL SELECT url, host FROM change_stats)
+    GROUP BY url
+),
+host_rates AS (
+    SELECT host, median(change_rate) AS host_rate FROM change_stats GROUP BY host
+)
+SELECT e.url, e.host,
+       dense_rank() OVER (ORDER BY e.host) - 1 AS host_index,
+       CASE WHEN s.last_status IN ($not_found, $gone) AND s.gone_streak > 0 THEN $kind_gone
+            WHEN s.last_visit_at IS NULL THEN $kind_discovery ELSE $kind_refresh END AS kind,
+       coalesce(s.change_rate, h.host_rate, (SELECT median(change_rate) FROM change_stats),
+                $default_rate) AS change_rate,
+       coalesce(f.importance, 1.0) * (1 + coalesce(i.inlinks, 0)) AS importance,
+       epoch(s.last_visit_at) / 86400.0 AS last_visit_t,
+       epoch(s.last_fetched_at) / 86400.0 AS last_fetch_t,
+       s.last_status, coalesce(s.gone_streak, 0) AS gone_streak,
+       coalesce(s.pending_change, false) AS pending_change
+FROM everything e
+LEFT JOIN change_stats s USING (url)
+LEFT JOIN host_rates h ON h.host = e.host
+LEFT JOIN (SELECT url, sum(inlinks) AS inlinks FROM inlinks GROUP BY url) i USING (url)
+LEFT JOIN host_facts f ON f.host = e.host
+ORDER BY e.url
+"""
+
+# Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget.
+_HOST_CAPS_SQL = """
+SELECT dense_rank() OVER (ORDER BY host) - 1 AS host_index, host,
+       least($host_budget,
+             floor($day_seconds / greatest(coalesce(f.delay_s, $default_delay), 1e-3)),
+             CASE WHEN coalesce(f.flagged, false) THEN $flagged_budget ELSE $host_budget END)::BIGINT AS cap
+FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats) h
+LEFT JOIN host_facts f USING (host)
+ORDER BY host_index
+"""
+
+
+def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
+    """Frequencies, next-due dates and gains, per URL (numpy over the URL-ordered table)."""
+    col = lambda name: pages[name].to_numpy(zero_copy_only=False)  # noqa: E731
+    kind = col("kind").astype(str)
+    rate = col("change_rate").astype(np.float64)
+    weight = col("importance").astype(np.float64)
+    host = col("host_index").astype(np.int64)
+    last_visit = pages["last_visit_t"].fill_null(np.nan).to_numpy(zero_copy_only=False)
+    last_fetch = pages["last_fetch_t"].fill_null(np.nan).to_numpy(zero_copy_only=False)
+    streak = col("gone_streak").astype(np.int64)
+    status = pages["last_status"].fill_null(0).to_numpy(zero_copy_only=False)
+    pending = col("pending_change").astype(bool)
+    cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
+    assert len(cap) == 0 or host.max() < len(cap)
+
+    refresh = kind == Kind.REFRESH
+    discovery = kind == Kind.DISCOVERY
+    gone = kind == Kind.GONE
+    budget = settings.daily_fetch_budget
+    discovery_budget = min(round(settings.discovery_share * budget), int(discovery.sum()))
+    refresh_budget = budget - discovery_budget
+    idx = np.flatnonzero(refresh)
+    allocation = allocate(rate[idx], weight[idx], host[idx], cap, refresh_budget,
+                          objective=settings.recrawl_objective)
+    frequency = np.zeros(len(rate))
+    frequency[idx] = allocation.frequency
+
+    # When each URL is next due (days since the epoch; NaN: not scheduled).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        due_t = np.where(refresh & (frequency > 0), last_visit + 1 / frequency, np.nan)
+    due_t = np.where(refresh & pending, now, due_t)
+    due_t = np.where(discovery, now, due_t)
+    not_found_wait = np.minimum(settings.not_found_retry_days * 2.0 ** np.maximum(streak - 1, 0),
+                                settings.not_found_max_days)
+    gone_wait = np.where(status == GONE,
+                         settings.gone_retry_days if settings.gone_retry_days > 0 else np.nan,
+                         not_found_wait)
+    due_t = np.where(gone, last_fetch + gone_wait, due_t)
+
+    # Expected gain of fetching on the plan date.
+    mean_interval = len(idx) / refresh_budget if refresh_budget > 0 else 1.0
+    interval = np.where(frequency > 0, 1 / np.where(frequency > 0, frequency, 1), 1.0)
+    interval = np.where(refresh, interval, max(mean_interval, 1.0))
+    elapsed = np.where(np.isnan(last_visit), 0.0, np.maximum(now - last_visit, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fresh_days = np.where(rate > 0, -np.expm1(-rate * interval) / rate, interval)
+        if settings.recrawl_objective == AGE:
+            stale = np.where(rate > 0, elapsed + np.expm1(-rate * elapsed) / rate, 0.0)  # E[age] now
+            stale = np.where(pending, np.maximum(stale, 1.0), stale)
+        else:
+            stale = np.where(pending, 1.0, -np.expm1(-rate * elapsed))  # P(changed since)
+    gain = weight * fresh_days * np.where(refresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0))
+
+    due_date = np.floor(due_t)
+    scored = pages.select(["url", "host", "kind", "change_rate", "importance"]).append_column(
+        "frequency", pa.array(frequency)).append_column(
+        "due_day", pa.array(due_date, mask=np.isnan(due_date)).cast(pa.int64())).append_column(
+        "expected_gain", pa.array(np.nan_to_num(gain))).append_column(
+        "host_cap", pa.array(cap[host].astype(np.int64)))
+    expected = float((weight[idx] * freshness(rate[idx], allocation.frequency)).sum()
+                     / max(weight[idx].sum(), 1e-300)) if len(idx) else 1.0
+    return scored, (len(allocation.capped_hosts), allocation.price, expected)
+
+
+# The day's plan: due URLs before early ones, by gain, at most `host_cap` per host; then the
+# discovery share and the refresh remainder (each taking what the other leaves).
+_PLAN_SQL = """
+WITH candidates AS (
+    SELECT *, coalesce(due_day <= $today, false) AS due
+    FROM scored
+    WHERE due_day IS NOT NULL AND (due_day <= $today OR (kind = $kind_refresh AND frequency > 0))
+),
+within_host AS (
+    SELECT * FROM (
+        SELECT *, row_number() OVER (PARTITION BY host ORDER BY due DESC, expected_gain DESC, url) AS host_rank
+        FROM candidates)
+    WHERE host_rank <= host_cap
+),
+by_kind AS (
+    SELECT *, row_number() OVER (PARTITION BY kind = $kind_discovery
+                                 ORDER BY due DESC, expected_gain DESC, url) AS kind_rank
+    FROM within_host
+),
+available AS (
+    SELECT count(*) FILTER (kind = $kind_discovery) AS new_urls,
+           count(*) FILTER (kind <> $kind_discovery) AS old_urls
+    FROM within_host
+),
+takes AS (
+    SELECT least(new_urls, greatest($discovery_budget, $budget - old_urls)) AS new_take FROM available
+),
+chosen AS (
+    SELECT b.url FROM by_kind b, takes t
+    WHERE (b.kind = $kind_discovery AND b.kind_rank <= t.new_take)
+       OR (b.kind <> $kind_discovery AND b.kind_rank <= $budget - t.new_take)
+),
+ranked AS (
+    SELECT s.*, c.url IS NOT NULL AS planned,
+           CASE WHEN c.url IS NOT NULL THEN row_number() OVER (
+               PARTITION BY c.url IS NOT NULL
+               ORDER BY coalesce(s.due_day <= $today, false) DESC, s.expected_gain DESC, s.url) END AS plan_rank
+    FROM scored s LEFT JOIN chosen c USING (url)
+)
+SELECT url, host, kind, change_rate, importance, frequency,
+       CASE WHEN due_day IS NOT NULL THEN DATE '1970-01-01' + greatest(due_day, $today)::INTEGER END AS next_due,
+       expected_gain, planned, plan_rank,
+       CASE WHEN planned THEN 1 + ((plan_rank - 1) * $levels
+                                   // greatest(count(*) FILTER (planned) OVER (), 1))::INTEGER
+            ELSE $levels END AS level,
+       coalesce(due_day <= $today, false) AS due
+FROM ranked
+ORDER BY url
+"""
+
+
+def _plan(con, scored: pa.Table, settings, day: Date) -> pa.Table:
+    today = (day - Date(1970, 1, 1)).days
+    budget = settings.daily_fetch_budget
+    return con.sql(_PLAN_SQL, params={
+        "today": today, "budget": budget,
+        "discovery_budget": round(settings.discovery_share * budget),
+        "levels": len(settings.priority_weights),
+        "kind_refresh": Kind.REFRESH, "kind_discovery": Kind.DISCOVERY}).to_arrow_table()
+
+
+def _counts(plan: pa.Table, settings, allocation_counts) -> PriorityCounts:
+    capped_hosts, price, expected = allocation_counts
+    planned = plan["planned"].to_numpy(zero_copy_only=False)
+    kind = plan["kind"].to_numpy(zero_copy_only=False)
+    per_kind = {k: int((planned & (kind == k)).sum()) for k in Kind}
+    assert planned.sum() <= settings.daily_fetch_budget
+    return PriorityCounts(urls=len(plan), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
+                          refresh_planned=per_kind[Kind.REFRESH], discovery_planned=per_kind[Kind.DISCOVERY],
+                          gone_planned=per_kind[Kind.GONE],
+                          due=int(plan["due"].to_numpy(zero_copy_only=False).sum()),
+                          capped_hosts=capped_hosts, price=price, expected_freshness=expected)
