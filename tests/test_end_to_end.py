@@ -1,6 +1,7 @@
 """Two recrawl cycles through Dagster against a small demo web (10 hosts)."""
 
 import time
+from datetime import datetime, timezone
 
 import duckdb
 import pyarrow.parquet as pq
@@ -32,10 +33,13 @@ def crawl(small_web, tmp_path_factory):
         run_cycle(DAY1, instance, resource)
         between_days = time.time()
         run_cycle(DAY2, instance, resource)
+        after_day2 = time.time()
     log = small_web.stop()
     day1_log = [r for r in log if r["end"] <= between_days]
     day2_log = [r for r in log if r["start"] > between_days]
-    return settings, day1_log, day2_log
+    day2_run = (datetime.fromtimestamp(between_days, timezone.utc),
+                datetime.fromtimestamp(after_day2, timezone.utc))  # wall clock
+    return settings, day1_log, day2_log, day2_run
 
 
 def table(con, sql, *params):
@@ -43,7 +47,7 @@ def table(con, sql, *params):
 
 
 def test_every_frontier_url_has_a_fetch_log_row(crawl):
-    settings, _, _ = crawl
+    settings, _, _, _ = crawl
     for shard in settings.shard_keys():
         frontier = set(pq.read_table(frontier_file(settings.data_root, DAY1, shard)).column("url").to_pylist())
         fetched = pq.read_table(fetch_log_file(settings.data_root, DAY1, shard)).to_pylist()
@@ -52,7 +56,7 @@ def test_every_frontier_url_has_a_fetch_log_row(crawl):
 
 
 def test_warcs_pass_warcio_check_and_match_the_fetch_log_one_to_one(crawl):
-    settings, _, _ = crawl
+    settings, _, _, _ = crawl
     warcs = sorted((settings.data_root / "warc" / f"date={DAY1}").glob("shard=*/*.warc.gz"))
     assert warcs and not list(settings.data_root.glob("warc/**/*.open"))
     assert_warcio_check_passes(*warcs)
@@ -74,7 +78,7 @@ def test_warcs_pass_warcio_check_and_match_the_fetch_log_one_to_one(crawl):
 
 
 def test_the_catalog_answers_for_a_known_page(crawl, small_web):
-    settings, _, _ = crawl
+    settings, _, _, _ = crawl
     home = small_web.web.seed_urls()[0]
     con = duckdb.connect(str(settings.catalog_path), read_only=True)
     status, content_type, size, etag = table(
@@ -87,7 +91,7 @@ def test_the_catalog_answers_for_a_known_page(crawl, small_web):
 
 
 def test_the_demo_web_saw_one_request_at_a_time_per_host_and_the_delay(crawl, small_web):
-    _, day1_log, day2_log = crawl
+    _, day1_log, day2_log, _ = crawl
     assert len({r["host"] for r in day1_log}) >= 4
     crawl_delays = {small_web.web.hostname(i): small_web.web.robots_rules(i)["crawl_delay"] or 0.0
                     for i in range(10)}
@@ -95,7 +99,7 @@ def test_the_demo_web_saw_one_request_at_a_time_per_host_and_the_delay(crawl, sm
 
 
 def test_the_second_cycle_fetches_the_links_discovered_in_the_first(crawl):
-    settings, _, _ = crawl
+    settings, _, _, _ = crawl
     con = duckdb.connect(str(settings.catalog_path), read_only=True)
     day1_targets = {r[0] for r in table(con, "SELECT DISTINCT target FROM links WHERE date = ?", DAY1)}
     day1_fetched = {r[0] for r in table(con, "SELECT url FROM fetches WHERE date = ?", DAY1)}
@@ -110,7 +114,7 @@ def test_the_second_cycle_fetches_the_links_discovered_in_the_first(crawl):
 
 
 def test_the_second_cycle_asks_conditionally_and_unchanged_pages_answer_304(crawl, small_web):
-    settings, _, day2_log = crawl
+    settings, _, day2_log, _ = crawl
     con = duckdb.connect(str(settings.catalog_path), read_only=True)
     day1_ok = {r[0] for r in table(con, "SELECT url FROM fetches WHERE date = ? AND status = 200", DAY1)}
     again = table(con, "SELECT url, status, status_class FROM fetches WHERE date = ?", DAY2)
@@ -125,7 +129,7 @@ def test_the_second_cycle_asks_conditionally_and_unchanged_pages_answer_304(craw
 
 
 def test_the_url_registry_is_the_authoritative_record_in_the_catalog(crawl):
-    settings, _, _ = crawl
+    settings, _, _, day2_run = crawl
     con = duckdb.connect(str(settings.catalog_path), read_only=True)
     urls = {r[0]: r[1:] for r in table(
         con, "SELECT url, first_seen::VARCHAR, depth, discovered_from, last_fetched FROM urls")}
@@ -133,7 +137,18 @@ def test_the_url_registry_is_the_authoritative_record_in_the_catalog(crawl):
     fetched = {r[0] for r in table(con, "SELECT url FROM fetches WHERE status IS NOT NULL")}
     assert linked | fetched <= set(urls)
     seed = table(con, "SELECT url FROM seeds")[0][0]
-    assert urls[seed][1] == 0 and urls[seed][3] is not None
+    assert urls[seed][1] == 0
+    # last_fetched is the seed's latest answered fetch: day 2's (a 304), inside day 2's run.
+    (day2_fetch,), = table(con, "SELECT fetched_at FROM fetches WHERE url = ? AND date = ? "
+                                "AND status IS NOT NULL", seed, DAY2)
+    (day1_fetch,), = table(con, "SELECT fetched_at FROM fetches WHERE url = ? AND date = ?", seed, DAY1)
+    assert urls[seed][3] == day2_fetch
+    assert day1_fetch < day2_run[0] <= day2_fetch <= day2_run[1]
+    # Every URL's last_fetched is its latest answered fetch; never answered (robots-disallowed
+    # pages, links beyond the budget): NULL.
+    answered = dict(table(con, "SELECT url, max(fetched_at) FROM fetches WHERE status IS NOT NULL GROUP BY url"))
+    assert {url: row[3] for url, row in urls.items()} == {url: answered.get(url) for url in urls}
+    assert any(row[3] is None for row in urls.values())
     # A URL first linked on day 2 was discovered from a page that links to it.
     day2_only = [u for u, (first, _, source, _) in urls.items() if first == DAY2]
     assert day2_only
@@ -143,7 +158,7 @@ def test_the_url_registry_is_the_authoritative_record_in_the_catalog(crawl):
 
 
 def test_day_two_knew_day_one_through_the_seen_filter(crawl):
-    settings, _, _ = crawl
+    settings, _, _, _ = crawl
     from crawl_assets.crawler.seen_filter import load_filter, measured_fp_rate
     from crawl_assets.layout import seen_filter_file
 
@@ -160,7 +175,7 @@ def test_day_two_knew_day_one_through_the_seen_filter(crawl):
 
 
 def test_not_modified_answers_are_revisit_records_that_point_at_the_first_capture(crawl):
-    settings, _, _ = crawl
+    settings, _, _, _ = crawl
     warcs = sorted((settings.data_root / "warc" / f"date={DAY2}").glob("shard=*/*.warc.gz"))
     assert_warcio_check_passes(*warcs)
     revisits = {}

@@ -5,6 +5,7 @@ import duckdb
 import pytest
 from dagster import instance_for_test
 
+from crawl_assets.crawler.vocabulary import DropReason
 from crawl_assets.cycle import run_cycle
 from support import TEST_DELAY_S, DemoWebProcess, assert_polite, write_test_settings
 
@@ -53,11 +54,39 @@ def test_the_reasons_are_counted_per_host_in_the_catalog(crawl):
             "SELECT host, reason, sum(urls) FROM dropped_urls GROUP BY ALL ORDER BY ALL").fetchall():
         reasons.setdefault(host, {})[reason] = urls
     print("\nURLs dropped per trap host:", *(f"{h}: {r}" for h, r in reasons.items()), sep="\n  ")
-    by_kind = {t.kind: reasons.get(t.hostname, {}) for t in web.trap_hosts()}
-    assert by_kind["calendar"].get("pattern_budget")
-    assert by_kind["facets"].get("pattern_budget") or by_kind["facets"].get("too_many_query_params")
-    assert by_kind["deep_paths"].get("repeated_path_segments")
-    assert by_kind["random_links"].get("host_growth_capped") or by_kind["random_links"].get("host_budget")
+    by_kind = {t.kind: set(reasons.get(t.hostname, {})) for t in web.trap_hosts()}
+    R = DropReason
+    assert by_kind == {
+        # Two query shapes (?month= and ?day=&month=) at 15 URLs each stay under the host
+        # budget (40): only the pattern budget can stop the endless months.
+        "calendar": {R.PATTERN_BUDGET},
+        # Session ids are stripped by normalisation: nothing is left to drop.
+        "session_ids": set(),
+        # Each page links to ~100 one-filter-changed listings: the growth cap fires on day 1,
+        # the pattern budget on later days; never too_many_query_params (at most 10 filters,
+        # the cap is max_query_params = 10).
+        "facets": {R.HOST_GROWTH_CAPPED, R.PATTERN_BUDGET, R.HOST_BUDGET},
+        # Paths repeat their last two segments: the repeated-segment rule (and the budget).
+        "deep_paths": {R.REPEATED_PATH_SEGMENTS, R.HOST_BUDGET},
+        # 25-35 new URLs a page: past 150 new URLs and 10x the pages fetched, the HyperLogLog
+        # growth cap; its /search?page=&q=&ref= links also share one query shape.
+        "random_links": {R.HOST_GROWTH_CAPPED, R.PATTERN_BUDGET, R.HOST_BUDGET},
+    }
+    # Each dropped link in the links table carries the reason its URL shape calls for.
+    link_reasons = {}
+    for host, reason, target in con.execute(
+            "SELECT target_host, dropped_reason, target FROM links WHERE dropped_reason IS NOT NULL").fetchall():
+        link_reasons.setdefault(host, {}).setdefault(reason, []).append(target)
+    kinds = {t.hostname: t.kind for t in web.trap_hosts()}
+    for host, by_reason in link_reasons.items():
+        for reason, targets in by_reason.items():
+            if reason == R.PATTERN_BUDGET:
+                assert all("?" in t for t in targets), (host, reason)  # only URLs with a query
+            elif reason == R.REPEATED_PATH_SEGMENTS:
+                assert kinds[host] == "deep_paths", host
+            else:
+                assert reason == R.HOST_GROWTH_CAPPED and kinds[host] in ("facets", "random_links"), \
+                    (host, reason)
 
 
 def test_an_ordinary_host_beside_the_traps_is_crawled_completely(crawl):
@@ -70,14 +99,16 @@ def test_an_ordinary_host_beside_the_traps_is_crawled_completely(crawl):
 
 
 def test_the_next_frontier_says_how_many_known_urls_it_left_out_and_why(crawl):
-    from crawl_assets.assets.frontier import build_frontier
+    from crawl_assets.pipeline.frontier_step import build_frontier, frontier_inputs
 
     web, settings, _ = crawl
-    frontier, left_out = build_frontier(settings, "2026-11-30")
-    hosts = frontier.column("host").to_pylist()
+    frontier = build_frontier(settings, frontier_inputs(settings.data_root, "2026-11-30"))
+    hosts = frontier.table.column("host").to_pylist()
     for trap in web.trap_hosts():
         assert hosts.count(trap.hostname) <= BUDGET
-    assert left_out.get("host_budget", 0) > 0 and left_out.get("pattern_budget", 0) > 0
-    assert set(left_out) <= {"out_of_scope", "host_budget", "pattern_budget", "url_too_long",
-                             "too_many_query_params", "repeated_path_segments",
-                             "blocklist_host", "blocklist_url"}
+    left_out = frontier.counts.left_out_by_reason
+    assert left_out.get(DropReason.HOST_BUDGET, 0) > 0 and left_out.get(DropReason.PATTERN_BUDGET, 0) > 0
+    assert set(left_out) <= {DropReason.OUT_OF_SCOPE, DropReason.HOST_BUDGET, DropReason.PATTERN_BUDGET,
+                             DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
+                             DropReason.REPEATED_PATH_SEGMENTS, DropReason.BLOCKLIST_HOST,
+                             DropReason.BLOCKLIST_URL}
