@@ -10,15 +10,16 @@ from dagster import (
 )
 
 from .crawler.settings import load_settings
-from .crawler.sharding import shard_key
 
 CRAWL_START_DATE = "2026-01-01"
 
 # end_offset=1: today's partition exists, so a crawl can run for today.
 daily_partitions = DailyPartitionsDefinition(start_date=CRAWL_START_DATE, end_offset=1)
 
-# The shard set is fixed when the definitions load; it follows shard_count in the settings.
-SHARD_KEYS = [shard_key(i) for i in range(load_settings().shard_count)]
+# The shard set is fixed when the definitions load, from shard_count in the settings read
+# then (recrawl.toml and RECRAWL_SETTINGS); CrawlSettingsResource refuses a run whose
+# settings disagree.
+SHARD_KEYS = load_settings().shard_keys()
 shard_partitions = StaticPartitionsDefinition(SHARD_KEYS)
 
 fetch_partitions = MultiPartitionsDefinition({"date": daily_partitions, "shard": shard_partitions})

@@ -7,11 +7,16 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from .crawler.settings import CrawlSettings, load_settings
+from .crawler.settings import CrawlSettings, SettingsError, load_settings
+from .partitions import SHARD_KEYS
 
 
 class CrawlSettingsResource(ConfigurableResource):
-    """Settings come from recrawl.toml and RECRAWL_SETTINGS; these fields override them."""
+    """Settings come from recrawl.toml and RECRAWL_SETTINGS; these fields override them.
+
+    shard_count is the one setting a run cannot change: the fetch partitions (one per shard)
+    were fixed when the definitions loaded, so a run whose settings name another count is
+    refused rather than writing shard files that no partition owns."""
 
     settings_files: list[str] = []
     data_root: str | None = None
@@ -19,6 +24,13 @@ class CrawlSettingsResource(ConfigurableResource):
 
     def load(self) -> CrawlSettings:
         settings = load_settings(*self.settings_files)
+        if settings.shard_count != len(SHARD_KEYS):
+            raise SettingsError(
+                f"shard_count is {settings.shard_count} in this run's settings "
+                f"({', '.join(self.settings_files) or 'recrawl.toml and RECRAWL_SETTINGS'}), but the fetch "
+                f"partitions were loaded with {len(SHARD_KEYS)} shards ({SHARD_KEYS[0]}..{SHARD_KEYS[-1]}): "
+                "set shard_count where the definitions read it (recrawl.toml or RECRAWL_SETTINGS) "
+                "and reload the code location, or drop it from the run's settings")
         overrides = {}
         if self.data_root:
             overrides["data_root"] = Path(self.data_root).resolve()

@@ -6,7 +6,8 @@ import dataclasses
 
 import pyarrow as pa
 
-from .engine import FetchRecord
+from .fetch_record import FetchRecord
+from .workbench import FetchTask
 
 FETCH_LOG_SCHEMA = pa.schema([
     ("url", pa.string()),
@@ -55,6 +56,15 @@ FRONTIER_SCHEMA = pa.schema([
     ("last_modified", pa.string()),
     ("last_captured_at", pa.timestamp("us", tz="UTC")),  # the latest 200, for revisit records
 ])
+
+
+def fetch_tasks(frontier: pa.Table) -> list[FetchTask]:
+    """The fetch batch's work from frontier rows (FRONTIER_SCHEMA; files written before
+    last_captured_at existed lack that column)."""
+    assert {"url", "host", "depth", "priority"} <= set(frontier.column_names), frontier.column_names
+    return [FetchTask(row["url"], row["host"], row["depth"], row["priority"], etag=row.get("etag"),
+                      last_modified=row.get("last_modified"), last_captured_at=row.get("last_captured_at"))
+            for row in frontier.to_pylist()]
 
 
 def fetch_log_table(records: list[FetchRecord]) -> pa.Table:

@@ -3,7 +3,6 @@ from dagster import instance_for_test, materialize
 
 from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.crawler.sharding import shard_key, shard_of
-
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.layout import fetch_log_file, warc_dir
 from crawl_assets.partitions import fetch_partition_key
@@ -36,16 +35,3 @@ def test_a_rerun_replaces_the_partition_but_keeps_the_old_archives(tmp_path):
     metadata = event.materialization.metadata
     assert metadata["fetched"].value == len(log) > 0
     assert metadata["status_classes"].value.get("ok", 0) > 0
-
-
-def test_hosts_that_mostly_copied_yesterday_are_demoted_today(tmp_path):
-    import pyarrow as pa
-
-    from crawl_assets.assets.fetch import demoted_hosts
-    from crawl_assets.layout import host_dup_ratio_file, write_parquet_atomic
-
-    ratios = pa.table({"host": ["copies.test", "fine.test", "tiny.test"], "pages": [40, 40, 3],
-                       "near_duplicates": [36, 2, 3], "near_duplicate_ratio": [0.9, 0.05, 1.0]})
-    write_parquet_atomic(ratios, host_dup_ratio_file(tmp_path, "2026-11-28"))
-    assert demoted_hosts(tmp_path, "2026-11-29", 0.8) == {"copies.test"}  # too few pages: not judged
-    assert demoted_hosts(tmp_path, "2026-11-28", 0.8) == frozenset()  # only earlier days count

@@ -1,0 +1,96 @@
+"""The catalog step: data/crawl.duckdb, views over every Parquet output for analysts.
+
+The catalog holds views, not copies, so it is small and always reads the latest files. It is
+built under a temporary name of its own and renamed, so an analyst never opens a half-built
+catalog and two builds at once do not collide; partitioned assets never open it, so DuckDB's
+one-writer rule holds.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from ..crawler.vocabulary import StatusClass
+from ..layout import glob_of, seeds_file
+
+
+def sql_text(value: str) -> str:
+    """A SQL string literal. View definitions cannot take parameters, so vocabulary values
+    are quoted into them from the enum here, never spelt in the SQL."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+# pages: each URL's latest full answer (a 304 carries no content, so it only updates
+# last_checked_at and last_status_class).
+PAGES_SQL = f"""
+SELECT src.*, checked.last_checked_at, checked.last_status_class
+FROM src JOIN (
+    SELECT url, max(fetched_at) AS last_checked_at, arg_max(status_class, fetched_at) AS last_status_class
+    FROM src GROUP BY url
+) AS checked USING (url)
+WHERE src.status_class <> {sql_text(StatusClass.NOT_MODIFIED)}
+QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at DESC) = 1
+"""
+
+# view name -> (hive table folder of date x shard files, SQL over `src`)
+PARTITIONED_VIEWS = {
+    "fetches": ("fetch_log", "SELECT * FROM src"),
+    "pages": ("fetch_log", PAGES_SQL),
+    "links": ("links", "SELECT * FROM src"),
+    "frontier": ("frontier", "SELECT * FROM src"),
+    "dropped_urls": ("dropped_urls", "SELECT * FROM src"),
+}
+
+# Daily full snapshots (view name -> table folder): each view shows the newest day.
+LATEST_SNAPSHOT_VIEWS = {
+    "urls": "url_registry",
+    "near_duplicates": "near_duplicates",
+    "host_near_dup_ratio": "host_quality",
+}
+LATEST_SQL = """
+CREATE VIEW {view} AS
+SELECT * EXCLUDE (date) FROM read_parquet('{glob}', hive_partitioning = true)
+WHERE date = (SELECT max(date) FROM read_parquet('{glob}', hive_partitioning = true))
+"""
+
+VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+
+
+@dataclass(frozen=True)
+class CatalogResult:
+    path: Path
+    rows: Mapping[str, int]  # view name -> row count
+
+
+def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
+    """(Re)build the catalog over the outputs under `root`; counts every view's rows."""
+    catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=catalog_path.name + ".", suffix=".tmp", dir=catalog_path.parent)
+    os.close(handle)
+    tmp = Path(name)
+    tmp.unlink()  # DuckDB creates the file itself; the unique name is what we wanted
+    try:
+        counts: dict[str, int] = {}
+        with duckdb.connect(str(tmp)) as con:
+            for view, (table, body) in PARTITIONED_VIEWS.items():
+                if not any((root / table).glob("date=*/shard=*/*.parquet")):
+                    continue
+                source = f"read_parquet('{glob_of(root, table)}', hive_partitioning = true, union_by_name = true)"
+                con.execute(f"CREATE VIEW {view} AS WITH src AS (SELECT * FROM {source}) {body}")
+            for view, table in LATEST_SNAPSHOT_VIEWS.items():
+                if any((root / table).glob("date=*/*.parquet")):
+                    con.execute(LATEST_SQL.format(view=view, glob=root / table / "date=*" / "*.parquet"))
+            if seeds_file(root).exists():
+                con.execute(f"CREATE VIEW seeds AS SELECT * FROM read_parquet('{seeds_file(root)}')")
+            for (view,) in con.execute(VIEWS_SQL).fetchall():
+                counts[view] = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+        os.replace(tmp, catalog_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return CatalogResult(catalog_path, counts)

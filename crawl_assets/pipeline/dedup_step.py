@@ -1,0 +1,150 @@
+"""The dedup step: SimHash fingerprints of every page fetched up to day D, near-duplicate
+pairs from the permuted-block index (no all-pairs comparison), optionally confirmed by
+MinHash on the page texts read back from the WARC files, then clusters with a
+representative each, and each host's near-duplicate ratio (tomorrow's demotion input).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..crawler.minhash_check import jaccard, text_from_warc
+from ..crawler.settings import CrawlSettings
+from ..crawler.simhash import clusters, near_duplicate_pairs
+from ..layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
+from .fetch_step import demoted_hosts
+
+
+def dedup_inputs(root: Path, date: str) -> tuple[Path, ...]:
+    """The fetch logs of every day up to and including `date`."""
+    logs = shard_files(root, "fetch_log", through=date)
+    if not logs:
+        raise FileNotFoundError(f"no fetch logs under {root / 'fetch_log'} up to {date}: "
+                                "materialise fetch_batch first")
+    return logs
+
+
+# Each URL's latest fingerprint: what the page says now, and where its record is.
+FINGERPRINTS_SQL = """
+SELECT url, host, simhash, fetched_at, CAST(date AS VARCHAR) AS date, shard, warc_file, warc_offset,
+       refers_to
+FROM read_parquet($fetch_logs, hive_partitioning = true, union_by_name = true)
+WHERE simhash IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY url ORDER BY fetched_at DESC) = 1
+ORDER BY url
+"""
+
+
+@dataclass(frozen=True)
+class SimhashIndexCounts:
+    fingerprints: int
+    near_pairs: int
+
+
+@dataclass(frozen=True)
+class SimhashIndex:
+    fingerprints: pa.Table  # one row per URL (FINGERPRINTS_SQL), ordered by url
+    pairs: pa.Table  # url_a, url_b, distance
+    counts: SimhashIndexCounts
+
+
+def build_simhash_index(settings: CrawlSettings, fetch_logs: tuple[Path, ...]) -> SimhashIndex:
+    prints = duckdb.connect().sql(FINGERPRINTS_SQL, params={"fetch_logs": [str(p) for p in fetch_logs]})
+    prints = prints.to_arrow_table()
+    fps = prints.column("simhash").to_numpy(zero_copy_only=False).astype(np.uint64)
+    found = near_duplicate_pairs(np.arange(len(fps), dtype=np.int64), fps, settings.near_dup_threshold)
+    urls = prints.column("url")
+    pairs = pa.table({"url_a": urls.take(pa.array(found.a)), "url_b": urls.take(pa.array(found.b)),
+                      "distance": pa.array(found.distance, pa.int8())})
+    return SimhashIndex(prints, pairs, SimhashIndexCounts(prints.num_rows, pairs.num_rows))
+
+
+def load_simhash_index(root: Path, date: str) -> tuple[pa.Table, pa.Table]:
+    """(fingerprints, pairs) of the day's simhash_index."""
+    path = fingerprints_file(root, date)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: materialise simhash_index for {date} first")
+    return pq.read_table(path), pq.read_table(near_pairs_file(root, date))
+
+
+# Each host's pages, how many of them are near-duplicates of another page (not their
+# cluster's representative), and the share: the input of tomorrow's demotion rule.
+HOST_QUALITY_SQL = """
+SELECT host, count(*) AS pages,
+       count(*) FILTER (WHERE url <> representative) AS near_duplicates,
+       round(near_duplicates / pages, 4) AS near_duplicate_ratio
+FROM clusters GROUP BY host ORDER BY host
+"""
+
+
+@dataclass(frozen=True)
+class ClusterCounts:
+    pages: int
+    groups: int  # clusters of two or more pages
+    pages_in_groups: int
+    near_pairs: int  # after the MinHash confirmation, if any
+    pairs_rejected_by_minhash: int
+    hosts_over_demotion_ratio: int
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    clusters: pa.Table  # url, host, representative, cluster_size
+    host_quality: pa.Table  # host, pages, near_duplicates, near_duplicate_ratio
+    counts: ClusterCounts
+
+
+TextOf = Callable[[dict], str]  # a fingerprint row -> the page's main text
+
+
+def warc_text_reader(root: Path, fingerprints: list[dict]) -> TextOf:
+    """A page's main text from its WARC record; a revisit record's from the capture it refers to."""
+    by_url = {row["url"]: row for row in fingerprints}
+
+    def text_of(row: dict) -> str:
+        row = by_url.get(row["refers_to"], row)
+        return text_from_warc(warc_dir(root, row["date"], row["shard"]) / row["warc_file"], row["warc_offset"])
+
+    return text_of
+
+
+def build_clusters(settings: CrawlSettings, fingerprints: pa.Table, pairs: pa.Table,
+                   text_of: TextOf | None = None, min_jaccard: float = 0.8) -> ClusterResult:
+    """Clusters of near-duplicate pages, the first fetched page of each its representative.
+
+    With `text_of`, every candidate pair is confirmed first: kept only if the MinHash
+    Jaccard similarity of the two texts is at least min_jaccard."""
+    prints = fingerprints.to_pylist()
+    index = {row["url"]: i for i, row in enumerate(prints)}
+    candidates = pairs.to_pylist()
+    kept = candidates if text_of is None else [
+        pair for pair in candidates
+        if jaccard(text_of(prints[index[pair["url_a"]]]), text_of(prints[index[pair["url_b"]]])) >= min_jaccard]
+    representative = clusters([(index[p["url_a"]], index[p["url_b"]]) for p in kept], range(len(prints)),
+                              prefer=lambda i: (prints[i]["fetched_at"], prints[i]["url"]))
+    members = np.bincount(list(representative.values()), minlength=len(prints))
+    table = pa.table({
+        "url": fingerprints.column("url"),
+        "host": fingerprints.column("host"),
+        "representative": pa.array([prints[representative[i]]["url"] for i in range(len(prints))], pa.string()),
+        "cluster_size": pa.array([int(members[representative[i]]) for i in range(len(prints))], pa.int64()),
+    })
+    con = duckdb.connect()
+    con.register("clusters", table)
+    host_quality = con.sql(HOST_QUALITY_SQL).to_arrow_table()
+    counts = ClusterCounts(
+        pages=len(prints),
+        groups=sum(1 for i in range(len(prints)) if representative[i] == i and members[i] > 1),
+        pages_in_groups=int(sum(members[members > 1])),
+        near_pairs=len(kept),
+        pairs_rejected_by_minhash=len(candidates) - len(kept),
+        hosts_over_demotion_ratio=len(demoted_hosts(host_quality, settings)),
+    )
+    return ClusterResult(table, host_quality, counts)

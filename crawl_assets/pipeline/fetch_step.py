@@ -1,0 +1,189 @@
+"""The fetch step: one shard's frontier fetched politely, into WARC files and tables.
+
+Everything the batch knows of earlier days is an explicit input, each loaded by one named
+function so an orchestrator can declare it as a dependency: the shard's frontier of the day,
+the seen-URL filter of the last day before, the hosts demoted by the last near-duplicate
+count before, and the payloads archived before (so copies become revisit records).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rbloom import Bloom
+
+from ..crawler.batch import run_fetch_batch
+from ..crawler.seen_filter import load_filter
+from ..crawler.settings import CrawlSettings
+from ..crawler.sharding import shard_index
+from ..crawler.tables import dropped_table, fetch_log_table, fetch_tasks, links_table
+from ..crawler.vocabulary import WarcRecordKind
+from ..crawler.warc import warc_date
+from ..layout import columns_of, frontier_file, latest_before, shard_files
+
+SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
+
+
+# -- inputs, one loader each ------------------------------------------------------------
+
+
+def load_shard_frontier(root: Path, date: str, shard: str) -> pa.Table:
+    path = frontier_file(root, date, shard)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: materialise frontier_snapshot for {date} first")
+    return pq.read_table(path)
+
+
+def seen_filter_path(root: Path, date: str) -> Path | None:
+    """The newest seen-URL filter of a day before `date`: what the crawl knew before today."""
+    return latest_before(root, "seen_filter", date)
+
+
+def load_seen_filter(root: Path, date: str) -> Bloom | None:
+    path = seen_filter_path(root, date)
+    return load_filter(path) if path else None
+
+
+# Hosts whose pages were mostly near-duplicates, judged only for hosts with enough pages.
+DEMOTED_HOSTS_SQL = """
+SELECT host FROM host_quality
+WHERE near_duplicate_ratio >= $ratio AND pages >= $min_pages
+ORDER BY host
+"""
+
+
+def demoted_hosts(host_quality: pa.Table, settings: CrawlSettings) -> frozenset[str]:
+    """The demotion rule over a host_quality table (host, pages, near_duplicate_ratio)."""
+    con = duckdb.connect()
+    con.register("host_quality", host_quality)
+    rows = con.execute(DEMOTED_HOSTS_SQL, {"ratio": settings.demote_near_dup_ratio,
+                                           "min_pages": settings.demote_min_pages}).fetchall()
+    return frozenset(host for (host,) in rows)
+
+
+def load_demoted_hosts(root: Path, date: str, settings: CrawlSettings) -> frozenset[str]:
+    """Hosts demoted by the last near-duplicate count of a day before `date`."""
+    path = latest_before(root, "host_quality", date)
+    return demoted_hosts(pq.read_table(path), settings) if path else frozenset()
+
+
+# The first full capture of every payload: its digest, URI and time.
+ARCHIVED_PAYLOADS_SQL = """
+SELECT payload_digest, arg_min(url, fetched_at), min(fetched_at)
+FROM read_parquet($fetch_logs, union_by_name = true)
+WHERE warc_type = $response AND payload_digest IS NOT NULL
+GROUP BY payload_digest
+"""
+
+
+def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
+    """Payload digest -> (URI, WARC-Date) of the first full capture of every payload archived
+    before `date`, so a copy fetched today becomes a revisit record.
+
+    Held in memory: fine for this crawl's size; a much larger archive would want a Bloom
+    filter in front of an on-disk index instead."""
+    files = [str(p) for p in shard_files(root, "fetch_log", before=date)]
+    if not files or "warc_type" not in columns_of(files):
+        return {}  # nothing archived yet, or only by a version without payload digests
+    rows = duckdb.connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
+                                                            "response": WarcRecordKind.RESPONSE}).fetchall()
+    return {digest: (url, warc_date(first)) for digest, url, first in rows}
+
+
+@dataclass(frozen=True)
+class FetchInputs:
+    frontier: pa.Table  # the shard's frontier rows (FRONTIER_SCHEMA)
+    seen: Bloom | None = None  # URLs known before the day; None on the first day
+    demoted_hosts: frozenset[str] = frozenset()
+    # payload digest -> (URI, WARC-Date) of its first capture
+    archived_payloads: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:
+    return FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
+                       load_demoted_hosts(root, date, settings), load_archived_payloads(root, date))
+
+
+# -- the step -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FetchCounts:
+    frontier_urls: int
+    fetched: int
+    discovered_in_batch: int  # fetched URLs that were not in the frontier (same-shard links)
+    hosts: int
+    links: int
+    new_links: int
+    revisit_records: int
+    demoted_hosts: int
+    urls_dropped: int
+    bytes: int
+    warc_bytes: int
+    status_classes: Mapping[str, int]
+    http_statuses: Mapping[str, int]
+    dropped_by_reason: Mapping[str, Mapping[str, int]]  # reason -> {host: URLs}, top 20 hosts
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    fetch_log: pa.Table
+    links: pa.Table
+    dropped: pa.Table
+    warc_files: tuple[Path, ...]
+    superseded: tuple[Path, ...]  # WARC files of earlier runs of the partition, moved aside
+    counts: FetchCounts
+
+
+def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, warc_dir: Path,
+                   warc_prefix: str) -> FetchResult:
+    """Fetch the shard's frontier (and same-shard links found on the way) into warc_dir."""
+    tasks = fetch_tasks(inputs.frontier)
+    previous = sorted(warc_dir.glob("*.warc.gz"))
+    batch = run_fetch_batch(settings, shard_index(shard), tasks, warc_dir, warc_prefix, seen=inputs.seen,
+                            known_payloads=dict(inputs.archived_payloads),
+                            demoted_hosts=inputs.demoted_hosts)
+    # The new fetch log points at the new WARC files only. Archives of earlier runs of this
+    # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
+    superseded = []
+    for old in previous:
+        if old not in batch.warc_files:
+            (warc_dir / SUPERSEDED_DIR).mkdir(exist_ok=True)
+            superseded.append(old.rename(warc_dir / SUPERSEDED_DIR / old.name))
+
+    output = batch.output
+    fetch_log, links, dropped = (fetch_log_table(output.records), links_table(output.links),
+                                 dropped_table(output.dropped))
+    frontier_urls = {t.url for t in tasks}
+    counts = FetchCounts(
+        frontier_urls=len(tasks),
+        fetched=fetch_log.num_rows,
+        discovered_in_batch=sum(r.url not in frontier_urls for r in output.records),
+        hosts=len({r.host for r in output.records}),
+        links=links.num_rows,
+        new_links=sum(1 for link in output.links if link[4]),
+        revisit_records=sum(r.warc_type == WarcRecordKind.REVISIT for r in output.records),
+        demoted_hosts=len(inputs.demoted_hosts),
+        urls_dropped=sum(dropped.column("urls").to_pylist()),
+        bytes=sum(r.bytes for r in output.records),
+        warc_bytes=sum(p.stat().st_size for p in batch.warc_files),
+        status_classes=dict(Counter(r.status_class for r in output.records)),
+        http_statuses=dict(Counter(str(r.status) for r in output.records if r.status is not None)),
+        dropped_by_reason=top_hosts_by_reason(output.dropped),
+    )
+    return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts)
+
+
+def top_hosts_by_reason(dropped: Mapping[str, Mapping[str, int]], top: int = 20) -> dict[str, dict[str, int]]:
+    """reason -> {host: URLs dropped}, the `top` hosts that lost the most first."""
+    table: dict[str, dict[str, int]] = {}
+    for host, reasons in dropped.items():
+        for reason, count in reasons.items():
+            table.setdefault(reason, {})[host] = count
+    return {r: dict(sorted(h.items(), key=lambda kv: -kv[1])[:top]) for r, h in sorted(table.items())}

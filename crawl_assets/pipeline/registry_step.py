@@ -1,0 +1,119 @@
+"""The registry step: every URL discovered up to day D (the authoritative record), and the
+seen-URL Bloom filter rebuilt from it, which the next day's fetch batches load.
+
+Inputs are explicit: the seed table, and the links and fetch logs of every day up to and
+including D (`registry_inputs` lists them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from rbloom import Bloom
+
+from ..crawler.seen_filter import DEFAULT_FP_RATE, build_filter, measured_fp_rate
+from ..layout import seeds_file, shard_files, url_registry_file
+
+
+@dataclass(frozen=True)
+class RegistryInputs:
+    seeds: Path
+    links: tuple[Path, ...] = ()  # links files of every day up to and including D
+    fetch_logs: tuple[Path, ...] = ()
+
+
+def registry_inputs(root: Path, date: str) -> RegistryInputs:
+    seeds = seeds_file(root)
+    if not seeds.exists():
+        raise FileNotFoundError(f"{seeds} is missing: materialise `seeds` first")
+    return RegistryInputs(seeds, shard_files(root, "links", through=date),
+                          shard_files(root, "fetch_log", through=date))
+
+
+@dataclass(frozen=True)
+class RegistryCounts:
+    urls: int
+    never_fetched: int
+
+
+@dataclass(frozen=True)
+class RegistryResult:
+    table: pa.Table  # url, first_seen, depth, discovered_from, last_fetched; ordered by url
+    counts: RegistryCounts
+
+
+REGISTRY_SQL = """
+WITH
+-- found: every sighting of a URL: the seeds (counted from the registry's own day) and each
+-- link target on the day its links file was written, with the page that linked it.
+found AS (
+    SELECT url, CAST($date AS DATE) AS day, NULL::VARCHAR AS source, 0 AS depth FROM read_parquet($seeds)
+    {links_part}
+),
+-- fetched: each URL's latest answered fetch (a failed request answers nothing).
+fetched AS (
+    {fetched_part}
+)
+SELECT found.url, min(found.day) AS first_seen, min(found.depth)::INTEGER AS depth,
+       arg_min(found.source, found.day) AS discovered_from, any_value(fetched.last_fetched) AS last_fetched
+FROM found LEFT JOIN fetched USING (url)
+GROUP BY found.url
+ORDER BY found.url
+"""
+
+LINKS_PART = """
+    UNION ALL
+    SELECT target, CAST(date AS DATE), source, depth
+    FROM read_parquet($links, hive_partitioning = true)
+"""
+
+FETCHED_PART = """
+    SELECT url, max(fetched_at) AS last_fetched
+    FROM read_parquet($fetch_logs, union_by_name = true)
+    WHERE status IS NOT NULL
+    GROUP BY url
+"""
+NOTHING_FETCHED = "SELECT NULL::VARCHAR AS url, NULL::TIMESTAMPTZ AS last_fetched WHERE false"
+
+
+def build_registry(date: str, inputs: RegistryInputs) -> RegistryResult:
+    """One row per URL discovered up to `date`: first seen, depth, discovered from, last fetched."""
+    params: dict = {"seeds": str(inputs.seeds), "date": date}
+    if inputs.links:
+        params["links"] = [str(p) for p in inputs.links]
+    if inputs.fetch_logs:
+        params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
+    sql = REGISTRY_SQL.format(links_part=LINKS_PART if inputs.links else "",
+                              fetched_part=FETCHED_PART if inputs.fetch_logs else NOTHING_FETCHED)
+    table = duckdb.connect().sql(sql, params=params).to_arrow_table()
+    return RegistryResult(table, RegistryCounts(table.num_rows, table.column("last_fetched").null_count))
+
+
+def load_registry_urls(root: Path, date: str) -> pa.Table:
+    """The url column of the day's registry: what the seen filter is built from."""
+    path = url_registry_file(root, date)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: materialise url_registry for {date} first")
+    return duckdb.connect().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
+
+
+@dataclass(frozen=True)
+class SeenFilterCounts:
+    elements: int
+    bits: int
+    target_fp_rate: float
+    measured_fp_rate: float  # on 100,000 made-up URLs never added
+
+
+def build_seen_filter(registry: pa.Table, fp_rate: float = DEFAULT_FP_RATE) -> Bloom:
+    """A Bloom filter of every URL in the registry. A false positive means a URL wrongly
+    taken for known, a page that may never be fetched: hence a low rate."""
+    urls = registry.column("url").to_pylist()
+    return build_filter(urls, len(urls), fp_rate)
+
+
+def describe_seen_filter(bloom: Bloom, elements: int, fp_rate: float = DEFAULT_FP_RATE) -> SeenFilterCounts:
+    return SeenFilterCounts(elements, bloom.size_in_bits, fp_rate, measured_fp_rate(bloom, 100_000))

@@ -1,0 +1,136 @@
+"""The fetch step without Dagster: its inputs (demoted hosts, archived payloads, the seen
+filter) and what it does with them."""
+
+import pyarrow as pa
+import pytest
+
+from crawl_assets.crawler.seen_filter import build_filter, save_filter
+from crawl_assets.crawler.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.vocabulary import WarcRecordKind
+from crawl_assets.demoweb import DemoWeb, DemoWebThread
+from crawl_assets.layout import host_dup_ratio_file, seen_filter_file, warc_dir, write_parquet_atomic
+from crawl_assets.pipeline.fetch_step import (
+    FetchInputs,
+    load_archived_payloads,
+    load_demoted_hosts,
+    load_seen_filter,
+    run_fetch_step,
+)
+from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
+from support import write_test_settings
+
+DAY = "2026-11-29"
+
+
+def write_host_quality(root, date, rows):
+    table = pa.table({"host": [r[0] for r in rows], "pages": [r[1] for r in rows],
+                      "near_duplicates": [round(r[1] * r[2]) for r in rows],
+                      "near_duplicate_ratio": [r[2] for r in rows]})
+    write_parquet_atomic(table, host_dup_ratio_file(root, date))
+
+
+def test_hosts_that_mostly_copied_on_an_earlier_day_are_demoted(tmp_path):
+    settings = settings_for(tmp_path)
+    write_host_quality(tmp_path, "2026-11-27", [("old.test", 40, 0.95)])
+    write_host_quality(tmp_path, "2026-11-28", [("copies.test", 40, 0.9), ("fine.test", 40, 0.05),
+                                                ("tiny.test", 3, 1.0), ("edge.test", 10, 0.8)])
+    # The newest count before the day decides; too few pages: not judged; the ratio is inclusive.
+    assert load_demoted_hosts(tmp_path, DAY, settings) == {"copies.test", "edge.test"}
+    assert load_demoted_hosts(tmp_path, "2026-11-28", settings) == {"old.test"}  # only earlier days
+    assert load_demoted_hosts(tmp_path, "2026-11-27", settings) == frozenset()
+    fewer = settings_for(tmp_path, demote_min_pages=3, demote_near_dup_ratio=0.9)
+    assert load_demoted_hosts(tmp_path, DAY, fewer) == {"copies.test", "tiny.test"}
+
+
+def test_archived_payloads_are_the_first_capture_of_each_digest_before_the_day(tmp_path):
+    write_fetch_log(tmp_path, "2026-11-27", [
+        fetch_row("http://a.test/1", "2026-11-27T10:00:00", payload_digest="sha1:AAA"),
+        fetch_row("http://a.test/copy", "2026-11-27T09:00:00", payload_digest="sha1:AAA"),
+        fetch_row("http://a.test/2", "2026-11-27T11:00:00", payload_digest=None, status=304,
+                  status_class="not_modified", warc_type=WarcRecordKind.REVISIT),
+    ])
+    write_fetch_log(tmp_path, "2026-11-28", [
+        fetch_row("http://b.test/x", "2026-11-28T10:00:00", payload_digest="sha1:BBB"),
+        # A revisit record is not a capture to refer to.
+        fetch_row("http://b.test/y", "2026-11-28T08:00:00", payload_digest="sha1:CCC",
+                  warc_type=WarcRecordKind.REVISIT),
+    ], shard="s01")
+    write_fetch_log(tmp_path, DAY, [fetch_row("http://c.test/", "2026-11-29T10:00:00", payload_digest="sha1:DDD")])
+
+    archived = load_archived_payloads(tmp_path, DAY)
+    assert archived == {"sha1:AAA": ("http://a.test/copy", "2026-11-27T09:00:00.000000Z"),
+                        "sha1:BBB": ("http://b.test/x", "2026-11-28T10:00:00.000000Z")}
+    assert load_archived_payloads(tmp_path, "2026-11-27") == {}
+
+
+def test_archived_payloads_of_a_version_without_digests_are_none(tmp_path):
+    old = pa.table({"url": ["http://a.test/"], "status": [200]})
+    write_parquet_atomic(old, tmp_path / "fetch_log" / "date=2026-11-28" / "shard=s00" / "fetch_log.parquet")
+    assert load_archived_payloads(tmp_path, DAY) == {}
+
+
+def test_the_seen_filter_is_the_newest_from_before_the_day(tmp_path):
+    assert load_seen_filter(tmp_path, DAY) is None  # the first day knows nothing yet
+    save_filter(build_filter(["http://a.test/old"], 10), seen_filter_file(tmp_path, "2026-11-27"))
+    save_filter(build_filter(["http://a.test/new"], 10), seen_filter_file(tmp_path, "2026-11-28"))
+    save_filter(build_filter(["http://a.test/today"], 10), seen_filter_file(tmp_path, DAY))
+    seen = load_seen_filter(tmp_path, DAY)
+    assert "http://a.test/new" in seen and "http://a.test/today" not in seen
+
+
+def test_a_rerun_moves_the_earlier_warc_files_aside(tmp_path):
+    settings = settings_for(tmp_path)
+    folder = warc_dir(tmp_path, DAY, "s00")
+    folder.mkdir(parents=True)
+    (folder / "recrawl-earlier-00000.warc.gz").write_bytes(b"an earlier run")
+    empty = FRONTIER_SCHEMA.empty_table()
+    result = run_fetch_step(settings, "s00", FetchInputs(empty), folder, "recrawl-again")
+    assert [p.name for p in result.superseded] == ["recrawl-earlier-00000.warc.gz"]
+    assert (folder / "superseded" / "recrawl-earlier-00000.warc.gz").read_bytes() == b"an earlier run"
+    assert all(p.parent == folder and p.name.startswith("recrawl-again") for p in result.warc_files)
+    assert result.counts.fetched == 0 and result.fetch_log.num_rows == 0
+
+
+@pytest.fixture(scope="module")
+def demo_web():
+    with DemoWebThread(DemoWeb(seed=3, hosts=1, pages_per_host=6), port=0) as web:
+        yield web.web
+
+
+def frontier_of(web, settings):
+    host = web.hostname(0)
+    rows = [{"url": url, "host": host, "depth": 0, "priority": 1} for url in web.seed_urls()]
+    return pa.Table.from_pylist(rows, schema=FRONTIER_SCHEMA), shard_for(host, settings)
+
+
+def test_archived_payloads_and_the_seen_filter_reach_the_batch(tmp_path, demo_web):
+    settings = write_test_settings(tmp_path, demo_web).load()
+    frontier, shard = frontier_of(demo_web, settings)
+
+    first = run_fetch_step(settings, shard, FetchInputs(frontier), tmp_path / "one", "one")
+    captured = [r for r in first.fetch_log.to_pylist() if r["warc_type"] == WarcRecordKind.RESPONSE]
+    assert first.counts.fetched > 3 and first.counts.new_links > 0 and first.counts.revisit_records == 0
+
+    # Day two: yesterday's payloads are archived and every URL is known.
+    archived = {r["payload_digest"]: (r["url"], "2026-11-28T10:00:00Z") for r in captured}
+    seen = build_filter([r["url"] for r in first.fetch_log.to_pylist()], 100)
+    second = run_fetch_step(settings, shard, FetchInputs(frontier, seen, archived_payloads=archived),
+                            tmp_path / "two", "two")
+    log = {r["url"]: r for r in second.fetch_log.to_pylist()}
+    for row in captured:
+        assert log[row["url"]]["warc_type"] == WarcRecordKind.REVISIT
+        assert log[row["url"]]["refers_to"] == row["url"]
+    assert second.counts.revisit_records == len(captured)
+    assert second.counts.new_links == 0  # every link target was in the seen filter
+
+
+def test_demoted_hosts_are_counted_and_their_links_not_followed(tmp_path, demo_web):
+    settings = write_test_settings(tmp_path, demo_web).load()
+    frontier, shard = frontier_of(demo_web, settings)
+    host = demo_web.hostname(0)
+    result = run_fetch_step(settings, shard, FetchInputs(frontier, demoted_hosts=frozenset({host})),
+                            tmp_path / "warc", "demoted")
+    assert result.counts.demoted_hosts == 1
+    assert result.counts.discovered_in_batch == 0  # nothing beyond the frontier was fetched
+    assert result.counts.dropped_by_reason["demoted_host"][host] > 0
+    assert {(r["host"], r["reason"]) for r in result.dropped.to_pylist()} >= {(host, "demoted_host")}

@@ -1,0 +1,201 @@
+"""The frontier step without Dagster, on small Parquet fixtures: budgets, left-out counts by
+reason, validators, the shard split, and agreement with a plain-Python statement of the rules."""
+
+import random
+from fnmatch import fnmatch
+from datetime import datetime, timezone
+
+import pytest
+
+from crawl_assets.crawler.sharding import shard_key, shard_of
+from crawl_assets.crawler.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
+from crawl_assets.crawler.vocabulary import DropReason
+from crawl_assets.pipeline.frontier_step import build_frontier, frontier_inputs
+from crawl_files import fetch_row, host_of, settings_for, write_fetch_log, write_links, write_seeds
+
+DAY = "2026-11-29"
+
+
+def frontier_urls(result):
+    return result.table.column("url").to_pylist()
+
+
+def test_the_host_budget_keeps_the_shallowest_pages_ties_by_url(tmp_path):
+    settings = settings_for(tmp_path, max_pages_per_host=4)
+    write_seeds(tmp_path, ["http://a.test/"])
+    write_links(tmp_path, "2026-11-28", [("http://a.test/", f"http://a.test/p{n}", 1 + n % 3) for n in range(9)])
+    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    # depth 0: the seed; depth 1: p0, p3, p6 (URL order); p1 (depth 2) misses the cut.
+    assert sorted(frontier_urls(result)) == ["http://a.test/", "http://a.test/p0", "http://a.test/p3",
+                                             "http://a.test/p6"]
+    assert result.counts.left_out_by_reason == {DropReason.HOST_BUDGET: 6}
+    assert result.counts.urls == 4 and result.counts.hosts == 1
+
+
+def test_the_pattern_budget_caps_one_query_shape_and_spares_the_host_budget(tmp_path):
+    settings = settings_for(tmp_path, max_pages_per_host=8, max_urls_per_pattern=3)
+    write_seeds(tmp_path, ["http://cal.test/"])
+    links = [("http://cal.test/", f"http://cal.test/calendar?month={m}", 1) for m in range(10, 20)]
+    links += [("http://cal.test/", f"http://cal.test/p/{n}.html", 2) for n in range(10)]
+    write_links(tmp_path, "2026-11-28", links)
+    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    urls = frontier_urls(result)
+    assert sorted(u for u in urls if "calendar" in u) == [
+        f"http://cal.test/calendar?month={m}" for m in (10, 11, 12)]
+    # Paths without a query are an ordinary site: only the host budget (8) limits them, and
+    # the seven calendar URLs over the pattern budget did not use up any of it.
+    assert sum("/p/" in u for u in urls) == 8 - 1 - 3
+    assert result.counts.left_out_by_reason == {DropReason.PATTERN_BUDGET: 7, DropReason.HOST_BUDGET: 6}
+
+
+def test_left_out_urls_are_counted_once_by_reason(tmp_path):
+    settings = settings_for(tmp_path, host_scope=("*.test",), max_url_length=60, max_query_params=2)
+    (tmp_path / "blocklist.txt").write_text("host bad.test\nurl */private/*\n")
+    write_seeds(tmp_path, ["http://a.test/", "http://bad.test/", "http://elsewhere.org/"])
+    write_links(tmp_path, "2026-11-27", [
+        ("http://a.test/", "http://a.test/" + "x" * 60, 1),
+        ("http://a.test/", "http://a.test/q?a=1&b=2&c=3", 1),
+        ("http://a.test/", "http://a.test/a/a/a/a/", 1),
+        ("http://a.test/", "http://a.test/private/1", 1),
+        ("http://a.test/", "http://a.test/refused", 1, DropReason.DEPTH),  # refused when found: not known
+        ("http://a.test/", "http://elsewhere.org/page", 1),
+    ])
+    # The same URLs found again on a later day, deeper: still one URL each.
+    write_links(tmp_path, "2026-11-28", [("http://a.test/x", "http://a.test/private/1", 3),
+                                         ("http://a.test/x", "http://a.test/kept", 2)], shard="s03")
+    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    assert sorted(frontier_urls(result)) == ["http://a.test/", "http://a.test/kept"]
+    assert result.counts.left_out_by_reason == {
+        DropReason.URL_TOO_LONG: 1, DropReason.TOO_MANY_QUERY_PARAMS: 1,
+        DropReason.REPEATED_PATH_SEGMENTS: 1, DropReason.BLOCKLIST_URL: 1, DropReason.BLOCKLIST_HOST: 1,
+        DropReason.OUT_OF_SCOPE: 2}
+    assert result.counts.left_out == 7
+
+
+def test_links_of_the_day_itself_and_later_are_not_read(tmp_path):
+    settings = settings_for(tmp_path)
+    write_seeds(tmp_path, ["http://a.test/"])
+    write_links(tmp_path, DAY, [("http://a.test/", "http://a.test/today", 1)])
+    write_links(tmp_path, "2026-11-30", [("http://a.test/", "http://a.test/tomorrow", 1)])
+    assert frontier_urls(build_frontier(settings, frontier_inputs(tmp_path, DAY))) == ["http://a.test/"]
+
+
+def test_validators_come_from_the_latest_answer_before_the_day(tmp_path):
+    settings = settings_for(tmp_path)
+    write_seeds(tmp_path, ["http://a.test/", "http://a.test/gone", "http://a.test/new"])
+    write_fetch_log(tmp_path, "2026-11-27", [
+        fetch_row("http://a.test/", "2026-11-27T10:00:00", etag='"v1"', last_modified="Mon, 23 Nov 2026"),
+        fetch_row("http://a.test/gone", "2026-11-27T10:00:00", etag='"g1"')])
+    write_fetch_log(tmp_path, "2026-11-28", [
+        fetch_row("http://a.test/", "2026-11-28T10:00:00", status=304, status_class="not_modified",
+                  etag='"v2"'),
+        fetch_row("http://a.test/gone", "2026-11-28T10:00:00", status=404, status_class="http_4xx",
+                  etag='"404"')])
+    write_fetch_log(tmp_path, DAY, [fetch_row("http://a.test/new", "2026-11-29T01:00:00", etag='"today"')])
+    rows = {r["url"]: r for r in build_frontier(settings, frontier_inputs(tmp_path, DAY)).table.to_pylist()}
+    assert rows["http://a.test/"]["etag"] == '"v2"'  # the 304 is the latest answer
+    # The 304 carried no Last-Modified: the one of the unchanged version still holds.
+    assert rows["http://a.test/"]["last_modified"] == "Mon, 23 Nov 2026"
+    assert rows["http://a.test/"]["last_captured_at"] == datetime(2026, 11, 27, 10, tzinfo=timezone.utc)
+    assert rows["http://a.test/gone"]["etag"] == '"g1"'  # a 404 is no version of the page
+    assert rows["http://a.test/new"]["etag"] is None  # today's own fetch log is not read
+
+
+def test_priority_grows_with_depth_up_to_the_last_front_queue(tmp_path):
+    settings = settings_for(tmp_path, priority_weights=(4.0, 2.0, 1.0))
+    write_seeds(tmp_path, ["http://a.test/"])
+    write_links(tmp_path, "2026-11-28", [("http://a.test/", f"http://a.test/d{d}", d) for d in range(1, 5)])
+    rows = build_frontier(settings, frontier_inputs(tmp_path, DAY)).table.to_pylist()
+    assert {r["url"]: r["priority"] for r in rows} == {
+        "http://a.test/": 1, "http://a.test/d1": 2, "http://a.test/d2": 3, "http://a.test/d3": 3,
+        "http://a.test/d4": 3}
+
+
+def test_each_shard_gets_its_hosts_and_every_shard_a_file(tmp_path):
+    settings = settings_for(tmp_path, shard_count=4)
+    hosts = [f"h{i}.test" for i in range(12)]
+    write_seeds(tmp_path, [f"http://{h}/" for h in hosts])
+    write_links(tmp_path, "2026-11-28", [(f"http://{h}/", f"http://{h}/p{n}", 1) for h in hosts for n in range(3)])
+    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    parts = dict(result.shard_tables())
+    assert list(parts) == ["s00", "s01", "s02", "s03"]
+    for shard, rows in parts.items():
+        assert rows.schema == FRONTIER_SCHEMA
+        assert {shard_key(shard_of(h, 4)) for h in rows.column("host").to_pylist()} <= {shard}
+        assert rows.num_rows == result.counts.urls_per_shard[shard] == 4 * sum(
+            shard_key(shard_of(h, 4)) == shard for h in hosts)
+    assert sum(p.num_rows for p in parts.values()) == result.counts.urls == 48
+
+
+def test_an_empty_shard_gets_an_empty_file(tmp_path):
+    settings = settings_for(tmp_path, shard_count=8)
+    write_seeds(tmp_path, ["http://a.test/"])
+    parts = dict(build_frontier(settings, frontier_inputs(tmp_path, DAY)).shard_tables())
+    assert len(parts) == 8 and sum(p.num_rows for p in parts.values()) == 1
+    assert all(p.schema == FRONTIER_SCHEMA for p in parts.values())
+
+
+def test_without_seeds_the_error_says_what_to_materialise(tmp_path):
+    with pytest.raises(FileNotFoundError, match="materialise `seeds` first"):
+        frontier_inputs(tmp_path, DAY)
+
+
+# -- agreement with the rules stated in plain Python ------------------------------------------
+
+
+def reference_frontier(settings, seeds, links):
+    """The frontier's rules, one URL at a time: what the SQL must agree with."""
+    traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
+    depth = {}
+    for url, d in [(u, 0) for u in seeds] + [(t, d) for _, t, d, reason in links if reason is None]:
+        depth[url] = min(depth.get(url, d), d)
+    left_out, per_pattern, per_host, kept = {}, {}, {}, []
+    for url in sorted(depth, key=lambda u: (depth[u], u)):
+        host = host_of(url)
+        if not any(fnmatch(host, p) for p in settings.host_scope):
+            reason = DropReason.OUT_OF_SCOPE
+        else:
+            reason = traps.intrinsic_reason(url, host)
+        pattern = url_pattern(url)
+        if reason is None and pattern is not None:
+            per_pattern[host, pattern] = per_pattern.get((host, pattern), 0) + 1
+            if per_pattern[host, pattern] > settings.max_urls_per_pattern:
+                reason = DropReason.PATTERN_BUDGET
+        if reason is None:
+            per_host[host] = per_host.get(host, 0) + 1
+            if per_host[host] > settings.max_pages_per_host:
+                reason = DropReason.HOST_BUDGET
+        if reason is None:
+            kept.append((url, host, depth[url]))
+        else:
+            left_out[reason] = left_out.get(reason, 0) + 1
+    return sorted(kept), left_out
+
+
+def test_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
+    rng = random.Random(7)
+    settings = settings_for(tmp_path, max_pages_per_host=12, max_urls_per_pattern=4, max_url_length=70,
+                            host_scope=("*.test",))
+    (tmp_path / "blocklist.txt").write_text("host h3.test\nurl */private/*\n")
+    hosts = [f"h{i}.test" for i in range(20)] + ["other.org"]
+    seeds = [f"http://{h}/" for h in hosts]
+    write_seeds(tmp_path, seeds)
+    every_link = []
+    for day, shard in (("2026-11-27", "s01"), ("2026-11-28", "s02")):
+        links = []
+        for _ in range(800):
+            h, kind = rng.choice(hosts), rng.random()
+            target = (f"http://{h}/cal?m={rng.randint(1, 30)}" if kind < 0.3 else
+                      f"http://{h}/a/a/a/a/{rng.randint(1, 9)}" if kind < 0.4 else
+                      f"http://{h}/private/{rng.randint(1, 9)}" if kind < 0.45 else
+                      f"http://{h}/" + "x" * rng.randint(50, 90) if kind < 0.5 else
+                      f"http://{h}/p/{rng.randint(1, 40)}")
+            links.append((f"http://{h}/", target, rng.randint(1, 5), DropReason.DEPTH if rng.random() < 0.05 else None))
+        write_links(tmp_path, day, links, shard=shard)
+        every_link += links
+    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    kept, left_out = reference_frontier(settings, seeds, every_link)
+    assert sorted((r["url"], r["host"], r["depth"]) for r in result.table.to_pylist()) == kept
+    assert result.counts.left_out_by_reason == left_out
+    assert len(left_out) == 7 and len(kept) > 100  # the fixture exercises every rule
