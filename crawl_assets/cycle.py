@@ -1,87 +1,167 @@
-"""One recrawl cycle through Dagster, from the command line: seeds, the day's frontier,
-every shard's fetch batch, the URL registry and seen filter, the near-duplicate index and
-clusters, then the catalog. Each step is
-a recorded Dagster run.
+"""Recrawl cycles from the command line, through the run queue. For each day: the seeds and
+the day's frontier (frontier_job), the fetch batch of every shard (fetch_job, at most
+`max_parallel_shards` submitted at once; dagster.yaml still allows one run per shard), then
+everything that reads the fetch batches (day_close_job). Each is a run in the instance, visible
+in the UI and re-executable there. Days run one after another, each after the previous closed.
 
-    python -m crawl_assets.cycle [--date YYYY-MM-DD]
+    python -m crawl_assets.cycle [--date YYYY-MM-DD] [--until YYYY-MM-DD] [--shards s00,s01]
+
+A daemon must dequeue the runs: when none serves DAGSTER_HOME (data/dagster_home by default),
+the command runs `dagster dev` on a free loopback port for its own length (launcher.py).
+A shard that still fails after its retries does not stop the day: the day closes on what
+landed, its day_report says which shards are missing, and the command exits with status 1.
 """
 
 import argparse
 import datetime as dt
-import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from dagster import DagsterInstance, materialize
 
-from .assets import (
-    crawl_catalog,
-    fetch_batch,
-    frontier_snapshot,
-    near_duplicate_clusters,
-    seeds,
-    seen_url_filter,
-    simhash_index,
-    url_registry,
+from .assets import ALL_ASSETS
+from .crawler.settings import SettingsError, load_settings
+from .jobs import CLOSE_STAGE, FETCH_STAGE, FRONTIER_STAGE, day_close_job, fetch_job, frontier_job
+from .launcher import (
+    DagsterService,
+    LaunchError,
+    RunOutcome,
+    RunQueue,
+    RunSpec,
+    dagster_home,
+    open_instance,
+    partition_tags,
+    settings_run_config,
 )
-from .jobs import SHARD_TAG
-from .partitions import SHARD_KEYS, fetch_partition_key
+from .partitions import daily_partitions, fetch_partition_key, fetch_partitions
 from .resources import CrawlSettingsResource
+
+# Runs submitted by a driver (this command, a daily_cycle run) carry this tag: the sensors
+# leave their days alone, since the driver submits each next stage itself.
+DRIVER_TAG = "crawl/driver"
 
 
 class CycleFailed(RuntimeError):
     pass
 
 
-def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSettingsResource,
-              shards: list[str] | None = None, log_level: str = "INFO",
-              progress: Callable[[str], None] = lambda line: None) -> None:
-    """Materialise every asset of one cycle for `date`; stops at the first failed run."""
-    resources = {"crawl_settings": crawl_settings}
-    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+@dataclass(frozen=True)
+class CycleReport:
+    date: str
+    frontier: RunOutcome
+    fetches: tuple[RunOutcome, ...]
+    close: RunOutcome
+    wall_s: float
 
-    def step(assets, **kwargs) -> None:
-        started = time.monotonic()
-        result = materialize(assets, instance=instance, resources=resources, run_config=run_config,
-                             raise_on_error=False, **kwargs)
+    @property
+    def failed_shards(self) -> list[str]:
+        return [run.label.rsplit("|", 1)[1] for run in self.fetches if not run.succeeded]
+
+    def summary(self) -> str:
+        longest = max((run.seconds for run in self.fetches), default=0.0)
+        total = sum(run.seconds for run in self.fetches)
+        partial = f"; PARTIAL, shards that failed: {', '.join(self.failed_shards)}" if self.failed_shards else ""
+        return (f"cycle {self.date}: wall time {self.wall_s:.1f} s over {len(self.fetches)} shards; "
+                f"longest shard {longest:.1f} s, all shard runs together {total:.1f} s{partial}")
+
+
+def daily_spec(job_name: str, date: str) -> RunSpec:
+    return RunSpec(f"{job_name}[{date}]", job_name, partition_tags(daily_partitions, date))
+
+
+def fetch_spec(date: str, shard: str) -> RunSpec:
+    key = str(fetch_partition_key(date, shard))
+    return RunSpec(f"fetch_batch[{key}]", fetch_job.name, partition_tags(fetch_partitions, key))
+
+
+def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
+                 progress: Callable[[str], None] = lambda line: None) -> CycleReport:
+    """Submit one day's runs stage by stage to the run queue and follow them to the end."""
+    started = time.monotonic()
+    (frontier,) = queue.run_all([daily_spec(frontier_job.name, date)], 1, progress)
+    if not frontier.succeeded:
+        raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): see it in the UI")
+    fetches = queue.run_all([fetch_spec(date, shard) for shard in shards], parallel, progress)
+    # A shard that failed after its retries leaves a partial day: the day still closes.
+    (close,) = queue.run_all([daily_spec(day_close_job.name, date)], 1, progress)
+    report = CycleReport(date, frontier, tuple(fetches), close, time.monotonic() - started)
+    if not close.succeeded:
+        raise CycleFailed(f"{close.label} failed (run {close.run_id}): see it in the UI")
+    return report
+
+
+def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSettingsResource,
+              shards: list[str] | None = None, progress: Callable[[str], None] = lambda line: None) -> None:
+    """The same stages in this process with materialize(), for tests: it bypasses the run
+    queue and its limits, so shards run one after another. Stops at the first failed run."""
+    resources = {"crawl_settings": crawl_settings}
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+    def stage(selection, partition_key) -> None:
+        result = materialize(ALL_ASSETS, selection=selection, partition_key=partition_key,
+                             instance=instance, resources=resources, run_config=quiet, raise_on_error=False)
         if not result.success:
             errors = [e.step_failure_data.error.message.strip()
                       for e in result.get_step_failure_events() if e.step_failure_data.error]
-            raise CycleFailed(f"run {result.run_id} of {assets[0].key.to_user_string()} "
-                              f"{kwargs.get('partition_key', '')} failed: {'; '.join(errors)}")
+            raise CycleFailed(f"run {result.run_id} for {partition_key} failed: {'; '.join(errors)}")
         for event in result.get_asset_materialization_events():
-            materialization = event.materialization
-            counts = ", ".join(f"{k}={v.value}" for k, v in materialization.metadata.items()
-                               if isinstance(v.value, int) and not isinstance(v.value, bool))
-            progress(f"{materialization.asset_key.to_user_string()} "
-                     f"{materialization.partition or ''} ({time.monotonic() - started:.1f} s): {counts}")
+            progress(f"{event.asset_key.to_user_string()} {event.partition or ''}: materialised")
 
-    step([seeds])
-    step([frontier_snapshot], partition_key=date)
-    for shard in shards or SHARD_KEYS:
-        step([fetch_batch], partition_key=fetch_partition_key(date, shard), tags={SHARD_TAG: shard})
-    step([url_registry, seen_url_filter], partition_key=date)
-    step([simhash_index, near_duplicate_clusters], partition_key=date)
-    step([crawl_catalog])
+    stage(FRONTIER_STAGE, date)
+    for shard in shards or crawl_settings.load().shard_keys():
+        stage(FETCH_STAGE, str(fetch_partition_key(date, shard)))
+    stage(CLOSE_STAGE, date)
+
+
+def days_between(first: str, last: str) -> list[str]:
+    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    if end < start:
+        raise ValueError(f"--until {last} is before --date {first}")
+    return [(start + dt.timedelta(days=n)).isoformat() for n in range((end - start).days + 1)]
 
 
 def today() -> str:
     return dt.datetime.now(dt.timezone.utc).date().isoformat()
 
 
+def run_days(days: list[str], shards: list[str] | None = None,
+             progress: Callable[[str], None] = print) -> list[CycleReport]:
+    """Cycles for `days` in order through the instance in DAGSTER_HOME (started services
+    stop at the end); raises CycleFailed, LaunchError or SettingsError with a clear message."""
+    settings = load_settings()
+    for day in days:
+        if day < settings.start_date:
+            raise SettingsError(f"{day} is before the crawl's start_date {settings.start_date} (recrawl.toml)")
+    home = dagster_home()
+    instance = open_instance(home)
+    reports = []
+    with DagsterService(home) as service:
+        progress(f"submitting runs through {service.url} "
+                 f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
+        queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: "cli"})
+        for day in days:
+            reports.append(submit_cycle(day, queue, shards or settings.shard_keys(),
+                                     settings.max_parallel_shards, progress))
+            progress(reports[-1].summary())
+    return reports
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--date", default=today(), help="the day's partition (default: today, UTC)")
+    parser.add_argument("--date", default=today(), help="the (first) day's partition (default: today, UTC)")
+    parser.add_argument("--until", help="run the cycles of every day from --date to this one, in order")
+    parser.add_argument("--shards", help="comma-separated shard keys (default: every shard)")
     args = parser.parse_args(argv)
-    dt.date.fromisoformat(args.date)
-    instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
     try:
-        run_cycle(args.date, instance, CrawlSettingsResource(), log_level="WARNING", progress=lambda line: print(line, flush=True))
-    except CycleFailed as exc:
+        days = days_between(args.date, args.until or args.date)
+        reports = run_days(days, args.shards.split(",") if args.shards else None,
+                           progress=lambda line: print(line, flush=True))
+    except (CycleFailed, LaunchError, SettingsError, ValueError) as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1
-    return 0
+    return 1 if any(report.failed_shards for report in reports) else 0
 
 
 if __name__ == "__main__":

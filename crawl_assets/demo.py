@@ -6,19 +6,16 @@ partition through Dagster, stop the demo web, and print what the crawl produced.
 
 import argparse
 import datetime as dt
-import os
 import sys
 import time
 from pathlib import Path
 
 import duckdb
-from dagster import DagsterInstance
 
-from .crawler.settings import load_settings
-from .cycle import CycleFailed, run_cycle, today
+from .crawler.settings import SettingsError, load_settings
+from .cycle import CycleFailed, run_days, today
 from .demoweb.process import DemoWebProcess, DemoWebStartError
-from .partitions import CRAWL_START_DATE
-from .resources import CrawlSettingsResource
+from .launcher import LaunchError
 
 DEMO_PORT = 8471
 DEMO_HOSTS = 50
@@ -70,10 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--date", default=today(), help="the day's partition (default: today, UTC)")
     args = parser.parse_args(argv)
-    day = (dt.date.fromisoformat(args.date) - dt.date.fromisoformat(CRAWL_START_DATE)).days
     settings = load_settings()
+    day = (dt.date.fromisoformat(args.date) - dt.date.fromisoformat(settings.start_date)).days
     access_log = settings.data_root / "demoweb" / f"access_log-{args.date}.parquet"
-    instance = DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
     started = time.monotonic()
     try:
         server = demo_web(day, access_log).start()
@@ -83,9 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     print(server.ready_line, flush=True)
     with server:
         try:
-            run_cycle(args.date, instance, CrawlSettingsResource(), log_level="WARNING",
-                      progress=lambda line: print(line, flush=True))
-        except CycleFailed as exc:
+            run_days([args.date], progress=lambda line: print(line, flush=True))
+        except (CycleFailed, LaunchError, SettingsError) as exc:
             print(f"demo failed: {exc}", file=sys.stderr)
             return 1
     print(summary(settings.catalog_path, settings.data_root, args.date, access_log))

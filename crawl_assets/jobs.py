@@ -17,18 +17,16 @@ SHARD_TAG = "dagster/partition/shard"
 
 seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds"))
 
-# A day starts by reading the seed files again, then builds its frontier.
-frontier_job = define_asset_job(
-    "frontier_job", selection=AssetSelection.assets("seeds", "frontier_snapshot"),
-    partitions_def=daily_partitions)
+# The three stages of a day. It starts by reading the seed files again and building the
+# frontier; it closes with everything that reads the fetch batches (registry, seen filter,
+# dedup, change statistics, report, catalog, ...).
+FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
+FETCH_STAGE = AssetSelection.assets("fetch_batch")
+CLOSE_STAGE = AssetSelection.assets("fetch_batch").downstream(include_self=False)
 
-fetch_job = define_asset_job(
-    "fetch_job", selection=AssetSelection.assets("fetch_batch"), partitions_def=fetch_partitions)
-
-# Everything of the day that reads the fetch batches: registry, seen filter, dedup, catalog, ...
-day_close_job = define_asset_job(
-    "day_close_job", selection=AssetSelection.assets("fetch_batch").downstream(include_self=False),
-    partitions_def=daily_partitions)
+frontier_job = define_asset_job("frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions)
+fetch_job = define_asset_job("fetch_job", selection=FETCH_STAGE, partitions_def=fetch_partitions)
+day_close_job = define_asset_job("day_close_job", selection=CLOSE_STAGE, partitions_def=daily_partitions)
 
 seen_job = define_asset_job(
     "seen_job", selection=AssetSelection.assets("url_registry", "seen_url_filter"),

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dagster import DagsterInstance, DagsterRunStatus, PartitionsDefinition
-from dagster_graphql import DagsterGraphQLClient
+from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 
 from .crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from .jobs import SHARD_TAG
@@ -180,8 +180,11 @@ class RunQueue:
         self.extra_tags = dict(extra_tags or {})
 
     def submit(self, spec: RunSpec) -> str:
-        return self.client.submit_job_execution(spec.job_name, run_config=self.run_config,
-                                                tags=spec.tags | self.extra_tags)
+        try:
+            return self.client.submit_job_execution(spec.job_name, run_config=self.run_config,
+                                                    tags=spec.tags | self.extra_tags)
+        except DagsterGraphQLClientError as exc:
+            raise LaunchError(f"the webserver refused {spec.label}: {exc}") from exc
 
     def outcome(self, run_id: str, label: str) -> RunOutcome:
         record = self.instance.get_run_record_by_id(run_id)
