@@ -10,17 +10,21 @@ Host plug-ins (host_protocol.py, plugins.py), each opt-in by keyword or CLI flag
   traps=True            one crawler-trap host per TRAP_KINDS (trap_hosts.py), web.trap_hosts()
   near_duplicates=True  labelled near-duplicate articles (neardup_hosts.py),
                         web.near_duplicate_groups()
+  politeness=True       cross-host and robots.txt redirects, long and dated Retry-After, a
+                        slow host (politeness_hosts.py), web.politeness_hosts()
 """
 
 from .access_log import AccessLog, AccessRecord
 from .hostile_hosts import HostileHost, add_hostile_hosts
 from .neardup_hosts import NEAR_DUP_KINDS, NearDupGroup, add_near_duplicate_hosts
+from .politeness_hosts import add_politeness_hosts
+from .process import DemoWebProcess, DemoWebStartError, start_demoweb
 from .responses import Response
 from .server import DemoWebServer, DemoWebThread
 from .site_shape import HOME_PAGE
 from .trap_hosts import TRAP_KINDS, TrapHost, add_trap_hosts
 from .web import DemoWeb
 
-__all__ = ["AccessLog", "AccessRecord", "DemoWeb", "DemoWebServer", "DemoWebThread",
-           "HOME_PAGE", "HostileHost", "NEAR_DUP_KINDS", "NearDupGroup", "Response", "TRAP_KINDS",
-           "TrapHost", "add_hostile_hosts", "add_near_duplicate_hosts", "add_trap_hosts"]
+__all__ = ["AccessLog", "AccessRecord", "DemoWeb", "DemoWebProcess", "DemoWebServer",
+           "DemoWebStartError", "DemoWebThread", "HOME_PAGE", "HostileHost", "NEAR_DUP_KINDS", "NearDupGroup", "Response", "TRAP_KINDS",
+           "TrapHost", "add_hostile_hosts", "add_near_duplicate_hosts", "add_politeness_hosts", "add_trap_hosts", "start_demoweb"]

@@ -18,8 +18,12 @@ their home pages last.
 
 --near-duplicates (both commands) adds the labelled near-duplicate article hosts
 (articles.demo.test, syndication.demo.test, www.mirror.demo.test, mirror.demo.test,
-template.demo.test; see neardup_hosts.py): `serve` then ends its line with ' neardup=5' (last), and
-`seeds` prints their home pages after everything else.
+template.demo.test; see neardup_hosts.py): `serve` then ends its line with ' neardup=5' (after hostile and traps), and
+`seeds` prints their home pages after those.
+
+--politeness (both commands) adds the politeness test hosts (cross-redirect.demo.test,
+redirect-target.demo.test, robots-elsewhere.demo.test, ...; see politeness_hosts.py): `serve`
+then ends its line with ' politeness=9' (last), and `seeds` prints their home pages last.
 """
 
 from __future__ import annotations

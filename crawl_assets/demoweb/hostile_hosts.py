@@ -233,7 +233,9 @@ _MALFORMED_LINKS = ("/soup/one.html", "/soup/two.html", "/soup/three.html", "/so
 
 
 @dataclass(frozen=True)
-class _Spec:
+class HostSpec:
+    """What a special host serves, for its home page and its HostileHost description."""
+
     title: str
     description: str
     paths: tuple[str, ...]  # hostile paths, linked from home ('/' may be one)
@@ -243,51 +245,51 @@ class _Spec:
     expected_by_path: Mapping[str, str] = field(default_factory=dict)
 
 
-_SPECS: dict[str, _Spec] = {
-    "slow_drip": _Spec("Slow drip", "200 with Content-Length 100000, sent 1 byte per second.",
+_SPECS: dict[str, HostSpec] = {
+    "slow_drip": HostSpec("Slow drip", "200 with Content-Length 100000, sent 1 byte per second.",
                        ("/drip.html",), "timeout", assumes="a whole-fetch time limit of a few seconds"),
-    "never_answer": _Spec("Never answers", "Reads the request and never writes a byte; the "
+    "never_answer": HostSpec("Never answers", "Reads the request and never writes a byte; the "
                           "connection stays open until the client closes it.", ("/hang.html",),
                           "timeout", assumes="a whole-fetch time limit"),
-    "endless_body": _Spec("Endless body", "200 text/html, chunked, streams filler HTML for as long "
+    "endless_body": HostSpec("Endless body", "200 text/html, chunked, streams filler HTML for as long "
                           "as the client reads.", ("/endless.html",), "too_large",
                           assumes="a body cap (5 MiB)"),
-    "huge_body": _Spec("50 MB body", "200 text/html with Content-Length 52428800, streamed.",
+    "huge_body": HostSpec("50 MB body", "200 text/html with Content-Length 52428800, streamed.",
                        ("/huge.html",), "too_large", assumes="a 5 MiB body cap"),
-    "gzip_bomb": _Spec("Gzip bomb", "200 text/html, Content-Encoding gzip: ~50 KB on the wire, "
+    "gzip_bomb": HostSpec("Gzip bomb", "200 text/html, Content-Encoding gzip: ~50 KB on the wire, "
                        "50 MiB once decompressed.", ("/bomb.html",), "too_large",
                        assumes="a 5 MiB cap on the decompressed body"),
-    "redirect_loop": _Spec("Redirect loop", "/loop/a -> /loop/b -> /loop/a (302).", ("/loop/a",),
+    "redirect_loop": HostSpec("Redirect loop", "/loop/a -> /loop/b -> /loop/a (302).", ("/loop/a",),
                            "redirect_loop"),
-    "redirect_chain": _Spec("Redirect chain", "/chain/0 -> /chain/1 -> ... -> /chain/20 (302s), "
+    "redirect_chain": HostSpec("Redirect chain", "/chain/0 -> /chain/1 -> ... -> /chain/20 (302s), "
                             "a 200 page at the end.", ("/chain/0",), "too_many_redirects",
                             assumes="at most 5 redirects followed"),
-    "rate_limited": _Spec("Rate limited", "429 with Retry-After: 2 on the first request of the "
+    "rate_limited": HostSpec("Rate limited", "429 with Retry-After: 2 on the first request of the "
                           "page (per server run), 200 afterwards.", ("/busy.html",), "ok",
                           assumes="429 retried after Retry-After"),
-    "flapping_503": _Spec("Flapping 503", "503 with Retry-After: 1 on the 1st and 2nd request "
+    "flapping_503": HostSpec("Flapping 503", "503 with Retry-After: 1 on the 1st and 2nd request "
                           "of the page, 200 from the 3rd.", ("/flaky.html",), "ok",
                           assumes="up to 3 attempts for 5xx, Retry-After honoured"),
-    "not_found": _Spec("Broken links", "The home page links to pages that 404.",
+    "not_found": HostSpec("Broken links", "The home page links to pages that 404.",
                        ("/missing.html", "/gone/old-page.html", "/p/9999.html", "/deleted.html?id=3"),
                        "http_4xx"),
-    "binary_html": _Spec("Binary .html", "/file.html is application/octet-stream PNG bytes; "
+    "binary_html": HostSpec("Binary .html", "/file.html is application/octet-stream PNG bytes; "
                          "/mislabelled.html claims text/html but is ZIP bytes with NULs.",
                          ("/file.html", "/mislabelled.html"), "ok",
                          assumes="archived, not parsed as HTML"),
-    "malformed_html": _Spec("Malformed HTML", "Tag soup: unclosed tags, broken attributes, stray "
+    "malformed_html": HostSpec("Malformed HTML", "Tag soup: unclosed tags, broken attributes, stray "
                             "'<', nested tables; config['links'] are the valid links in it.",
                             ("/tag-soup.html",), "ok"),
-    "wrong_charset": _Spec("Lying charset", "windows-1252 bytes (0xE9 ...) served as "
+    "wrong_charset": HostSpec("Lying charset", "windows-1252 bytes (0xE9 ...) served as "
                            "'text/html; charset=utf-8' with <meta charset=\"utf-8\">.",
                            ("/latin1.html",), "ok", assumes="undecodable bytes replaced, not fatal"),
-    "robots_500": _Spec("robots.txt 500", "robots.txt answers 500; nothing may be fetched.",
+    "robots_500": HostSpec("robots.txt 500", "robots.txt answers 500; nothing may be fetched.",
                         ("/", "/page.html"), "robots_unavailable", home_expected="robots_unavailable"),
-    "robots_huge": _Spec("2 MiB robots.txt", "robots.txt is 2 MiB; 'Disallow: /blocked/' is in "
+    "robots_huge": HostSpec("2 MiB robots.txt", "robots.txt is 2 MiB; 'Disallow: /blocked/' is in "
                          "its first lines.", ("/blocked/x.html", "/open.html"), "robots_disallowed",
                          expected_by_path={"/open.html": "ok"},
                          assumes="robots.txt read at least up to its first 100 KB"),
-    "crawl_delay_60": _Spec("Crawl-delay 60", "robots.txt asks for Crawl-delay: 60.",
+    "crawl_delay_60": HostSpec("Crawl-delay 60", "robots.txt asks for Crawl-delay: 60.",
                             ("/", "/page.html"), "deferred_crawl_delay",
                             home_expected="deferred_crawl_delay",
                             assumes="a max honoured Crawl-delay below 60 s (30 s by default)"),

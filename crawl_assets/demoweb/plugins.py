@@ -6,7 +6,8 @@ from __future__ import annotations
 from .hostile_hosts import PLUGIN as HOSTILE
 from .host_protocol import HostPlugin
 from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
+from .politeness_hosts import PLUGIN as POLITENESS
 from .trap_hosts import PLUGIN as TRAPS
 
-PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES)
+PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS)
 PLUGIN_OPTIONS: tuple[str, ...] = tuple(p.option for p in PLUGINS)

@@ -243,6 +243,8 @@ class DemoWebServer:
             except Exception:  # a bug in the model must not kill the connection loop silently
                 response = error_response(500, "Internal Server Error")
                 keep_alive = False
+        if response.delay_s:
+            await asyncio.sleep(response.delay_s)  # a slow server: the log's end - start shows it
         if response.streaming:
             conn.busy = False  # may never end: stop() cancels it rather than waiting
             await self._serve_streaming(reader, writer, response, version, method, host, path,

@@ -16,7 +16,8 @@ Shape of the ordinary site (per host `hNNNN.<domain>`, all reachable on one port
 Page text changes over days (change_model.py); links never do.
 
 Opt-in host plug-ins (plugins.py) are enabled by keyword: DemoWeb(hostile=True),
-DemoWeb(traps=True), DemoWeb(near_duplicates=True); any may be combined.
+DemoWeb(traps=True), DemoWeb(near_duplicates=True), DemoWeb(politeness=True); any may be
+combined.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .hostile_hosts import HostileHost, hostile_hosts
 from .neardup_hosts import NearDupGroup, near_duplicate_groups, near_duplicate_homes
 from .ordinary_site import OrdinarySite, unknown_host
 from .plugins import PLUGIN_OPTIONS, PLUGINS
+from .politeness_hosts import politeness_hosts
 from .responses import Response
 from .robots_variants import has_private_pages, robots_rules, robots_txt
 from .site_shape import HOME_PAGE, PRIVATE_PAGES, SiteShape
@@ -172,6 +174,11 @@ class DemoWeb:
         """Labelled groups of the near-duplicate hosts (URLs carry this web's port), in
         neardup_hosts.GROUPS order; [] unless near_duplicates=True."""
         return near_duplicate_groups(self)
+
+    def politeness_hosts(self) -> list[HostileHost]:
+        """The registered politeness test hosts (cross-host and robots.txt redirects,
+        Retry-After, slow), in politeness_hosts.KINDS order; [] unless politeness=True."""
+        return politeness_hosts(self)
 
     def near_duplicate_homes(self) -> list[str]:
         """Home page URLs of the near-duplicate hosts (every labelled URL is linked from one)."""
