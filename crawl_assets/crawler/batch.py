@@ -11,7 +11,8 @@ from pathlib import Path
 
 from rbloom import Bloom
 
-from .engine import BatchOutput, FetchEngine
+from .engine import FetchEngine
+from .fetch_record import BatchOutput
 from .workbench import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of

@@ -1,26 +1,31 @@
-"""One HTTP request and its answer: resolve, check the address, GET, stream the body under a
-size cap and a total time limit. No retries and no redirects here: the engine decides those."""
+"""One HTTP exchange: resolve the host, check the address, send one GET over the host's
+connection, read the answer under a size cap and a total time limit. No retries and no
+redirects here: answer_policy.py says what an answer means, the engine acts on it."""
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-import httpx
+import httpcore
 
 from .addresses import address_allowed
-from .clients import ClientPool
+from .clients import ConnectionFactory
 from .resolver import DnsError, Resolver
 from .settings import CrawlSettings
 from .urls import DEFAULT_PORTS
+from .visit_state import VisitState
+from .vocabulary import StatusClass
 from .warc import Exchange
 
+ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+ACCEPT_ENCODING = "gzip, deflate, br"
 
-@dataclass
+
+@dataclass(frozen=True)
 class HopResult:
     """What one request produced: an answer (`exchange`), or an error class saying why not."""
 
@@ -30,97 +35,104 @@ class HopResult:
     ip: str | None = None
     contacted: bool = False  # a connection to the host was attempted
     exchange: Exchange | None = None
-    headers: httpx.Headers | None = None
-    truncated: bool = False
-    error_class: str | None = None  # dns_error, blocked_address, timeout, connect_error, network_error
+    headers: dict[str, str] | None = None  # the answer's headers by lower-case name
+    truncated: bool = False  # the body passed the size cap and was cut there
+    error_class: StatusClass | None = None  # DNS_ERROR, BLOCKED_ADDRESS, TIMEOUT, CONNECT_ERROR, NETWORK_ERROR
     error: str | None = None
 
     @property
     def status(self) -> int | None:
         return self.exchange.status if self.exchange else None
 
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Retry-After as seconds from now: delta-seconds or an HTTP date; None if absent or bad."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
+    def header(self, name: str) -> str | None:
+        """A response header by lower-case name (repeated headers joined with ", ")."""
+        return self.headers.get(name) if self.headers else None
 
 
-class HttpFetcher:
-    def __init__(self, settings: CrawlSettings, resolver: Resolver, clients: ClientPool):
+def header_map(raw: list[tuple[str, str]]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for name, value in raw:
+        name = name.lower()
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+class HttpExchanger:
+    def __init__(self, settings: CrawlSettings, resolver: Resolver, connections: ConnectionFactory):
         self.settings = settings
         self.resolver = resolver
-        self.clients = clients
+        self.connections = connections
+        self._timeouts = {"connect": settings.connect_timeout_s, "read": settings.fetch_timeout_s,
+                          "write": settings.fetch_timeout_s, "pool": settings.fetch_timeout_s}
 
-    async def get(self, url: str, host: str, extra_headers: dict[str, str] | None = None,
+    async def get(self, url: str, state: VisitState, extra_headers: dict[str, str] | None = None,
                   limit: int | None = None) -> HopResult:
-        result = HopResult(url=url, started_at=datetime.now(timezone.utc))
+        """GET url from state.host (over state.connection, opened if needed)."""
+        host = state.host
+        started_at = datetime.now(timezone.utc)
         started = time.monotonic()
         try:
             ip = await self.resolver.resolve(host)
         except DnsError as exc:
-            result.error_class, result.error = "dns_error", str(exc)
-            return result
-        result.ip = ip
+            return HopResult(url, started_at, error_class=StatusClass.DNS_ERROR, error=str(exc))
         if not address_allowed(host, ip, self.settings.network_exceptions):
-            result.error_class = "blocked_address"
-            result.error = f"{host} resolves to {ip}, which is not a public address"
-            return result
-        result.contacted = True
+            return HopResult(url, started_at, ip=ip, error_class=StatusClass.BLOCKED_ADDRESS,
+                             error=f"{host} resolves to {ip}, which is not a public address")
+        if state.connection is None:
+            state.connection = self.connections.new_pool(url.startswith("https:"))
+        error_class = error = None
+        answer: tuple[Exchange, dict[str, str]] | None = None
         try:
-            await asyncio.wait_for(self._exchange(result, host, ip, extra_headers or {},
-                                                  limit or self.settings.max_body_bytes),
-                                   self.settings.fetch_timeout_s)
-        except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
-            result.error_class = "timeout"
-            result.error = f"no complete answer within the time limit ({type(exc).__name__})"
-        except httpx.ConnectError as exc:
-            result.error_class, result.error = "connect_error", str(exc) or type(exc).__name__
-        except (httpx.HTTPError, OSError) as exc:
-            result.error_class, result.error = "network_error", str(exc) or type(exc).__name__
-        result.elapsed_s = time.monotonic() - started
-        return result
+            answer = await asyncio.wait_for(
+                self._exchange(state.connection, url, host, ip, started_at, extra_headers or {},
+                               limit or self.settings.max_body_bytes),
+                self.settings.fetch_timeout_s)
+        except (asyncio.TimeoutError, httpcore.TimeoutException) as exc:
+            error_class = StatusClass.TIMEOUT
+            error = f"no complete answer within the time limit ({type(exc).__name__})"
+        except httpcore.ConnectError as exc:
+            error_class, error = StatusClass.CONNECT_ERROR, str(exc) or type(exc).__name__
+        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, OSError) as exc:
+            error_class, error = StatusClass.NETWORK_ERROR, str(exc) or type(exc).__name__
+        elapsed = time.monotonic() - started
+        if answer is None:
+            return HopResult(url, started_at, elapsed, ip, True, error_class=error_class, error=error)
+        exchange, headers = answer
+        return HopResult(url, started_at, elapsed, ip, True, exchange, headers, exchange.truncated)
 
-    async def _exchange(self, result: HopResult, host: str, ip: str,
-                        extra_headers: dict[str, str], limit: int) -> None:
-        parts = urlsplit(result.url)
+    async def _exchange(self, pool: httpcore.AsyncConnectionPool, url: str, host: str, ip: str,
+                        started_at: datetime, extra_headers: dict[str, str],
+                        limit: int) -> tuple[Exchange, dict[str, str]]:
+        parts = urlsplit(url)
         port = parts.port or DEFAULT_PORTS[parts.scheme]
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        ip_literal = f"[{ip}]" if ":" in ip else ip
-        headers = {
-            "Host": parts.netloc,
-            "User-Agent": self.settings.user_agent,
-            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8",
-            "Accept-Encoding": "gzip, deflate, br",
-            **extra_headers,
-        }
+        request_headers = [
+            ("Host", parts.netloc),
+            ("User-Agent", self.settings.user_agent),
+            ("Accept", ACCEPT),
+            ("Accept-Encoding", ACCEPT_ENCODING),
+            *extra_headers.items(),
+        ]
         # Connect to the address that passed the check, never to a second lookup's answer.
-        client = self.clients.client(host)
-        async with client.stream("GET", f"{parts.scheme}://{ip_literal}:{port}{target}",
-                                 headers=headers, extensions={"sni_hostname": host}) as resp:
+        address = httpcore.URL(scheme=parts.scheme.encode(), host=ip.encode(), port=port,
+                               target=target.encode("ascii"))
+        extensions = {"timeout": self._timeouts, "sni_hostname": host}
+        async with pool.stream("GET", address, headers=request_headers, extensions=extensions) as resp:
             body = bytearray()
-            async for chunk in resp.aiter_raw():
+            truncated = False
+            async for chunk in resp.aiter_stream():
                 body += chunk
                 if len(body) > limit:
-                    result.truncated = True
+                    truncated = True
                     del body[limit:]
                     break
-            result.headers = resp.headers
-            result.exchange = Exchange(
-                url=result.url, ip=ip, fetched_at=result.started_at, method="GET",
-                request_target=target,
-                request_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.request.headers.raw],
-                http_version=resp.http_version, status=resp.status_code, reason=resp.reason_phrase,
-                response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.headers.raw],
-                body=bytes(body), truncated=result.truncated,
+            response_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.headers]
+            exchange = Exchange(
+                url=url, ip=ip, fetched_at=started_at, method="GET", request_target=target,
+                request_headers=request_headers,
+                http_version=resp.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
+                status=resp.status,
+                reason=resp.extensions.get("reason_phrase", b"").decode("latin-1"),
+                response_headers=response_headers, body=bytes(body), truncated=truncated,
             )
+        return exchange, header_map(response_headers)

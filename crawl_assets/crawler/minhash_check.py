@@ -19,7 +19,9 @@ def text_from_warc(path: Path, offset: int) -> str:
     with open(path, "rb") as fh:
         fh.seek(offset)
         record = next(iter(ArchiveIterator(fh)))
-        body = record.content_stream().read()
+        # raw_stream: the payload as archived. content_stream() would undo the Content-Encoding
+        # itself, and decoding twice fails; decode_body also caps what a bomb can grow to.
+        body = record.raw_stream.read()
         encoding = record.http_headers.get_header("Content-Encoding") if record.http_headers else None
     content, _ = decode_body(body, encoding, 50 << 20)
     return page_text(content)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .settings import CrawlSettings
+
 
 @dataclass
 class HostPoliteness:
@@ -14,6 +16,15 @@ class HostPoliteness:
     crawl_delay_s: float = 0.0  # from robots.txt, already checked against the cap
     recent_response_s: float | None = None  # exponentially weighted moving average
     retry_after_s: float = 0.0  # what the host asked for in its last answer
+
+    @classmethod
+    def from_settings(cls, settings: CrawlSettings) -> HostPoliteness:
+        return cls(settings.default_delay_s, settings.response_time_factor, settings.max_adaptive_delay_s)
+
+    @classmethod
+    def none(cls) -> HostPoliteness:
+        """No delay of its own: the caller says how long to wait (workbench tests)."""
+        return cls(0.0, 0.0, 0.0)
 
     def observe(self, response_s: float) -> None:
         if self.recent_response_s is None:

@@ -30,6 +30,8 @@ class StatusClass(StrEnum):
     TIMEOUT = "timeout"
     CONNECT_ERROR = "connect_error"
     NETWORK_ERROR = "network_error"
+    # The crawler itself failed on this URL (a bug, logged in the error column).
+    ERROR = "error"
     # Not fetched in this batch: robots.txt or the host's own pace said no.
     ROBOTS_DISALLOWED = "robots_disallowed"
     ROBOTS_UNAVAILABLE = "robots_unavailable"

@@ -1,11 +1,17 @@
-"""The two-level frontier of one fetch batch (Mercator, as in BUbiNG's Workbench).
+"""The workbench of one fetch batch: its in-memory two-level frontier (Mercator, as in
+BUbiNG's Workbench), holding one VisitState per host (visit_state.py).
 
-Invariant: a host is in exactly one of three places: waiting in the ready heap (its back
-queue is non-empty and nobody is fetching from it), checked out by exactly one worker, or
-idle (its back queue is empty). A worker gets work only by `acquire()`, which pops the host
-with the earliest next-allowed time and waits until that time; it gives the host back with
-`release(host, delay)`, which sets next_allowed = now + delay. So one request in flight per
-host and the delay between requests hold by construction, not by checks.
+Invariant: a host with queued work is in exactly one of four places:
+  - ready: in the heap of (next_allowed, host), nobody holding it;
+  - checked out: held by exactly one worker, not in the heap;
+  - parked: not in the heap and held by nobody, because its next request waits for one made
+    on its behalf at another host (its robots.txt redirected there);
+  - idle: its back queue is empty (then it is neither in the heap nor parked).
+A worker gets a host only from acquire(), which pops the host with the earliest
+next_allowed once that time has come, and gives it back with release(state, delay), which
+sets next_allowed = now + delay. So one request in flight per host and the delay between
+its requests hold by construction; acquire, release, park and drop_host check the
+invariant on every call and raise InvariantError when a caller breaks it.
 
 Front queues order the batch by priority: when a back queue needs refilling, a front queue
 is chosen by weighted random selection, so high priorities are fetched far more often while
@@ -18,14 +24,25 @@ from __future__ import annotations
 import asyncio
 import heapq
 import random
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
+from .clock import MonotonicClock
 from .settings import DEFAULT_PRIORITY_WEIGHTS  # level 1 (highest) .. 5, written once there
 from .urls import host_of
+from .visit_state import VisitState
+
+
+class InvariantError(AssertionError):
+    """A caller broke the workbench's invariant (e.g. released a host it did not hold).
+    Raised whatever Python's -O says: a silent break would fetch a host twice at once."""
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise InvariantError(message)
 
 
 @dataclass(frozen=True)
@@ -39,54 +56,71 @@ class FetchTask:
     last_captured_at: datetime | None = None  # the latest 200, which a 304 revisit refers to
     attempt: int = 1
     redirect_chain: tuple[str, ...] = ()  # the URLs that redirected here, oldest first
+    # Set on a robots.txt request: the origin whose robots.txt this is (possibly another
+    # host's, when that robots.txt redirected here). Such a request is never a page.
+    robots_for: str | None = None
 
     @classmethod
     def for_url(cls, url: str, **fields) -> "FetchTask":
         return cls(url=url, host=host_of(url), **fields)
 
 
-@dataclass
-class HostState:
-    """Politeness state of one host for the whole batch (kept when its back queue empties)."""
-
-    host: str
-    back_queue: deque[FetchTask] = field(default_factory=deque)
-    next_allowed: float = 0.0
-    checked_out: bool = False
-    in_heap: bool = False
-
-
 class Workbench:
     def __init__(self, weights: Sequence[float] = DEFAULT_PRIORITY_WEIGHTS,
                  max_back_queues: int = 1024, rng: random.Random | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock=None, new_host: Callable[[str], VisitState] = VisitState):
+        """clock: now() and wait(event, timeout) (clock.py); new_host(host): a fresh VisitState."""
         self.weights = tuple(weights)
         self.front_queues: list[deque[FetchTask]] = [deque() for _ in self.weights]
-        self.hosts: dict[str, HostState] = {}
+        self.hosts: dict[str, VisitState] = {}
         self.max_back_queues = max_back_queues
+        self._new_host = new_host
         self._ready: list[tuple[float, int, str]] = []  # (next_allowed, tie-break, host)
         self._sequence = 0
-        self._active_back_queues = 0  # hosts with a non-empty back queue or checked out
+        self._active_back_queues = 0  # hosts with a non-empty back queue, checked out or parked
+        self._checked_out = 0
+        self._parked = 0
         self._rng = rng or random.Random(0)
-        self._clock = clock
+        self._clock = clock or MonotonicClock()
         self._changed = asyncio.Event()
-        self._closed = False
+
+    def state_of(self, host: str) -> VisitState:
+        """The host's VisitState, created on first use and kept for the whole batch."""
+        state = self.hosts.get(host)
+        if state is None:
+            state = self.hosts[host] = self._new_host(host)
+        return state
 
     # -- adding work ---------------------------------------------------------------------
 
     def add(self, task: FetchTask) -> None:
-        level = min(max(task.priority, 1), len(self.weights)) - 1
         state = self.hosts.get(task.host)
-        if state is not None and (state.back_queue or state.checked_out):
+        if state is not None and (state.back_queue or state.checked_out or state.parked):
             state.back_queue.append(task)  # the host already has a back queue: join it
         else:
+            level = min(max(task.priority, 1), len(self.weights)) - 1
             self.front_queues[level].append(task)
         self._refill()
+
+    def add_first(self, task: FetchTask) -> None:
+        """Put a task at the head of its host's back queue now, past the front queues and the
+        back-queue bound (a robots.txt hop that another host is parked waiting for). A parked
+        host is woken: the task may be its own robots.txt hop."""
+        state = self.state_of(task.host)
+        if not (state.back_queue or state.checked_out or state.parked):
+            self._active_back_queues += 1
+        state.back_queue.appendleft(task)
+        if state.parked:
+            state.parked = False
+            self._parked -= 1
+        self._schedule(state)
 
     def _pick_front_queue(self) -> deque[FetchTask] | None:
         candidates = [(q, w) for q, w in zip(self.front_queues, self.weights) if q]
         if not candidates:
             return None
+        if len(candidates) == 1:
+            return candidates[0][0]
         queues, weights = zip(*candidates)
         return self._rng.choices(queues, weights=weights)[0]
 
@@ -97,15 +131,15 @@ class Workbench:
             if queue is None:
                 return
             task = queue.popleft()
-            state = self.hosts.setdefault(task.host, HostState(task.host))
-            was_idle = not state.back_queue and not state.checked_out
+            state = self.state_of(task.host)
+            was_idle = not (state.back_queue or state.checked_out or state.parked)
             state.back_queue.append(task)
             if was_idle:
                 self._active_back_queues += 1
                 self._schedule(state)
 
-    def _schedule(self, state: HostState) -> None:
-        if state.in_heap or state.checked_out or not state.back_queue:
+    def _schedule(self, state: VisitState) -> None:
+        if state.in_heap or state.checked_out or state.parked or not state.back_queue:
             return
         self._sequence += 1
         heapq.heappush(self._ready, (state.next_allowed, self._sequence, state.host))
@@ -114,56 +148,68 @@ class Workbench:
 
     # -- the worker protocol ----------------------------------------------------------------
 
-    def pending(self) -> int:
-        return sum(len(q) for q in self.front_queues) + sum(len(s.back_queue) for s in self.hosts.values())
-
     def busy(self) -> bool:
-        """Work remains: queued URLs, or a host checked out (which may add links)."""
-        return bool(self._ready) or any(self.front_queues) or any(
-            s.checked_out for s in self.hosts.values())
+        """Work remains: queued URLs, or a host checked out (which may add links) or parked."""
+        return bool(self._ready) or self._checked_out > 0 or self._parked > 0 or any(self.front_queues)
 
-    async def acquire(self) -> tuple[HostState, FetchTask] | None:
-        """The host whose turn comes first, and its next URL; None when the batch is done."""
+    async def acquire(self) -> tuple[VisitState, FetchTask] | None:
+        """The host whose turn comes first, and its next task; None when the batch is done."""
         while True:
             if self._ready:
                 due, _, host = self._ready[0]
-                wait = due - self._clock()
+                wait = due - self._clock.now()
                 if wait <= 0:
                     heapq.heappop(self._ready)
                     state = self.hosts[host]
+                    _require(state.in_heap and not state.checked_out and not state.parked
+                             and bool(state.back_queue), f"{host} in the heap but not ready")
                     state.in_heap = False
                     state.checked_out = True
+                    self._checked_out += 1
                     return state, state.back_queue.popleft()
-            elif not self.busy() or self._closed:
+            elif not self.busy():
                 self._changed.set()  # wake the other idle workers so they end too
                 return None
             else:
                 wait = None
             self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), wait)
-            except asyncio.TimeoutError:
-                pass
+            await self._clock.wait(self._changed, wait)
 
-    def release(self, state: HostState, delay_s: float) -> None:
-        """The worker is done with this host: it may be fetched again after delay_s."""
+    def release(self, state: VisitState, delay_s: float, park: bool = False) -> None:
+        """The worker is done with this host: it may be fetched again after delay_s.
+        park: its next task waits for a request at another host; unpark() wakes it."""
+        _require(state.checked_out, f"release of {state.host}, which is not checked out")
+        _require(self.hosts.get(state.host) is state, f"release of an unknown state for {state.host}")
+        _require(delay_s >= 0, f"negative delay {delay_s} for {state.host}")
         state.checked_out = False
-        state.next_allowed = self._clock() + delay_s
-        if state.back_queue:
+        self._checked_out -= 1
+        state.next_allowed = self._clock.now() + delay_s
+        if park:
+            _require(bool(state.back_queue), f"{state.host} parked with nothing to wait for")
+            state.parked = True
+            self._parked += 1
+        elif state.back_queue:
             self._schedule(state)
         else:
             self._active_back_queues -= 1
             self._refill()
+        _require(not state.checked_out and state.in_heap == bool(state.back_queue and not state.parked),
+                 f"{state.host} released but not where the invariant puts it")
         self._changed.set()
 
-    def drop_host(self, state: HostState) -> list[FetchTask]:
+    def unpark(self, state: VisitState) -> None:
+        """The request a parked host waited for is done: it takes turns again."""
+        if not state.parked:
+            return  # woken already (add_first of its own robots.txt hop)
+        _require(not state.checked_out and not state.in_heap, f"{state.host} parked and held")
+        state.parked = False
+        self._parked -= 1
+        self._schedule(state)
+        self._changed.set()
+
+    def drop_host(self, state: VisitState) -> list[FetchTask]:
         """Empty a checked-out host's back queue (e.g. robots disallow-all); returns the tasks."""
+        _require(state.checked_out, f"drop_host of {state.host}, which is not checked out")
         dropped = list(state.back_queue)
         state.back_queue.clear()
         return dropped
-
-    def close(self) -> None:
-        """Stop handing out work (time limit); queued URLs stay unfetched."""
-        self._closed = True
-        self._ready.clear()
-        self._changed.set()

@@ -1,7 +1,7 @@
 import email.utils
 import time
 
-from crawl_assets.crawler.http_exchange import retry_after_seconds
+from crawl_assets.crawler.answer_policy import retry_after_seconds
 from crawl_assets.crawler.politeness import HostPoliteness
 
 

@@ -1,34 +1,37 @@
+"""The workbench (the batch's two-level frontier) under a manual clock: who gets which host when."""
+
 import asyncio
 import random
 from collections import Counter
 
-from crawl_assets.crawler.workbench import FetchTask, Workbench
+import pytest
+
+from crawl_assets.crawler.clock import ManualClock
+from crawl_assets.crawler.workbench import FetchTask, InvariantError, Workbench
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
+def task(host: str, n: int, priority: int = 3, **fields) -> FetchTask:
+    return FetchTask(f"http://{host}/{n}", host, priority=priority, **fields)
 
 
-def task(host: str, n: int, priority: int = 3) -> FetchTask:
-    return FetchTask(f"http://{host}/{n}", host, priority=priority)
+async def settle() -> None:
+    """Let every runnable coroutine run until it waits again (no real time passes)."""
+    for _ in range(20):
+        await asyncio.sleep(0)
 
 
 def test_front_queues_favour_high_priority_without_starving_low():
     # One back queue at a time, so the front-queue choice alone decides the order.
-    frontier = Workbench(weights=(16, 8, 4, 2, 1), max_back_queues=1, rng=random.Random(1))
+    workbench = Workbench(weights=(16, 8, 4, 2, 1), max_back_queues=1, rng=random.Random(1))
     for n in range(2000):
-        frontier.add(task(f"h{n}", n, priority=1 + n % 5))
+        workbench.add(task(f"h{n}", n, priority=1 + n % 5))
 
     async def first_fetches(count):
         order = []
         for _ in range(count):
-            state, t = await frontier.acquire()
+            state, t = await workbench.acquire()
             order.append(t.priority)
-            frontier.release(state, 0.0)
+            workbench.release(state, 0.0)
         return order
 
     order = asyncio.run(first_fetches(300))
@@ -37,52 +40,126 @@ def test_front_queues_favour_high_priority_without_starving_low():
     assert counts[5] > 0  # the lowest level still moves
 
 
-def test_a_host_is_handed_to_one_worker_at_a_time_and_waits_its_delay():
-    clock = FakeClock()
-    frontier = Workbench(clock=clock)
-    for n in range(3):
-        frontier.add(task("a.test", n))
-    frontier.add(task("b.test", 0))
+def run_workers(workbench: Workbench, clock: ManualClock, delays: dict[str, float], workers: int = 3,
+                step: float = 0.5) -> list[tuple[float, str]]:
+    """Workers fetch (instantly) and release each host with its delay while the clock moves
+    in steps; returns (clock time, URL) of every turn, in order."""
+    turns = []
+
+    async def worker():
+        while (turn := await workbench.acquire()) is not None:
+            state, t = turn
+            turns.append((clock.now(), t.url))
+            await asyncio.sleep(0)  # the request
+            workbench.release(state, delays[state.host])
 
     async def scenario():
-        state_a, t1 = await frontier.acquire()
-        state_b, t2 = await frontier.acquire()
-        assert {state_a.host, state_b.host} == {"a.test", "b.test"}
-        # a.test is checked out: nobody else may get it, even though it has queued URLs.
-        frontier.release(state_b, 5.0)
-        waiter = asyncio.create_task(frontier.acquire())
-        await asyncio.sleep(0.01)
-        assert not waiter.done()
-        frontier.release(state_a, 2.0)  # next_allowed = now + 2
-        await asyncio.sleep(0.01)
-        assert not waiter.done()  # the clock has not moved: still waiting
-        clock.now = 2.0
-        frontier._changed.set()  # a real clock moves on its own; the fake one needs a nudge
-        state, t = await asyncio.wait_for(waiter, 1)
-        assert state.host == "a.test" and t.url == "http://a.test/1"
-        frontier.release(state, 1.0)
-        clock.now = 3.0
-        rest = []
-        while (turn := await frontier.acquire()) is not None:
-            rest.append(turn[1].url)
-            frontier.release(turn[0], 0.0)
-        return rest
+        running = [asyncio.create_task(worker()) for _ in range(workers)]
+        await settle()
+        while not all(w.done() for w in running):
+            clock.advance(step)
+            await settle()
+        await asyncio.gather(*running)
 
-    assert asyncio.run(scenario()) == ["http://a.test/2"]
+    asyncio.run(scenario())
+    return turns
+
+
+def test_a_host_is_handed_out_only_when_its_delay_has_passed_on_the_clock():
+    clock = ManualClock()
+    workbench = Workbench(clock=clock)
+    for n in range(3):
+        workbench.add(task("a.test", n))
+    workbench.add(task("b.test", 0))
+
+    turns = run_workers(workbench, clock, {"a.test": 2.0, "b.test": 5.0})
+
+    # Three workers, two hosts: a.test waits for its own delay each time, never for a worker.
+    assert turns == [(0.0, "http://a.test/0"), (0.0, "http://b.test/0"),
+                     (2.0, "http://a.test/1"), (4.0, "http://a.test/2")]
+
+
+def test_a_host_waiting_for_its_time_is_not_handed_to_an_idle_worker_early():
+    clock = ManualClock()
+    workbench = Workbench(clock=clock)
+    workbench.add(task("a.test", 0))
+    workbench.add(task("a.test", 1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        workbench.release(state, 3.0)
+        waiter = asyncio.create_task(workbench.acquire())
+        clock.advance(2.9)
+        await settle()
+        early = waiter.done()
+        clock.advance(0.1)
+        await settle()
+        return early, waiter.done(), waiter.result()[1].url if waiter.done() else None
+
+    assert asyncio.run(scenario()) == (False, True, "http://a.test/1")
 
 
 def test_links_added_to_a_checked_out_host_join_its_back_queue():
-    frontier = Workbench()
-    frontier.add(task("a.test", 0))
+    workbench = Workbench()
+    workbench.add(task("a.test", 0))
 
     async def scenario():
-        state, _ = await frontier.acquire()
-        frontier.add(task("a.test", 1))  # found on the page being fetched
+        state, _ = await workbench.acquire()
+        workbench.add(task("a.test", 1))  # found on the page being fetched
         assert list(state.back_queue) == [task("a.test", 1)]
-        frontier.release(state, 0.0)
-        state, t = await frontier.acquire()
-        frontier.release(state, 0.0)
-        return t, await frontier.acquire()
+        workbench.release(state, 0.0)
+        state, t = await workbench.acquire()
+        workbench.release(state, 0.0)
+        return t, await workbench.acquire()
 
     t, done = asyncio.run(scenario())
     assert t.url == "http://a.test/1" and done is None
+
+
+def test_release_of_a_host_that_was_not_checked_out_fails_loudly():
+    workbench = Workbench()
+    workbench.add(task("a.test", 0))
+    workbench.add(task("a.test", 1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        workbench.release(state, 0.0)
+        with pytest.raises(InvariantError, match="a.test, which is not checked out"):
+            workbench.release(state, 0.0)  # released twice: a second worker would fetch it at once
+        with pytest.raises(InvariantError, match="drop_host of a.test"):
+            workbench.drop_host(state)
+        return await workbench.acquire()
+
+    # The failed calls changed nothing: the host is handed out once more, with its next URL.
+    state, t = asyncio.run(scenario())
+    assert t.url == "http://a.test/1" and state.checked_out
+
+
+def test_a_parked_host_takes_no_turns_until_unparked_and_its_own_hop_wakes_it():
+    clock = ManualClock()
+    workbench = Workbench(clock=clock)
+    workbench.add(task("a.test", 0))
+    workbench.add(task("b.test", 0))
+    workbench.add(task("b.test", 1))
+
+    async def scenario():
+        first, _ = await workbench.acquire()
+        second, _ = await workbench.acquire()
+        a = first if first.host == "a.test" else second
+        b = second if a is first else first
+        a.back_queue.appendleft(task("a.test", 0))  # the page waits for a robots.txt hop at b
+        workbench.release(a, 0.0, park=True)
+        workbench.release(b, 1.0)
+        clock.advance(5.0)
+        await settle()
+        with pytest.raises(InvariantError, match="not checked out"):
+            workbench.release(a, 0.0)  # parked is not checked out
+        assert workbench.busy()  # a parked host is work still to do
+        state, _ = await workbench.acquire()
+        assert state is b  # a is parked: only b comes, although a's time has long come
+        workbench.release(b, 1.0)
+        workbench.add_first(task("a.test", 99, robots_for="http://a.test"))  # a hop back to a
+        state, t = await workbench.acquire()
+        return state is a, t.url
+
+    assert asyncio.run(scenario()) == (True, "http://a.test/99")

@@ -1,0 +1,97 @@
+"""Which URLs join this batch, and the link rows the batch reports.
+
+A URL is queued once: not if it is queued or refused already, deeper than max_depth, or over
+its host's page budget (counted in the host's VisitState). Links found on a page are each
+reported once per source with whether they are new to the crawl and, if refused, why; only
+links the trap defences accept and that belong to this batch's hosts are admitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from rbloom import Bloom
+
+from .trap_defences import TrapDefences
+from .urls import host_of
+from .vocabulary import BATCH_LIMITS, DropReason
+from .workbench import FetchTask, Workbench
+
+
+class Link(NamedTuple):
+    """One row of the links table."""
+
+    source: str
+    target: str  # normalised
+    target_host: str
+    depth: int  # the depth the target would be fetched at
+    is_new: bool  # not seen by earlier cycles
+    dropped_reason: str | None  # why it will not be fetched, if a rule says so
+
+
+class Admission:
+    def __init__(self, workbench: Workbench, max_depth: int, max_pages_per_host: int,
+                 traps: TrapDefences, follows_links_to: Callable[[str], bool], seen: Bloom | None = None):
+        """follows_links_to(host): may links to this host be fetched in this batch?
+        seen: the URLs of earlier cycles, so links can be told new or known."""
+        self.workbench = workbench
+        self.max_depth = max_depth
+        self.max_pages_per_host = max_pages_per_host
+        self.priority_levels = len(workbench.weights)
+        self.traps = traps
+        self.follows_links_to = follows_links_to
+        self.seen = seen
+        self.links: list[Link] = []
+        self._queued: set[str] = set()
+        self._refused: dict[str, str] = {}  # URL -> why it was not queued (counted once)
+
+    def admit(self, task: FetchTask) -> bool:
+        """Queue a task unless its URL is already queued, too deep, or over its host's budget."""
+        url = task.url
+        if url in self._queued or url in self._refused:
+            return False
+        if task.depth > self.max_depth:
+            return self._refuse(url, task.host, DropReason.DEPTH)
+        state = self.workbench.state_of(task.host)
+        if state.admitted >= self.max_pages_per_host:
+            return self._refuse(url, task.host, DropReason.HOST_BUDGET)
+        state.admitted += 1
+        self._queued.add(url)
+        self.workbench.add(task)
+        return True
+
+    def _refuse(self, url: str, host: str, reason: DropReason) -> bool:
+        self._refused[url] = reason
+        self.traps.dropped[host][reason] += 1
+        return False
+
+    def links_found(self, page: FetchTask, targets: list[str]) -> None:
+        """Report the links of `page` and admit those this batch should fetch (one level deeper)."""
+        depth = page.depth + 1
+        priority = min(page.priority + 1, self.priority_levels)
+        for target in targets:
+            target_host = host_of(target)
+            if target in self._queued or target in self._refused:  # decided already
+                reason = self._refused.get(target)
+                # This batch's depth and budget limits say nothing about the URL itself.
+                reason = None if reason in BATCH_LIMITS else reason
+                self.links.append(Link(page.url, target, target_host, depth, False, reason))
+                continue
+            is_new = self.seen is None or target not in self.seen
+            reason = self.traps.reason(target, target_host)
+            if reason is not None:
+                self._refused[target] = reason
+            elif is_new:
+                self.traps.observe_new_url(target_host, target)
+            self.links.append(Link(page.url, target, target_host, depth, is_new, reason))
+            if reason is None and self.follows_links_to(target_host):
+                self.admit(FetchTask(target, target_host, depth, priority))
+
+    def redirect_found(self, page: FetchTask, target: str, chain: tuple[str, ...]) -> None:
+        """A redirect continues the same fetch as a task of the target's host: same depth, the
+        chain travels along, and the target host's robots.txt, delay and budget apply."""
+        target_host = host_of(target)
+        self.links.append(Link(page.url, target, target_host, page.depth, False, None))
+        if self.follows_links_to(target_host):
+            self.admit(FetchTask(target, target_host, page.depth, page.priority, redirect_chain=chain))

@@ -1,0 +1,165 @@
+"""What an answer means: retry it (with backoff, or when the host says via Retry-After), follow
+its redirect (hop by hop, with loop and length limits), or take it as the URL's outcome.
+
+Pure functions of the answer (a HopResult) and the task: no I/O, no clock but the one passed
+in, randomness only through the rng passed in. The engine acts on the verdicts.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from dataclasses import dataclass
+from datetime import timezone
+
+from .decoding import DecodingError, decode_body
+from .http_exchange import HopResult
+from .robots import RobotsResponse
+from .settings import CrawlSettings
+from .urls import UrlError, normalize_url
+from .vocabulary import StatusClass
+from .workbench import FetchTask
+
+RETRYABLE_ERRORS = frozenset({StatusClass.CONNECT_ERROR, StatusClass.NETWORK_ERROR})
+PUSHBACK_STATUSES = frozenset({429, 503})  # the statuses whose Retry-After we honour
+ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2: follow at least five; more means unavailable
+ROBOTS_FETCH_LIMIT = 512 * 1024  # a little over the 500 KiB RFC 9309 asks parsers to read
+
+
+def status_class_of(status: int) -> StatusClass:
+    if status == 304:
+        return StatusClass.NOT_MODIFIED
+    if 200 <= status < 300:
+        return StatusClass.OK
+    if 300 <= status < 400:
+        return StatusClass.REDIRECT
+    if 400 <= status < 500:
+        return StatusClass.HTTP_4XX
+    if 500 <= status < 600:
+        return StatusClass.HTTP_5XX
+    return StatusClass.HTTP_OTHER
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds from now: delta-seconds or an HTTP date; None if absent or bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
+
+
+# -- verdicts on a page's answer -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Retry:
+    """Ask again later: the task goes back first in its host's queue, the host waits wait_s."""
+
+    wait_s: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The answer is the URL's outcome in this batch, recorded as it is."""
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A redirect to follow: `target` becomes a task of its own host (same depth, chain kept)."""
+
+    target: str
+    chain: tuple[str, ...]  # the URLs that redirected so far, oldest first, this one last
+
+
+@dataclass(frozen=True)
+class DeadEndRedirect:
+    """A redirect not followed: a loop, one hop too many, or a Location that is no URL."""
+
+    status_class: StatusClass  # REDIRECT_LOOP, TOO_MANY_REDIRECTS, or REDIRECT (unusable target)
+    error: str
+    target: str | None = None
+
+
+Verdict = Retry | Outcome | Redirect | DeadEndRedirect
+OUTCOME = Outcome()
+
+
+def judge_answer(task: FetchTask, hop: HopResult, settings: CrawlSettings,
+                 rng: random.Random, now: float | None = None) -> Verdict:
+    """What the engine does with this answer to `task` (see the verdict classes)."""
+    status = hop.status
+    retryable = hop.error_class in RETRYABLE_ERRORS or status == 429 or (status is not None and status >= 500)
+    if retryable and task.attempt < settings.max_attempts:
+        wait = settings.retry_base_s * 2 ** (task.attempt - 1) * rng.uniform(0.5, 1.5)
+        if status in PUSHBACK_STATUSES:
+            asked = retry_after_seconds(hop.header("retry-after"), now)
+            if asked is not None:
+                if asked > settings.max_retry_after_s:
+                    return OUTCOME  # recorded as is; the URL waits for a later cycle
+                wait = max(wait, asked)
+        return Retry(wait)
+    if status is not None and status_class_of(status) == StatusClass.REDIRECT and not hop.truncated:
+        return redirect_verdict(task.url, hop.header("location"), task.redirect_chain, settings.max_redirects)
+    return OUTCOME
+
+
+def redirect_verdict(url: str, location: str | None, chain: tuple[str, ...],
+                     max_redirects: int) -> Redirect | DeadEndRedirect:
+    """Where a redirect from `url` (reached through `chain`) leads, if it may be followed."""
+    try:
+        target = normalize_url(location or "", url)
+    except UrlError as exc:
+        return DeadEndRedirect(StatusClass.REDIRECT, f"unusable redirect target: {exc}")
+    chain = chain + (url,)
+    if target in chain:
+        return DeadEndRedirect(StatusClass.REDIRECT_LOOP, f"redirects back to {target}", target)
+    if len(chain) > max_redirects:
+        return DeadEndRedirect(StatusClass.TOO_MANY_REDIRECTS, f"more than {max_redirects} redirects", target)
+    return Redirect(target, chain)
+
+
+# -- verdicts on a robots.txt answer ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RobotsHop:
+    """robots.txt redirected: ask `url` next (a request to its own host, in that host's turn)."""
+
+    url: str
+    chain: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RobotsAnswer:
+    """The robots.txt fetch is over: what it returned, and why it failed if it did."""
+
+    response: RobotsResponse
+    failure: tuple[str, str] | None = None  # (status class, message) of an unreachable host
+
+
+def judge_robots_answer(task: FetchTask, hop: HopResult) -> RobotsHop | RobotsAnswer:
+    """RFC 9309: follow up to five redirects (more, or a loop, is "unreachable"); a 3xx
+    with no usable Location is "unavailable" (its status is passed on); otherwise the answer."""
+    if hop.exchange is None:
+        return RobotsAnswer(RobotsResponse(None), (hop.error_class, f"robots.txt: {hop.error}"))
+    status = hop.exchange.status
+    location = hop.header("location")
+    if 300 <= status < 400 and location:
+        verdict = redirect_verdict(task.url, location, task.redirect_chain, ROBOTS_MAX_REDIRECTS)
+        if isinstance(verdict, Redirect):
+            return RobotsHop(verdict.target, verdict.chain)
+        if verdict.status_class == StatusClass.REDIRECT:  # a Location that is no URL
+            return RobotsAnswer(RobotsResponse(status))
+        return RobotsAnswer(RobotsResponse(None))  # a loop, or more than five hops
+    try:
+        body = decode_body(hop.exchange.body, hop.header("content-encoding"), ROBOTS_FETCH_LIMIT)[0]
+    except DecodingError:
+        body = b""
+    return RobotsAnswer(RobotsResponse(status, body))

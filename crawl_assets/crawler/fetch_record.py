@@ -1,0 +1,47 @@
+"""What a fetch batch returns: one fetch-log row per URL, the links found, the refusals."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .admission import Link
+from .vocabulary import StatusClass, WarcRecordKind
+
+
+@dataclass(frozen=True)
+class FetchRecord:
+    """One row of the fetch log: the final outcome of one URL in this batch."""
+
+    url: str
+    host: str
+    depth: int
+    status_class: StatusClass
+    fetched_at: datetime | None = None
+    status: int | None = None
+    duration_ms: float = 0.0
+    bytes: int = 0
+    content_type: str | None = None
+    sha256: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    error: str | None = None
+    ip: str | None = None
+    attempts: int = 0
+    redirect_to: str | None = None
+    payload_digest: str | None = None  # WARC-Payload-Digest of the body as received
+    simhash: int | None = None  # SimHash of an HTML page's main text (unsigned 64-bit)
+    warc_type: WarcRecordKind | None = None  # response, or revisit when an earlier capture holds the payload
+    refers_to: str | None = None  # the URI a revisit record points at
+    warc_file: str | None = None
+    warc_offset: int | None = None
+    warc_length: int | None = None
+    outlinks: int = 0
+
+
+@dataclass
+class BatchOutput:
+    records: list[FetchRecord] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    dropped: dict[str, Counter] = field(default_factory=dict)  # host -> reason -> URLs not queued
