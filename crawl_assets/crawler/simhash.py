@@ -92,20 +92,21 @@ def page_text(html: bytes | str) -> str:
     # survives that round trip unchanged, moving the article into the emptied body gives
     # the same tree without the second parse (~0.13 ms a page); tables (foster-parented
     # content), raw-text and foreign elements may not survive it, so they take the long way.
-    if main.query_selector(_ROUND_TRIP_RISKS) is not None or main.closest("svg, math"):
+    if main.query_selector(_ROUND_TRIP_RISKS) is not None or main.closest("svg, math") is not None:
         return extract_plain_text(main.html, main_content=True)
     body.replace_children(main)
     return extract_plain_text(tree, main_content=True)
 
 
 AD_SELECTORS = ".ad, .ads, .advert, .advertisement, .sponsored, [id^='ad-'], [class^='ad-']"
-_ROUND_TRIP_RISKS = "table, svg, math, noscript, template, iframe, noembed, noframes, xmp, plaintext"
+_ROUND_TRIP_RISKS = ("table, svg, math, noscript, template, iframe, noembed, noframes, xmp, "
+                     "plaintext")
 
 
 # ---------------------------------------------------------------------- fingerprint
 
-# Lookup tables for bytes.translate: 1 for a word byte (ASCII letter, digit, underscore,
-# every non-ASCII UTF-8 byte), else 0.
+# bytes.translate table: 1 for a word byte (ASCII letter, digit, underscore, every
+# non-ASCII UTF-8 byte), else 0.
 _WORD_BYTES = bytes(b >= 0x80 or chr(b).isalnum() or b == 0x5F for b in range(256))
 _DIGIT_0 = np.uint8(ord("0") + 1)             # digits in the shifted bytes (byte + 1)
 
@@ -181,7 +182,7 @@ def _word_hashes(text: str) -> np.ndarray:
         not_digit = shifted[_ranges(starts[maybe], sizes)] - _DIGIT_0 >= 10
         offsets = np.zeros(maybe.size, dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
-        h[maybe[np.add.reduceat(not_digit, offsets) == 0]] = _NUMBER
+        h[maybe[~np.logical_or.reduceat(not_digit, offsets)]] = _NUMBER
     return h
 
 

@@ -181,7 +181,8 @@ def test_boilerplate_edits_stay_near_and_a_new_paragraph_moves_far(seed):
     assert 5 <= len(paras) <= 10
     base = simhash64(page_text(_page(paras, date="2024-05-01", visitors=12345)))
     # Only the date, the visitor counter (both inside the article, too) and the ad change.
-    for date, visitors, ad in [("2024-05-02", 12346, 0), ("2025-11-30", 7, 1), ("1999-01-01", 99999, 2)]:
+    edits = [("2024-05-02", 12346, 0), ("2025-11-30", 7, 1), ("1999-01-01", 99999, 2)]
+    for date, visitors, ad in edits:
         edited = _page(paras, date=date, visitors=visitors, ad=ad)
         assert hamming(base, simhash64(page_text(edited))) <= THRESHOLD
     # The same boilerplate, but one main paragraph rewritten: no longer a near duplicate.
