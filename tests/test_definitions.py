@@ -26,8 +26,32 @@ def test_assets_partitions_and_jobs_are_present():
     # Fetch batches depend on the same day's frontier.
     assert AssetKey("frontier_snapshot") in graph.get(AssetKey("fetch_batch")).parent_keys
 
-    for name in ("seeds_job", "frontier_job", "fetch_job", "seen_job", "dedup_job", "catalog_job"):
-        assert defs.resolve_job_def(name) is not None
+
+
+def selected(job_name: str) -> set[str]:
+    return {key.to_user_string() for key in defs.resolve_job_def(job_name).asset_layer.executable_asset_keys}
+
+
+def test_each_job_selects_its_assets_over_its_partitions():
+    from crawl_assets.partitions import daily_partitions, fetch_partitions
+
+    expected = {  # job -> (assets it materialises, its partitions)
+        "seeds_job": ({"seeds"}, None),
+        "frontier_job": ({"seeds", "frontier_snapshot"}, daily_partitions),
+        "fetch_job": ({"fetch_batch"}, fetch_partitions),
+        "seen_job": ({"url_registry", "seen_url_filter"}, daily_partitions),
+        "dedup_job": ({"simhash_index", "near_duplicate_clusters"}, daily_partitions),
+        "catalog_job": ({"crawl_catalog"}, None),
+    }
+    for name, (assets, partitions) in expected.items():
+        assert selected(name) == assets, name
+        assert defs.resolve_job_def(name).partitions_def == partitions, name
+    # The day closes with everything that reads the fetch batches, never the fetch itself.
+    closing = selected("day_close_job")
+    assert {"url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters"} <= closing
+    assert not closing & {"seeds", "frontier_snapshot", "fetch_batch"}
+    shards = fetch_partitions.get_partitions_def_for_dimension("shard").get_partition_keys()
+    assert shards == SHARD_KEYS
 
 
 def test_every_fetch_run_is_tagged_with_its_shard():

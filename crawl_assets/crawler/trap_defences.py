@@ -20,6 +20,7 @@ from datasketch import HyperLogLog
 
 from .host_patterns import host_matches
 from .settings import CrawlSettings
+from .vocabulary import DropReason
 
 _DIGITS = re.compile(r"\d+")
 _PARAM_VALUE = re.compile(r"=[^&]*")
@@ -51,11 +52,11 @@ class Blocklist:
                 raise ValueError(f"{path}:{number}: expected 'host <pattern>' or 'url <pattern>': {raw!r}")
         return cls(tuple(hosts), tuple(urls))
 
-    def reason(self, url: str, host: str) -> str | None:
+    def reason(self, url: str, host: str) -> DropReason | None:
         if any(host_matches(host, p) for p in self.hosts):
-            return "blocklist_host"
+            return DropReason.BLOCKLIST_HOST
         if any(fnmatch(url, p) for p in self.url_patterns):
-            return "blocklist_url"
+            return DropReason.BLOCKLIST_URL
         return None
 
 
@@ -118,31 +119,31 @@ class TrapDefences:
     _updates: Counter = field(default_factory=Counter)
     capped_hosts: set[str] = field(default_factory=set)
 
-    def intrinsic_reason(self, url: str, host: str) -> str | None:
+    def intrinsic_reason(self, url: str, host: str) -> DropReason | None:
         """Defences that depend on the URL alone (and the blocklist)."""
         limits = self.limits
         if len(url) > limits.max_url_length:
-            return "url_too_long"
+            return DropReason.URL_TOO_LONG
         query = url.partition("?")[2]
         if query and query.count("&") + 1 > limits.max_query_params:
-            return "too_many_query_params"
+            return DropReason.TOO_MANY_QUERY_PARAMS
         path = url.partition("://")[2].partition("/")[2].partition("?")[0]
         if repeated_segments(path, limits.max_path_repeats):
-            return "repeated_path_segments"
+            return DropReason.REPEATED_PATH_SEGMENTS
         return self.blocklist.reason(url, host)
 
-    def reason(self, url: str, host: str) -> str | None:
+    def reason(self, url: str, host: str) -> DropReason | None:
         """Why this newly discovered URL must not be queued, or None; counts the drop."""
         reason = self.intrinsic_reason(url, host)
         if reason is None and host in self.demoted_hosts:
-            reason = "demoted_host"
+            reason = DropReason.DEMOTED_HOST
         if reason is None and host in self.capped_hosts:
-            reason = "host_growth_capped"
+            reason = DropReason.HOST_GROWTH_CAPPED
         pattern = url_pattern(url) if reason is None else None
         if pattern is not None:
             key = (host, pattern)
             if self._per_pattern[key] >= self.limits.max_urls_per_pattern:
-                reason = "pattern_budget"
+                reason = DropReason.PATTERN_BUDGET
             else:
                 self._per_pattern[key] += 1
         if reason is not None:
