@@ -23,7 +23,7 @@ from .workbench import FetchTask
 
 RETRYABLE_ERRORS = frozenset({StatusClass.CONNECT_ERROR, StatusClass.NETWORK_ERROR})
 PUSHBACK_STATUSES = frozenset({429, 503})  # the statuses whose Retry-After we honour
-ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2: follow at least five; more means unavailable
+ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2: follow at least five (more: we treat it as unreachable)
 ROBOTS_FETCH_LIMIT = 512 * 1024  # a little over the 500 KiB RFC 9309 asks parsers to read
 
 
@@ -145,8 +145,9 @@ class RobotsAnswer:
 
 
 def judge_robots_answer(task: FetchTask, hop: HopResult) -> RobotsHop | RobotsAnswer:
-    """RFC 9309: follow up to five redirects (more, or a loop, is "unreachable"); a 3xx
-    with no usable Location is "unavailable" (its status is passed on); otherwise the answer."""
+    """RFC 9309: follow up to five redirects. A redirect that cannot be followed (a sixth
+    hop, a loop, a Location that is no URL) makes robots.txt unreachable: nothing is fetched
+    from the host until it can be read. A 3xx without Location is passed on as is."""
     if hop.exchange is None:
         return RobotsAnswer(RobotsResponse(None), (hop.error_class, f"robots.txt: {hop.error}"))
     status = hop.exchange.status
@@ -155,9 +156,7 @@ def judge_robots_answer(task: FetchTask, hop: HopResult) -> RobotsHop | RobotsAn
         verdict = redirect_verdict(task.url, location, task.redirect_chain, ROBOTS_MAX_REDIRECTS)
         if isinstance(verdict, Redirect):
             return RobotsHop(verdict.target, verdict.chain)
-        if verdict.status_class == StatusClass.REDIRECT:  # a Location that is no URL
-            return RobotsAnswer(RobotsResponse(status))
-        return RobotsAnswer(RobotsResponse(None))  # a loop, or more than five hops
+        return RobotsAnswer(RobotsResponse(None), (StatusClass.ROBOTS_UNAVAILABLE, f"robots.txt: {verdict.error}"))
     try:
         body = decode_body(hop.exchange.body, hop.header("content-encoding"), ROBOTS_FETCH_LIMIT)[0]
     except DecodingError:
