@@ -232,7 +232,7 @@ def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Tab
         "end_day": end_day, "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS,
     }).to_arrow_table()
     if evidence is not None:
-        latest = con.execute("SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t FROM lastmod_evidence "
+        latest = con.sql("SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t FROM lastmod_evidence "
                              "WHERE epoch(lastmod) / 86400.0 < $end GROUP BY url", params={"end": end_day}).to_arrow_table()
         con.register("per_url_raw", table)
         con.register("latest_lastmod", latest)

@@ -97,9 +97,7 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
         con.register("host_facts", _host_facts(hosts))
         pages = con.sql(_PAGES_SQL, params=_page_params()).to_arrow_table()
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
-        scored, allocation_counts = _schedule(pages, caps, now, settings)
-        con.register("scored", scored)
-        planned = _plan(con, scored, settings, day)
+        planned, allocation_counts = _schedule(pages, caps, now, settings)
     finally:
         con.close()
     return Priorities(urls=planned, counts=_counts(planned, settings, allocation_counts))
@@ -225,76 +223,70 @@ def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
             stale = np.where(pending, 1.0, -np.expm1(-rate * elapsed))  # P(changed since)
     gain = weight * fresh_days * np.where(refresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0))
 
-    due_date = np.floor(due_t)
-    scored = pages.select(["url", "host", "kind", "change_rate", "importance"]).append_column(
+    today = np.floor(now)
+    due_day = np.maximum(np.floor(due_t), today)  # overdue URLs are due today
+    due = due_day <= today  # NaN (never due) compares False
+    gain = np.nan_to_num(gain)
+    # Candidates: due URLs, and refresh URLs the allocation wants (fetched early if budget is left).
+    order = _plan_order(due, gain, candidate=due | (refresh & (frequency > 0)))
+    planned = _plan(order, kind, host, cap, settings)
+    plan_rank = np.zeros(len(kind), dtype=np.int64)
+    plan_order = order[planned[order]]
+    plan_rank[plan_order] = np.arange(1, len(plan_order) + 1)
+    levels = len(settings.priority_weights)
+    level = np.where(planned, 1 + (plan_rank - 1) * levels // max(len(plan_order), 1), levels)
+    epoch_day = np.datetime64("1970-01-01", "D")
+    table = pages.select(["url", "host", "kind", "change_rate", "importance"]).append_column(
         "frequency", pa.array(frequency)).append_column(
-        "due_day", pa.array(due_date, mask=np.isnan(due_date)).cast(pa.int64())).append_column(
-        "expected_gain", pa.array(np.nan_to_num(gain))).append_column(
-        "host_cap", pa.array(cap[host].astype(np.int64)))
+        "next_due", pa.array(epoch_day + np.nan_to_num(due_day).astype("timedelta64[D]"),
+                             mask=np.isnan(due_day))).append_column(
+        "expected_gain", pa.array(gain)).append_column(
+        "due", pa.array(due)).append_column(
+        "planned", pa.array(planned)).append_column(
+        "plan_rank", pa.array(plan_rank, mask=~planned)).append_column(
+        "level", pa.array(level.astype(np.int32)))
     expected = float((weight[idx] * freshness(rate[idx], allocation.frequency)).sum()
                      / max(weight[idx].sum(), 1e-300)) if len(idx) else 1.0
-    return scored, (len(allocation.capped_hosts), allocation.price, expected)
+    return table, (len(allocation.capped_hosts), allocation.price, expected)
 
 
-# The day's plan: due URLs before early ones, by gain, at most `host_cap` per host; then the
-# discovery share and the refresh remainder (each taking what the other leaves).
-_PLAN_SQL = """
-WITH candidates AS (
-    SELECT *, coalesce(due_day <= $today, false) AS due
-    FROM scored
-    WHERE due_day IS NOT NULL AND (due_day <= $today OR (kind = $kind_refresh AND frequency > 0))
-),
-within_host AS (
-    SELECT * FROM (
-        SELECT *, row_number() OVER (PARTITION BY host ORDER BY due DESC, expected_gain DESC, url) AS host_rank
-        FROM candidates)
-    WHERE host_rank <= host_cap
-),
-by_kind AS (
-    SELECT *, row_number() OVER (PARTITION BY kind = $kind_discovery
-                                 ORDER BY due DESC, expected_gain DESC, url) AS kind_rank
-    FROM within_host
-),
-available AS (
-    SELECT count(*) FILTER (kind = $kind_discovery) AS new_urls,
-           count(*) FILTER (kind <> $kind_discovery) AS old_urls
-    FROM within_host
-),
-takes AS (
-    SELECT least(new_urls, greatest($discovery_budget, $budget - old_urls)) AS new_take FROM available
-),
-chosen AS (
-    SELECT b.url FROM by_kind b, takes t
-    WHERE (b.kind = $kind_discovery AND b.kind_rank <= t.new_take)
-       OR (b.kind <> $kind_discovery AND b.kind_rank <= $budget - t.new_take)
-),
-ranked AS (
-    SELECT s.*, c.url IS NOT NULL AS planned,
-           CASE WHEN c.url IS NOT NULL THEN row_number() OVER (
-               PARTITION BY c.url IS NOT NULL
-               ORDER BY coalesce(s.due_day <= $today, false) DESC, s.expected_gain DESC, s.url) END AS plan_rank
-    FROM scored s LEFT JOIN chosen c USING (url)
-)
-SELECT url, host, kind, change_rate, importance, frequency,
-       CASE WHEN due_day IS NOT NULL THEN DATE '1970-01-01' + greatest(due_day, $today)::INTEGER END AS next_due,
-       expected_gain, planned, plan_rank,
-       CASE WHEN planned THEN 1 + ((plan_rank - 1) * $levels
-                                   // greatest(count(*) FILTER (planned) OVER (), 1))::INTEGER
-            ELSE $levels END AS level,
-       coalesce(due_day <= $today, false) AS due
-FROM ranked
-ORDER BY url
-"""
+def _plan_order(due, gain, candidate) -> np.ndarray:
+    """Candidate rows, due first, then by expected gain, then by row (= URL order)."""
+    rows = np.flatnonzero(candidate)
+    return rows[np.lexsort((rows, -gain[rows], ~due[rows]))]
 
 
-def _plan(con, scored: pa.Table, settings, day: Date) -> pa.Table:
-    today = (day - Date(1970, 1, 1)).days
+def _plan(order, kind, host, cap, settings) -> np.ndarray:
+    """The day's plan, taken along `order`: first the discovery share, then refresh and gone
+    URLs, then discovery again if refresh left budget; never more than a host's cap."""
     budget = settings.daily_fetch_budget
-    return con.sql(_PLAN_SQL, params={
-        "today": today, "budget": budget,
-        "discovery_budget": round(settings.discovery_share * budget),
-        "levels": len(settings.priority_weights),
-        "kind_refresh": Kind.REFRESH, "kind_discovery": Kind.DISCOVERY}).to_arrow_table()
+    planned = np.zeros(len(kind), dtype=bool)
+    used = np.zeros(len(cap), dtype=np.int64)
+    discovery = kind[order] == Kind.DISCOVERY
+    share = round(settings.discovery_share * budget)
+    for rows, limit in ((order[discovery], share), (order[~discovery], None), (order[discovery], None)):
+        left = budget - int(planned.sum())
+        limit = left if limit is None else min(limit, left)
+        rows = rows[~planned[rows]]
+        taken = _take_within_caps(rows, host, cap, used, limit)
+        planned[taken] = True
+        used += np.bincount(host[taken], minlength=len(cap))
+    assert planned.sum() <= budget and (used <= cap).all()
+    return planned
+
+
+def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:
+    """The first `limit` of `rows` (in their order) whose host has room left."""
+    if limit <= 0 or len(rows) == 0:
+        return rows[:0]
+    hosts = host[rows]
+    by_host = np.argsort(hosts, kind="stable")  # keeps the plan order within each host
+    sorted_hosts = hosts[by_host]
+    first = np.flatnonzero(np.r_[True, sorted_hosts[1:] != sorted_hosts[:-1]])
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[by_host] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
+    room = rank < cap[hosts] - used[hosts]
+    return rows[room][:limit]
 
 
 def _counts(plan: pa.Table, settings, allocation_counts) -> PriorityCounts:

@@ -1,0 +1,211 @@
+"""change_stats on fetch logs written here: simulated histories with known change rates,
+boilerplate-only changes, 304s, errors, Last-Modified honesty and sitemap evidence."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from crawl_assets.crawler.settings import CrawlSettings
+from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
+from crawl_assets.pipeline.change_stats_step import RateEstimator, change_stats
+
+START = datetime(2026, 3, 1, tzinfo=timezone.utc)
+SETTINGS = CrawlSettings()
+# The stated accuracy: with 10 or more visits, at least 80 % of URLs within 35 % of the true rate.
+RELATIVE_ERROR = 0.35
+SHARE_WITHIN = 0.8
+
+
+def fetch(url, day, status=200, digest=None, simhash=None, last_modified=None, etag=None, nbytes=1000):
+    host = url.split("/")[2]
+    status_class = {200: "ok", 304: "not_modified", 404: "http_4xx", 410: "http_4xx",
+                    500: "http_5xx"}[status]
+    return {"url": url, "host": host, "status": status, "status_class": status_class,
+            "fetched_at": START + timedelta(days=day), "bytes": nbytes if status == 200 else 0,
+            "sha256": digest if status == 200 else None, "payload_digest": digest if status == 200 else None,
+            "simhash": simhash if status == 200 else None, "etag": etag,
+            "last_modified": format_datetime(START + timedelta(days=last_modified), usegmt=True)
+            if last_modified is not None else None}
+
+
+def write_log(tmp_path, rows) -> str:
+    """Rows into the crawl's hive layout, one file per day."""
+    by_day: dict[str, list] = {}
+    for row in rows:
+        by_day.setdefault(row["fetched_at"].date().isoformat(), []).append(row)
+    for day, day_rows in by_day.items():
+        out = tmp_path / "fetch_log" / f"date={day}" / "shard=s00"
+        out.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(day_rows, schema=FETCH_LOG_SCHEMA), out / "fetch_log.parquet")
+    return str(tmp_path / "fetch_log" / "*" / "*" / "*.parquet")
+
+
+def simulate(urls_rates, visit_days, rng, lm_host=None):
+    """Fetch rows for pages changing as Poisson processes, visited at `visit_days`."""
+    rows = []
+    for url, rate in urls_rates:
+        # Looking back from the first visit, the last change is Exp(λ) ago (memoryless).
+        version, last_change, previous = 0, -rng.exponential(1 / rate) if rate else -365.0, None
+        for day in visit_days(rng):
+            if previous is not None:
+                changes = rng.poisson(rate * (day - previous))
+                if changes:
+                    version += 1
+                    # The last of the changes in the interval: uniform order statistics.
+                    last_change = previous + (day - previous) * rng.random(changes).max()
+            previous = day
+            simhash = (hash(url) & 0xFFFF_FFFF) * 0x1_0000_0001 ^ (version * 0x0F0F_0F0F_0F0F)
+            lm = last_change if url.split("/")[2] == lm_host else None
+            rows.append(fetch(url, day, digest=f"{url}#{version}", simhash=simhash & (2**64 - 1),
+                              last_modified=lm))
+    return rows
+
+
+def within(stats: pa.Table, truth: dict[str, float]) -> float:
+    rows = stats.to_pylist()
+    good = [abs(r["change_rate"] - truth[r["url"]]) <= RELATIVE_ERROR * truth[r["url"]] for r in rows]
+    return sum(good) / len(good)
+
+
+def test_regular_visits_estimate_known_rates(tmp_path):
+    rng = np.random.default_rng(1)
+    truth = {f"https://h{i % 4}.test/p/{i}": rate
+             for i, rate in enumerate(np.repeat([0.1, 0.25, 0.5, 1.0], 50))}
+    rows = simulate(truth.items(), lambda r: list(range(120)), rng)
+    stats = change_stats(write_log(tmp_path, rows), (START + timedelta(days=130)).date(), SETTINGS)
+    assert set(stats.urls["estimator"].to_pylist()) == {RateEstimator.BIAS_REDUCED}
+    assert min(stats.urls["visits"].to_pylist()) == 120
+    assert within(stats.urls, truth) >= SHARE_WITHIN
+
+
+def test_irregular_visits_use_the_maximum_likelihood_estimate(tmp_path):
+    rng = np.random.default_rng(2)
+    truth = {f"https://h{i % 4}.test/p/{i}": rate
+             for i, rate in enumerate(np.repeat([0.1, 0.25, 0.5], 60))}
+
+    def irregular(r):
+        return list(np.cumsum(r.uniform(0.5, 3.5, size=60)))
+
+    rows = simulate(truth.items(), irregular, rng)
+    stats = change_stats(write_log(tmp_path, rows), (START + timedelta(days=200)).date(), SETTINGS)
+    estimators = stats.urls["estimator"].to_pylist()
+    assert estimators.count(RateEstimator.MLE) >= 0.95 * len(estimators)
+    assert within(stats.urls, truth) >= SHARE_WITHIN
+    # The naive X / T underestimates fast pages (several changes hide in one interval).
+    naive = {r["url"]: r["changes"] / r["observed_days"] for r in stats.urls.to_pylist()}
+    fast = [u for u, rate in truth.items() if rate == 0.5]
+    assert np.median([naive[u] for u in fast]) < 0.8 * 0.5
+    assert np.median([r["change_rate"] for r in stats.urls.to_pylist() if r["url"] in fast]) > 0.85 * 0.5
+
+
+def test_url_visited_once_gets_its_hosts_pooled_prior(tmp_path):
+    rng = np.random.default_rng(3)
+    # The fast host's pages differ (0.2 and 0.8 a day, 0.5 on average): its prior is weak.
+    fast = {f"https://fast.test/p/{i}": 0.2 if i % 2 else 0.8 for i in range(30)}
+    slow = {f"https://slow.test/p/{i}": 0.02 for i in range(30)}
+    rows = simulate({**fast, **slow}.items(), lambda r: list(range(40)), rng)
+    rows += [fetch("https://fast.test/p/new", 39, digest="n1", simhash=1),
+             fetch("https://slow.test/p/new", 39, digest="n2", simhash=2)]
+    stats = {r["url"]: r for r in change_stats(write_log(tmp_path, rows), (START + timedelta(days=40)).date(),
+                                               SETTINGS).urls.to_pylist()}
+    new_fast, new_slow = stats["https://fast.test/p/new"], stats["https://slow.test/p/new"]
+    assert new_fast["estimator"] == RateEstimator.PRIOR and new_fast["own_share"] == 0
+    assert new_fast["change_rate"] == pytest.approx(new_fast["prior_rate"])
+    assert abs(new_fast["change_rate"] - 0.5) < 0.3 * 0.5
+    assert new_slow["change_rate"] < 0.1
+    # In a pool of unlike pages a URL with a long history keeps mostly its own estimate ...
+    assert stats["https://fast.test/p/0"]["own_share"] > 0.5
+    # ... in a pool of alike pages the pool weighs more (empirical Bayes), but still not all.
+    assert 0.2 < stats["https://slow.test/p/0"]["own_share"] < stats["https://fast.test/p/0"]["own_share"]
+
+
+def test_boilerplate_changes_do_not_count(tmp_path):
+    base = 0x5555_AAAA_5555_AAAA
+    rows = []
+    for day in range(10):
+        # A counter: new digest every visit, SimHash within 3 bits of the last one.
+        rows.append(fetch("https://a.test/counter", day, digest=f"c{day}", simhash=base ^ (1 << day % 2)))
+        # Real edits: SimHash moves 12 bits on odd days.
+        version = day // 2
+        rows.append(fetch("https://a.test/edited", day, digest=f"e{version}",
+                          simhash=base ^ (0xFFF if version % 2 else 0)))
+    stats = {r["url"]: r for r in change_stats(write_log(tmp_path, rows), "2026-03-20", SETTINGS).urls.to_pylist()}
+    assert stats["https://a.test/counter"]["changes"] == 0
+    assert stats["https://a.test/counter"]["boilerplate_changes"] == 9
+    assert stats["https://a.test/edited"]["changes"] == 4
+    # A threshold of 0 makes every digest change count.
+    strict = change_stats(str(tmp_path / "fetch_log" / "*" / "*" / "*.parquet"), "2026-03-20",
+                          replace(SETTINGS, near_dup_threshold=0)).urls.to_pylist()
+    assert {r["url"]: r["changes"] for r in strict}["https://a.test/counter"] == 9
+
+
+def test_304_is_unchanged_and_errors_are_not_visits(tmp_path):
+    url = "https://a.test/page"
+    rows = [fetch(url, 0, digest="v1", simhash=0, nbytes=5000), fetch(url, 1, status=304),
+            fetch(url, 2, status=500), fetch(url, 3, status=304),
+            fetch(url, 4, digest="v1", simhash=0, nbytes=5000),
+            fetch(url, 5, digest="v2", simhash=0xFFFF, nbytes=6000)]
+    result = change_stats(write_log(tmp_path, rows), "2026-03-10", SETTINGS)
+    row = result.urls.to_pylist()[0]
+    assert (row["visits"], row["intervals"], row["changes"], row["not_modified"]) == (5, 4, 1, 2)
+    assert row["observed_days"] == pytest.approx(5.0)
+    assert row["bytes_saved"] == 10_000
+    assert result.counts.not_modified_share == pytest.approx(2 / 5)
+    assert result.counts.bytes_saved == 10_000
+
+
+def test_trailing_404s_are_counted(tmp_path):
+    url = "https://a.test/gone"
+    rows = [fetch(url, 0, digest="v1", simhash=0), fetch(url, 1, status=404), fetch(url, 2, status=404)]
+    row = change_stats(write_log(tmp_path, rows), "2026-03-10", SETTINGS).urls.to_pylist()[0]
+    assert (row["last_status"], row["gone_streak"], row["visits"]) == (404, 2, 1)
+
+
+def test_last_modified_used_only_where_honest(tmp_path):
+    rng = np.random.default_rng(4)
+    honest = {f"https://honest.test/p/{i}": 0.3 for i in range(20)}
+    rows = simulate(honest.items(), lambda r: list(range(0, 40, 4)), rng, lm_host="honest.test")
+    # A host whose Last-Modified is always the fetch time.
+    for i in range(20):
+        for day in range(0, 40, 4):
+            rows.append(fetch(f"https://liar.test/p/{i}", day, digest="same", simhash=7, last_modified=day))
+    result = change_stats(write_log(tmp_path, rows), "2026-04-30", SETTINGS)
+    hosts = {r["host"]: r for r in result.hosts.to_pylist()}
+    assert hosts["honest.test"]["lm_trusted"] and not hosts["liar.test"]["lm_trusted"]
+    urls = result.urls.to_pylist()
+    assert {r["estimator"] for r in urls if r["host"] == "honest.test"} == {RateEstimator.LAST_MODIFIED}
+    assert RateEstimator.LAST_MODIFIED not in {r["estimator"] for r in urls if r["host"] == "liar.test"}
+    # Visiting every 4 days, a 0.3/day page changes more often than visits show; the
+    # Last-Modified estimate sees the time since the last change and is not fooled.
+    assert np.median([r["change_rate"] for r in urls if r["host"] == "honest.test"]) > 0.8 * 0.3
+    assert result.counts.lm_trusted_hosts == 1
+
+
+def test_sitemap_lastmod_marks_changes(tmp_path):
+    url = "https://a.test/listed"
+    rows = [fetch(url, day, digest="same", simhash=3) for day in (0, 10, 20)]
+    evidence = pa.table({"url": [url, url], "lastmod": [START + timedelta(days=5), START + timedelta(days=25)]})
+    row = change_stats(write_log(tmp_path, rows), "2026-03-30", SETTINGS, lastmod_evidence=evidence).urls.to_pylist()[0]
+    assert row["changes"] == 1  # the lastmod on day 5, between the visits of days 0 and 10
+    assert row["pending_change"]  # day 25 is after the last visit
+    plain = change_stats(str(tmp_path / "fetch_log" / "*" / "*" / "*.parquet"), "2026-03-30", SETTINGS).urls
+    assert plain["changes"].to_pylist() == [0] and plain["pending_change"].to_pylist() == [False]
+
+
+def test_only_fetches_up_to_the_date_count(tmp_path):
+    url = "https://a.test/p"
+    rows = [fetch(url, day, digest=f"v{day}", simhash=day * 0xFFFF) for day in range(6)]
+    glob = write_log(tmp_path, rows)
+    assert change_stats(glob, "2026-03-03", SETTINGS).urls["visits"].to_pylist() == [3]
+
+
+def test_unreadable_fetch_log_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="fetch log .*nowhere"):
+        change_stats(str(tmp_path / "nowhere" / "*.parquet"), "2026-03-03", SETTINGS)

@@ -1,0 +1,198 @@
+"""recrawl_priorities and the refresh allocation: the optimum's rule, politeness caps, the
+discovery share, 404/410 back-off, flagged hosts, determinism."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date, datetime, timedelta, timezone
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from crawl_assets.crawler.settings import CrawlSettings
+from crawl_assets.pipeline.priorities_step import Kind, recrawl_priorities
+from crawl_assets.pipeline.refresh_allocation import allocate, freshness
+
+PLAN_DAY = date(2026, 5, 1)
+MIDNIGHT = datetime(2026, 5, 1, tzinfo=timezone.utc)
+
+
+def stats_table(rows):
+    """A change_stats.urls table from (url, rate, days since last visit[, last_status, streak])."""
+    urls, hosts, rates, visited, status, streak = [], [], [], [], [], []
+    for row in rows:
+        url, rate, ago, *rest = row
+        urls.append(url)
+        hosts.append(url.split("/")[2])
+        rates.append(rate)
+        visited.append(MIDNIGHT - timedelta(days=ago))
+        status.append(rest[0] if rest else 200)
+        streak.append(rest[1] if rest else 0)
+    stamp = pa.array(visited, pa.timestamp("us", tz="UTC"))
+    return pa.table({"url": urls, "host": hosts, "change_rate": pa.array(rates, pa.float64()),
+                     "last_visit_at": stamp, "last_fetched_at": stamp,
+                     "last_status": pa.array(status, pa.int32()), "gone_streak": pa.array(streak, pa.int64()),
+                     "pending_change": pa.array([False] * len(urls))})
+
+
+def known(stats, extra=()):
+    urls = stats["url"].to_pylist() + list(extra)
+    return pa.table({"url": urls, "host": [u.split("/")[2] for u in urls]})
+
+
+def settings(**changes):
+    return replace(CrawlSettings(), **changes)
+
+
+def by_url(priorities):
+    return {r["url"]: r for r in priorities.urls.to_pylist()}
+
+
+def test_pages_changing_far_faster_than_affordable_get_fewer_fetches():
+    # 200 pages, 10 fetches a day: each could be revisited every 20 days on average.
+    rows = [(f"https://a{i % 10}.test/p/{i}", 0.05, 10) for i in range(198)]
+    rows += [("https://a0.test/fast", 50.0, 10), ("https://a0.test/moderate", 0.05, 10)]
+    stats = stats_table(rows)
+    result = by_url(recrawl_priorities(stats, None, None, known(stats), PLAN_DAY,
+                                       settings(daily_fetch_budget=10, discovery_share=0)))
+    fast, moderate = result["https://a0.test/fast"], result["https://a0.test/moderate"]
+    assert fast["frequency"] < moderate["frequency"]
+    assert fast["frequency"] == 0  # not worth chasing at all
+    # Proportional allocation would do the opposite: 1,000 times the moderate page's share.
+
+
+def test_simulated_days_fetch_the_moderate_page_more_often():
+    rows = [(f"https://a{i % 10}.test/p/{i}", 0.05, i % 20) for i in range(198)]
+    rows += [("https://a0.test/fast", 50.0, 3), ("https://a0.test/moderate", 0.05, 3)]
+    last = {r[0]: r[2] for r in rows}
+    rates = {r[0]: r[1] for r in rows}
+    fetched = {"https://a0.test/fast": 0, "https://a0.test/moderate": 0}
+    config = settings(daily_fetch_budget=10, discovery_share=0)
+    for day in range(60):
+        plan_day = PLAN_DAY + timedelta(days=day)
+        stats = stats_table([(u, rates[u], (plan_day - PLAN_DAY).days + ago) for u, ago in last.items()])
+        plan = recrawl_priorities(stats, None, None, known(stats), plan_day, config)
+        assert plan.counts.planned == 10
+        for url in plan.urls.filter(plan.urls["planned"])["url"].to_pylist():
+            last[url] = -(day + 0.5)  # fetched during the plan day
+            if url in fetched:
+                fetched[url] += 1
+    assert fetched["https://a0.test/fast"] < fetched["https://a0.test/moderate"]
+    assert fetched["https://a0.test/moderate"] >= 1
+
+
+def test_priorities_are_deterministic():
+    rng = np.random.default_rng(5)
+    rows = [(f"https://h{i % 7}.test/p/{i}", float(rate), float(ago))
+            for i, (rate, ago) in enumerate(zip(rng.exponential(0.3, 500), rng.integers(0, 30, 500)))]
+    stats = stats_table(rows)
+    inlinks = pa.table({"url": stats["url"], "inlinks": rng.integers(0, 50, 500)})
+    new = [f"https://h1.test/new/{i}" for i in range(40)]
+    config = settings(daily_fetch_budget=60)
+    first = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
+    second = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
+    assert first.urls.equals(second.urls)
+    assert first.urls["url"].to_pylist() == sorted(first.urls["url"].to_pylist())
+    levels = first.urls.filter(first.urls["planned"])["level"].to_pylist()
+    assert set(levels) == set(range(1, len(config.priority_weights) + 1))
+
+
+def test_politeness_caps_a_host_at_86400_over_its_delay():
+    # Unconstrained, the optimum would give the slow host's pages far more than 24 a day.
+    rows = [(f"https://slow.test/p/{i}", 0.2, 5) for i in range(100)]
+    rows += [(f"https://fast.test/p/{i}", 0.01, 5) for i in range(100)]
+    stats = stats_table(rows)
+    hosts = pa.table({"host": ["slow.test", "fast.test"], "delay_s": [3600.0, 1.0], "flagged": [False, False]})
+    result = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
+                                settings(daily_fetch_budget=150, discovery_share=0))
+    rows = result.urls.to_pylist()
+    slow = [r for r in rows if r["host"] == "slow.test"]
+    assert sum(r["planned"] for r in slow) == 86_400 // 3600
+    assert sum(r["frequency"] for r in slow) == pytest.approx(24, rel=1e-3)
+    assert result.counts.capped_hosts == 1
+    # The other host takes each of its 100 pages at most once a day: budget is left unspent
+    # rather than exceed the slow host's cap.
+    assert result.counts.planned == 24 + 100
+
+
+def test_flagged_host_gets_a_small_budget():
+    rows = [(f"https://trap.test/c/{i}", 0.1, 5) for i in range(300)]
+    rows += [(f"https://ok.test/p/{i}", 0.1, 5) for i in range(300)]
+    stats = stats_table(rows)
+    hosts = pa.table({"host": ["trap.test"], "delay_s": [1.0], "flagged": [True]})
+    result = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
+                                settings(daily_fetch_budget=200, flagged_host_budget=10))
+    rows = result.urls.to_pylist()
+    assert sum(r["frequency"] for r in rows if r["host"] == "trap.test") == pytest.approx(10, rel=1e-3)
+    assert sum(r["planned"] for r in rows if r["host"] == "trap.test") <= 10
+    assert result.counts.planned == 200
+    unflagged = recrawl_priorities(stats, None, None, known(stats), PLAN_DAY,
+                                   settings(daily_fetch_budget=200, flagged_host_budget=10))
+    assert sum(r["frequency"] for r in unflagged.urls.to_pylist() if r["host"] == "trap.test") > 50
+
+
+def test_discovery_share_holds_and_unused_share_goes_to_refresh():
+    stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 0.5, 3) for i in range(1000)])
+    new = [f"https://h{i % 5}.test/new/{i}" for i in range(1000)]
+    config = settings(daily_fetch_budget=100, discovery_share=0.2)
+    counts = recrawl_priorities(stats, None, None, known(stats, new), PLAN_DAY, config).counts
+    assert (counts.discovery_planned, counts.refresh_planned) == (20, 80)
+    few = recrawl_priorities(stats, None, None, known(stats, new[:5]), PLAN_DAY, config).counts
+    assert (few.discovery_planned, few.refresh_planned) == (5, 95)
+
+
+def test_404_comes_back_on_a_growing_interval_and_410_rarely():
+    stats = stats_table([("https://a.test/once", 0.1, 2, 404, 1), ("https://a.test/thrice", 0.1, 2, 404, 3),
+                         ("https://a.test/often", 0.1, 2, 404, 20), ("https://a.test/gone", 0.1, 2, 410, 1),
+                         ("https://a.test/ok", 0.1, 2)])
+    config = settings(not_found_retry_days=7, not_found_max_days=60, gone_retry_days=365)
+    result = by_url(recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, config))
+    fetched = PLAN_DAY - timedelta(days=2)
+    assert result["https://a.test/once"]["next_due"] == fetched + timedelta(days=7)
+    assert result["https://a.test/thrice"]["next_due"] == fetched + timedelta(days=28)
+    assert result["https://a.test/often"]["next_due"] == fetched + timedelta(days=60)
+    assert result["https://a.test/gone"]["next_due"] == fetched + timedelta(days=365)
+    assert {r["kind"] for u, r in result.items() if u != "https://a.test/ok"} == {Kind.GONE}
+    assert not any(r["planned"] for u, r in result.items() if u != "https://a.test/ok")
+    never = by_url(recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, replace(config, gone_retry_days=0)))
+    assert never["https://a.test/gone"]["next_due"] is None
+
+
+def test_unknown_objective_is_a_clear_error():
+    stats = stats_table([("https://a.test/p", 0.1, 1)])
+    with pytest.raises(ValueError, match="recrawl_objective"):
+        recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, settings(recrawl_objective="speed"))
+
+
+def test_missing_columns_are_a_clear_error():
+    stats = stats_table([("https://a.test/p", 0.1, 1)])
+    with pytest.raises(ValueError, match="change_stats table lacks columns"):
+        recrawl_priorities(stats.drop_columns(["change_rate"]), None, None, known(stats), PLAN_DAY, settings())
+
+
+def test_allocation_equalises_marginal_freshness():
+    rng = np.random.default_rng(6)
+    rate = rng.lognormal(-2, 1.5, 5000)
+    weight = 1 + rng.zipf(2.0, 5000)
+    result = allocate(rate, weight, np.zeros(5000, int), np.array([1e9]), budget=500)
+    f = result.frequency
+    assert f.sum() == pytest.approx(500, rel=1e-4)
+    inner = (f > 1e-3) & (f < 0.99)
+    x = rate[inner] / f[inner]
+    marginal = weight[inner] / rate[inner] * (1 - (1 + x) * np.exp(-x))
+    assert np.allclose(marginal, result.price, rtol=0.01)
+    # Pages left out are those whose marginal value at f -> 0 (w / λ) is below the price.
+    assert (weight[f == 0] / rate[f == 0] <= result.price * 1.001).all()
+    # The optimum beats uniform and proportional allocation of the same budget.
+    value = lambda freq: (weight * freshness(rate, freq)).sum()  # noqa: E731
+    uniform = np.full(5000, 0.1)
+    proportional = np.minimum(rate * 500 / rate.sum(), 1)
+    assert value(f) > value(uniform) > value(proportional)
+
+
+def test_allocation_age_objective_gives_every_changing_page_a_share():
+    rate = np.array([0.01, 0.1, 1.0, 50.0])
+    result = allocate(rate, np.ones(4), np.zeros(4, int), np.array([1e9]), budget=1.0, objective="age")
+    assert (result.frequency > 0).all()
+    assert result.frequency.sum() == pytest.approx(1.0, rel=1e-4)
