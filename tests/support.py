@@ -28,10 +28,13 @@ def write_test_settings(folder: Path, web: DemoWeb, extra: str = "",
 class DemoWebProcess(demoweb_process.DemoWebProcess):
     """The demo web in its own process (crawl_assets.demoweb.process), with the tests' small
     default web; `with DemoWebProcess(...) as server:` gives server.web, server.port, and
-    server.stop() returns the access log rows."""
+    server.stop() returns the access log rows. Every host sends honest validators unless a
+    test passes validators="mixed" (then hosts 8 and 9 send none or a lying Last-Modified),
+    so a test can expect a 304 for every unchanged page."""
 
     def __init__(self, **web_args):
-        super().__init__(**({"seed": 1, "hosts": 10, "pages_per_host": 20} | web_args))
+        defaults = {"seed": 1, "hosts": 10, "pages_per_host": 20, "validators": "honest"}
+        super().__init__(**(defaults | web_args))
 
 
 def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, float] | None = None) -> None:

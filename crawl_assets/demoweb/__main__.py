@@ -3,6 +3,14 @@
   python -m crawl_assets.demoweb serve --port 8471 --hosts 50 --pages-per-host 300 \
       --seed 1 --day 0 --access-log data/demoweb/access.parquet
   python -m crawl_assets.demoweb seeds --port 8471 --hosts 50 [--per-host 1]
+  python -m crawl_assets.demoweb truth --day 90 --hosts 50 [--output truth.csv|truth.parquet]
+
+`truth` exports every page's true change rate, versions so far and last change at --day
+(CSV on stdout by default; columns in truth.py).
+
+--day is the time the web is seen at, in days since 2026-01-01 (fractions allowed).
+--validators honest makes every host send honest ETag/Last-Modified (default: mixed, where
+some hosts send none and some a lying Last-Modified; see host_traits.py).
 
 `serve` prints one 'demoweb listening on 127.0.0.1:PORT hosts=N' line once it accepts
 connections (scripts wait for it), runs until SIGTERM/SIGINT, then writes the access log.
@@ -34,9 +42,11 @@ import errno
 import signal
 import sys
 
+from .host_traits import VALIDATOR_MODES
 from .plugins import PLUGINS
 from .process import READY_PREFIX
 from .server import BIND_ADDRESS, DemoWebServer
+from .truth import write_truth
 from .web import DemoWeb
 
 
@@ -45,7 +55,8 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hosts", type=int, default=50)
     parser.add_argument("--pages-per-host", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--day", type=int, default=0)
+    parser.add_argument("--day", type=float, default=0.0, help="days since 2026-01-01")
+    parser.add_argument("--validators", choices=VALIDATOR_MODES, default="mixed")
     parser.add_argument("--domain", default="demo.test")
     for plugin in PLUGINS:
         parser.add_argument(plugin.flag, action="store_true", help=plugin.help)
@@ -53,7 +64,7 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
 
 def _web(args: argparse.Namespace) -> DemoWeb:
     return DemoWeb(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages_per_host,
-                   day=args.day, port=args.port, domain=args.domain,
+                   day=args.day, port=args.port, domain=args.domain, validators=args.validators,
                    **{p.option: getattr(args, p.option) for p in PLUGINS})
 
 
@@ -99,9 +110,23 @@ def main(argv: list[str] | None = None) -> int:
     seeds = commands.add_parser("seeds", help="print seed URLs, one per line")
     _add_web_options(seeds)
     seeds.add_argument("--per-host", type=int, default=1)
+    truth = commands.add_parser("truth", help="export every page's true change rate and history")
+    _add_web_options(truth)
+    truth.add_argument("--output", help="a .csv or .parquet file (default: CSV on stdout)")
+    truth.add_argument("--format", choices=("csv", "parquet"))
     args = parser.parse_args(argv)
+    if args.day < 0:
+        parser.error(f"--day must be >= 0, not {args.day}")
     if args.command == "serve":
         return asyncio.run(_serve(args))
+    if args.command == "truth":
+        try:
+            count = write_truth(_web(args), args.output, args.format)
+        except ValueError as exc:
+            parser.error(str(exc))
+        if args.output:
+            print(f"demoweb: wrote {count} pages to {args.output}", file=sys.stderr)
+        return 0
     return _seeds(args)
 
 

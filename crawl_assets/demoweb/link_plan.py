@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
+from .host_traits import RSS_PATH, feed_path
 from .prose import anchor_text
 from .randomness import between, stable_int, zipf
 from .robots_variants import has_private_pages
@@ -140,4 +141,6 @@ def build_link_plan(shape: SiteShape, host_index: int, kind: str, n: int) -> Lin
         for k in rng.sample(range(PRIVATE_PAGES), rng.randint(1, 2)):
             inline.insert(rng.randint(0, len(inline)), same_host(f"/private/{k}.html"))
     footer.append(same_host("/sitemap.xml", "Sitemap"))
+    if kind == "home" and feed_path(host_index) == RSS_PATH:
+        footer.append(same_host(RSS_PATH, "RSS feed"))
     return LinkPlan(tuple(nav), tuple(inline), tuple(related), tuple(footer))

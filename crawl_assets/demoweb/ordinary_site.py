@@ -1,28 +1,37 @@
 """The ordinary generated site as a host family: answers every request for h0000.<domain>,
-h0001.<domain>, ... with the page, robots.txt or sitemap of that host on the web's day.
+h0001.<domain>, ... with the page, robots.txt, sitemap or feed of that host as it is at the
+web's time `now` (days since EPOCH).
 
-Rendered responses and link plans are kept in bounded per-instance LRU caches
-(functools.lru_cache is thread-safe, so tests may call respond() while a server thread
-serves the same web)."""
+Validators follow the page's versions (change_model.py) on honest hosts; host_traits.py
+says which hosts send none or a lying Last-Modified. Rendered responses and link plans are
+kept in bounded per-instance LRU caches (functools.lru_cache is thread-safe, so tests may
+call respond() while a server thread serves the same web)."""
 
 from __future__ import annotations
 
 import functools
 from typing import Mapping
 
-from .change_model import day_datetime, version_day
+from .change_model import EPOCH, PageState, moment, page_state
 from .host_protocol import HostHandler
+from .host_traits import FEED_ENTRIES, feed_path, validator_policy
 from .link_plan import LinkPlan, build_link_plan
-from .responses import HTML_TYPE, PLAIN_TYPE, XML_TYPE, Resource, Response, answer, error_response, make_resource
+from .responses import (HTML_TYPE, PLAIN_TYPE, XML_TYPE, Resource, Response, answer, error_response,
+                        make_resource)
 from .robots_variants import has_private_pages, robots_txt
-from .site_pages import render_page, render_sitemap
+from .site_pages import render_feed, render_page, render_sitemap
 from .site_shape import HOME_PAGE, PageKey, SiteShape
+
+FEED_TYPES = ("application/rss+xml; charset=utf-8", "application/atom+xml; charset=utf-8")
 
 
 class OrdinarySite:
-    def __init__(self, shape: SiteShape, day: int, cache_pages: int = 1024):
+    def __init__(self, shape: SiteShape, now: float, validators: str = "mixed",
+                 cache_pages: int = 1024):
+        validator_policy(0, validators)  # a bad mode fails here
         self.shape = shape
-        self.day = day
+        self.now = now
+        self.validators = validators
         self.link_plan = functools.lru_cache(maxsize=cache_pages * 2)(self._build_link_plan)
         self._resource = functools.lru_cache(maxsize=cache_pages)(self._build_resource)
 
@@ -40,20 +49,32 @@ class OrdinarySite:
 
     # ---- the model -------------------------------------------------------------------
 
-    def version_day(self, host_index: int, key: PageKey, day: int | None = None) -> int:
-        """The day the page's version shown on `day` (default: the web's day) appeared."""
-        return version_day(self.shape.seed, host_index, *key, self.day if day is None else day)
+    def state(self, host_index: int, key: PageKey, at: float | None = None) -> PageState:
+        """The page at time `at` (default: the web's now)."""
+        return page_state(self.shape.seed, host_index, *key, self.now if at is None else at)
 
-    def render(self, host_index: int, key: PageKey, version: int | None = None) -> bytes:
-        if version is None:
-            version = self.version_day(host_index, key)
-        return render_page(self.shape, self.link_plan(host_index, *key), host_index, *key, version)
+    def render(self, host_index: int, key: PageKey, at: float | None = None) -> bytes:
+        return render_page(self.shape, self.link_plan(host_index, *key), host_index, *key,
+                           self.state(host_index, key, at))
 
-    def sitemap(self, host_index: int) -> bytes:
+    def _page_states(self, host_index: int) -> list[tuple[str, PageState]]:
+        """(url, state) of the home page and every /p/ page, in page_urls() order."""
+        urls = self.shape.page_urls(host_index)
         pages = [HOME_PAGE, *range(self.shape.pages_per_host)]
-        lastmods = [day_datetime(self.version_day(host_index, self.shape.page_key(p))).date().isoformat()
-                    for p in pages]
-        return render_sitemap(self.shape, host_index, lastmods)
+        return [(url, self.state(host_index, self.shape.page_key(p))) for url, p in zip(urls, pages)]
+
+    def sitemap(self, host_index: int) -> tuple[bytes, float | None]:
+        """The sitemap and the time of the last content change it lists."""
+        lasts = [state.last_change for _, state in self._page_states(host_index)]
+        return render_sitemap(self.shape, host_index, lasts), max((t for t in lasts if t is not None), default=None)
+
+    def feed(self, host_index: int) -> tuple[bytes, float | None]:
+        """The feed of the FEED_ENTRIES most recently changed pages, and its newest change."""
+        changed = [(url, s.last_change, s.versions) for url, s in self._page_states(host_index)
+                   if s.last_change is not None]
+        changed.sort(key=lambda e: (-e[1], e[0]))
+        entries = changed[:FEED_ENTRIES]
+        return render_feed(self.shape, host_index, entries), entries[0][1] if entries else None
 
     def _build_link_plan(self, host_index: int, kind: str, n: int) -> LinkPlan:
         return build_link_plan(self.shape, host_index, kind, n)
@@ -61,18 +82,25 @@ class OrdinarySite:
     def _build_resource(self, host_index: int, kind: str, n: int) -> Resource | None:
         if kind == "robots":
             text = robots_txt(self.shape, host_index)
-            if text is None:
+            return None if text is None else make_resource(text.encode("utf-8"), PLAIN_TYPE, EPOCH)
+        if kind == "sitemap":
+            body, last = self.sitemap(host_index)
+            return make_resource(body, XML_TYPE, moment(last or 0.0))
+        if kind == "feed":
+            if feed_path(host_index) != self.shape.key_path((kind, n)):
                 return None
-            body, ctype, version = text.encode("utf-8"), PLAIN_TYPE, 0
-        elif kind == "sitemap":
-            body, ctype = self.sitemap(host_index), XML_TYPE
-            version = self.day  # the home page changes daily, so the sitemap does too
-        elif kind == "private" and not has_private_pages(host_index):
+            body, last = self.feed(host_index)
+            return make_resource(body, FEED_TYPES[n], moment(last or 0.0))
+        if kind == "private" and not has_private_pages(host_index):
             return None
-        else:
-            version = self.version_day(host_index, (kind, n))
-            body, ctype = self.render(host_index, (kind, n), version), HTML_TYPE
-        return make_resource(body, ctype, day_datetime(version))
+        state = self.state(host_index, (kind, n))
+        body = render_page(self.shape, self.link_plan(host_index, kind, n), host_index, kind, n, state)
+        policy = validator_policy(host_index, self.validators)
+        if policy == "none":
+            return make_resource(body, HTML_TYPE, None, etag=False)
+        if policy == "lying":
+            return make_resource(body, HTML_TYPE, moment(self.now), etag=False)
+        return make_resource(body, HTML_TYPE, moment(state.last_event or 0.0))
 
 
 def unknown_host() -> Response:

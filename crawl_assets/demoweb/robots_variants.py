@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .host_traits import ATOM_PATH, feed_path
 from .site_shape import SiteShape
 
 # Chosen by host_index % len(ROBOTS_VARIANTS). None = no robots.txt (404).
@@ -19,14 +20,19 @@ ROBOTS_VARIANTS: tuple[dict | None, ...] = (
 
 def robots_rules(shape: SiteShape, host_index: int) -> dict:
     """What the host's robots.txt says for User-agent *: disallow (path prefixes),
-    crawl_delay (seconds or None), sitemaps (URLs), present (False: robots.txt is 404)."""
+    crawl_delay (seconds or None), sitemaps (URLs: the sitemap, and the Atom feed on hosts
+    that publish one), present (False: robots.txt is 404)."""
     variant = ROBOTS_VARIANTS[host_index % len(ROBOTS_VARIANTS)]
     if variant is None:
         return {"disallow": [], "crawl_delay": None, "sitemaps": [], "present": False}
+    base = shape.base_url(host_index)
+    sitemaps = [base + "/sitemap.xml"] if variant["sitemap"] else []
+    if feed_path(host_index) == ATOM_PATH:
+        sitemaps.append(base + ATOM_PATH)
     return {
         "disallow": ["/private/"] if variant["disallow_private"] else [],
         "crawl_delay": variant["crawl_delay"],
-        "sitemaps": [shape.base_url(host_index) + "/sitemap.xml"] if variant["sitemap"] else [],
+        "sitemaps": sitemaps,
         "present": True,
     }
 

@@ -4,7 +4,7 @@ Hosts are h0000.<domain> .. h{hosts-1}.<domain>, all on one port. Pages of a hos
 page '/', /p/{n}.html for n in 0..pages_per_host-1, and /private/{k}.html (k < PRIVATE_PAGES)
 on hosts whose robots.txt disallows /private/. A page is named by a key (kind, n):
 ('home', 0), ('p', n), ('private', k); robots.txt and the sitemap are ('robots', 0) and
-('sitemap', 0)."""
+('sitemap', 0), the feeds ('feed', 0) (RSS) and ('feed', 1) (Atom)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from .host_protocol import normalize_host
+from .host_traits import ATOM_PATH, RSS_PATH
 
 HOME_PAGE = -1  # page index meaning "/" wherever a page index is taken
 PRIVATE_PAGES = 5  # /private/0.html .. /private/4.html on hosts that disallow /private/
@@ -22,6 +23,7 @@ _P_PATH = re.compile(r"/p/(0|[1-9][0-9]*)\.html")
 _PRIVATE_PATH = re.compile(r"/private/(0|[1-9][0-9]*)\.html")
 
 PageKey = tuple[str, int]
+FEED_PATHS = (RSS_PATH, ATOM_PATH)  # ('feed', 0) and ('feed', 1); only hosts with that feed serve it
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ class SiteShape:
     @staticmethod
     def key_path(key: PageKey) -> str:
         kind, n = key
+        if kind == "feed":
+            return FEED_PATHS[n]
         return {"home": "/", "p": f"/p/{n}.html", "private": f"/private/{n}.html",
                 "robots": "/robots.txt", "sitemap": "/sitemap.xml"}[kind]
 
@@ -102,6 +106,8 @@ class SiteShape:
             return ("robots", 0)
         if path == "/sitemap.xml":
             return ("sitemap", 0)
+        if path in FEED_PATHS:
+            return ("feed", FEED_PATHS.index(path))
         match = _P_PATH.fullmatch(path)
         if match:
             n = int(match.group(1))

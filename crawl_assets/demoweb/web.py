@@ -12,8 +12,11 @@ Shape of the ordinary site (per host `hNNNN.<domain>`, all reachable on one port
   /p/{n}.html       n in 0..pages_per_host-1 (link_plan.py)
   /private/{k}.html only on hosts whose robots.txt disallows /private/; linked from pages
   /robots.txt       one of eight variants picked by host index (robots_variants.py)
-  /sitemap.xml      every home and /p/ page with its <lastmod>
-Page text changes over days (change_model.py); links never do.
+  /sitemap.xml      every home and /p/ page with its <lastmod> (its last content change)
+  /feed.rss, /feed.atom  on some hosts: the recently changed pages (host_traits.py)
+Page text changes as a Poisson process per page (change_model.py); links never do. The web
+is seen at one time, `day` (days since EPOCH, fractional allowed): with_day() or the
+server's set_day() move it, truth.py exports every page's true rate and changes so far.
 
 Opt-in host plug-ins (plugins.py) are enabled by keyword: DemoWeb(hostile=True),
 DemoWeb(traps=True), DemoWeb(near_duplicates=True), DemoWeb(politeness=True); any may be
@@ -25,7 +28,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Mapping
 
-from .change_model import day_datetime
+from .change_model import PageState, moment
 from .host_protocol import HostHandler, normalize_host
 from .hostile_hosts import HostileHost, hostile_hosts
 from .neardup_hosts import NearDupGroup, near_duplicate_groups, near_duplicate_homes
@@ -42,11 +45,14 @@ class DemoWeb:
     """The synthetic web. Parameters are fixed at construction; use with_port()/with_day()
     to get a sibling that shares nothing mutable (each instance has its own page cache)."""
 
-    def __init__(self, seed: int = 1, hosts: int = 50, pages_per_host: int = 300, day: int = 0,
-                 port: int = 8471, domain: str = "demo.test", *, cache_pages: int = 1024,
-                 **plugins: bool):
-        """`plugins`: one keyword per host plug-in (PLUGIN_OPTIONS: hostile, traps,
-        near_duplicates, ...); True registers that plug-in's hosts."""
+    def __init__(self, seed: int = 1, hosts: int = 50, pages_per_host: int = 300, day: float = 0,
+                 port: int = 8471, domain: str = "demo.test", *, validators: str = "mixed",
+                 cache_pages: int = 1024, **plugins: bool):
+        """day: the time the web is seen at, in days since EPOCH (2.5 = noon of day 2).
+        validators: "mixed" (some hosts send none or a lying Last-Modified, see
+        host_traits.py) or "honest". `plugins`: one keyword per host plug-in
+        (PLUGIN_OPTIONS: hostile, traps, near_duplicates, politeness); True registers that
+        plug-in's hosts."""
         unknown = set(plugins) - set(PLUGIN_OPTIONS)
         if unknown:
             raise TypeError(f"DemoWeb got unknown option(s) {sorted(unknown)}; "
@@ -55,9 +61,9 @@ class DemoWeb:
             raise ValueError("day must be >= 0")
         self._shape = SiteShape(int(seed), int(hosts), int(pages_per_host), int(port),
                                 domain.lower().strip("."))
-        self._day = int(day)
+        self._day = int(day) if float(day).is_integer() else float(day)
         self._cache_pages = cache_pages
-        self._site = OrdinarySite(self._shape, self._day, cache_pages)
+        self._site = OrdinarySite(self._shape, float(day), validators, cache_pages)
         self._special: dict[str, HostHandler] = {}
         for plugin in PLUGINS:
             if plugins.get(plugin.option):
@@ -69,12 +75,13 @@ class DemoWeb:
     hosts = property(lambda self: self._shape.hosts)
     pages_per_host = property(lambda self: self._shape.pages_per_host)
     day = property(lambda self: self._day)
+    validators = property(lambda self: self._site.validators)
     port = property(lambda self: self._shape.port)
     domain = property(lambda self: self._shape.domain)
 
     def _replace(self, **changes) -> "DemoWeb":
         params = dict(seed=self.seed, hosts=self.hosts, pages_per_host=self.pages_per_host,
-                      day=self._day, port=self.port, domain=self.domain)
+                      day=self._day, port=self.port, domain=self.domain, validators=self.validators)
         params.update(changes)
         web = DemoWeb(**params, cache_pages=self._cache_pages)
         web._special = dict(self._special)
@@ -84,8 +91,8 @@ class DemoWeb:
         """Same web, URLs pointing at `port` (the server calls this once it has bound)."""
         return self if port == self.port else self._replace(port=port)
 
-    def with_day(self, day: int) -> "DemoWeb":
-        """Same web as seen on another day."""
+    def with_day(self, day: float) -> "DemoWeb":
+        """Same web as seen at another time (days since EPOCH)."""
         return self if day == self._day else self._replace(day=day)
 
     def with_fresh_state(self) -> "DemoWeb":
@@ -101,7 +108,8 @@ class DemoWeb:
 
     def __repr__(self) -> str:
         return (f"DemoWeb(seed={self.seed}, hosts={self.hosts}, pages_per_host={self.pages_per_host}, "
-                f"day={self._day}, port={self.port}, domain={self.domain!r})")
+                f"day={self._day}, port={self.port}, domain={self.domain!r}, "
+                f"validators={self.validators!r})")
 
     # ---- hosts and URLs ---------------------------------------------------------------
 
@@ -194,25 +202,27 @@ class DemoWeb:
     def robots_txt(self, host_index: int) -> str | None:
         return robots_txt(self._shape, host_index)
 
-    def page_version_day(self, host_index: int, page_index: int | str, day: int | None = None) -> int:
-        """The last day <= `day` (default: this web's day) on which the page changed; 0 if it
-        never did. page_index is an int (HOME_PAGE = -1 for '/') or a path."""
-        return self._site.version_day(host_index, self._shape.page_key(page_index), day)
+    def page_state(self, host_index: int, page: int | str, at: float | None = None) -> PageState:
+        """The page at time `at` (default: this web's day): its true rate, content versions
+        so far, all changes so far, last content change and last change of any kind.
+        `page` is a page index (HOME_PAGE = -1 for '/') or a path."""
+        return self._site.state(host_index, self._shape.page_key(page), at)
 
-    def last_modified(self, host_index: int, page_index: int | str) -> datetime:
-        return day_datetime(self.page_version_day(host_index, page_index))
+    def last_modified(self, host_index: int, page: int | str) -> datetime:
+        """What an honest Last-Modified says for the page: its last change of any kind."""
+        return moment(self.page_state(host_index, page).last_event or 0.0)
 
     def outlinks(self, host_index: int, page: int | str) -> list[str]:
         """Absolute URLs (no fragment) the page links to, deduplicated, in document order.
         `page` is a page index (HOME_PAGE for '/') or a path like '/p/7.html'."""
         return self._site.link_plan(host_index, *self._shape.page_key(page)).urls()
 
-    def render_page(self, host_index: int, page: int | str, version: int | None = None) -> bytes:
-        """The HTML of a page as of `version` (a change day; default: the current one)."""
-        return self._site.render(host_index, self._shape.page_key(page), version)
+    def render_page(self, host_index: int, page: int | str, at: float | None = None) -> bytes:
+        """The HTML of a page as it is at time `at` (default: this web's day)."""
+        return self._site.render(host_index, self._shape.page_key(page), at)
 
     def render_sitemap(self, host_index: int) -> bytes:
-        return self._site.sitemap(host_index)
+        return self._site.sitemap(host_index)[0]
 
     # ---- HTTP -------------------------------------------------------------------------
 

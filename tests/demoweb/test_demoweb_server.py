@@ -133,7 +133,7 @@ def test_connection_close_pipelining_and_garbage(demo):
 
 def test_set_day_changes_served_pages(demo, client):
     web = demo.web
-    n = next(n for n in range(web.pages_per_host) if web.page_version_day(5, n, 30) > 0)
+    n = next(n for n in range(web.pages_per_host) if web.page_state(5, n, 30).versions > 0)
     before = client.get(f"/p/{n}.html", headers=host_header(demo, 5))
     demo.set_day(30)
     try:
