@@ -1,6 +1,6 @@
 """The one Definitions entry point (workspace.yaml points here)."""
 
-from dagster import Definitions
+from dagster import Definitions, in_process_executor
 
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
@@ -10,4 +10,7 @@ defs = Definitions(
     assets=ALL_ASSETS,
     jobs=ALL_JOBS,
     resources={"crawl_settings": CrawlSettingsResource()},
+    # Each run executes its steps in the run's own process: a step's work is I/O or DuckDB (which
+    # has its own threads), and a process per step would import the package again for each.
+    executor=in_process_executor,
 )

@@ -103,8 +103,9 @@ class DagsterService:
     RECRAWL_DAGSTER_URL, so a daily_cycle run can submit the day's runs through it."""
 
     def __init__(self, home: Path, *, with_daemon: bool | None = None, port: int | None = None,
-                 log_file: Path | None = None):
+                 log_file: Path | None = None, env: Mapping[str, str] | None = None):
         self.home = home
+        self.env = dict(env or {})
         self.with_daemon = with_daemon
         self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -119,7 +120,7 @@ class DagsterService:
         address = ["-h", "127.0.0.1", "-p", str(self.port), "-w", str(PROJECT_ROOT / "workspace.yaml")]
         command = ([str(bin_dir / "dagster"), "dev", *address] if self.with_daemon
                    else [str(bin_dir / "dagster-webserver"), *address])
-        env = os.environ | {"DAGSTER_HOME": str(self.home), DAGSTER_URL_ENV: self.url}
+        env = os.environ | self.env | {"DAGSTER_HOME": str(self.home), DAGSTER_URL_ENV: self.url}
         with open(self.log_file, "ab") as log:
             # Its own process group, so stopping it stops the code servers and daemon it started.
             self._process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=log,

@@ -1,0 +1,61 @@
+"""A real Dagster deployment for the orchestration tests: `dagster dev` (webserver and daemon)
+on a free loopback port with a temporary DAGSTER_HOME holding the project's dagster.yaml, a
+small demo web in its own process, and settings with two shards. Started once per session:
+starting `dagster dev` costs seconds, and one instance per session keeps SQLite to one writer
+process tree."""
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance
+
+from crawl_assets.crawler.settings import PROJECT_ROOT, CrawlSettings, load_settings
+from crawl_assets.launcher import DagsterService, RunQueue, open_instance
+
+from support import DEMO_SETTINGS, DemoWebProcess
+
+HOSTS = 4
+PAGES_PER_HOST = 8
+DELAY_S = 0.05
+
+
+@dataclass
+class Deployment:
+    service: DagsterService
+    instance: DagsterInstance
+    settings: CrawlSettings
+    settings_files: list[str]
+    web: DemoWebProcess
+
+    def queue(self, **tags) -> RunQueue:
+        return RunQueue(self.service.url, self.instance, extra_tags=tags)
+
+
+def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
+    """Settings files only (the code server reads them from RECRAWL_SETTINGS): two shards,
+    a short delay, outputs and seeds under `folder`."""
+    seeds_dir = folder / "seeds"
+    seeds_dir.mkdir(parents=True)
+    (seeds_dir / "demo.txt").write_text("\n".join(web.web.seed_urls()[:HOSTS]) + "\n")
+    overlay = folder / "orchestration.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{folder / "data"}"\nseeds_dir = "{seeds_dir}"\n'
+                       f"shard_count = 2\ndefault_delay_s = {DELAY_S}\nmax_pages_per_host = {PAGES_PER_HOST}\n"
+                       f'start_date = "2026-11-01"\nmax_parallel_shards = 2\n')
+    return [str(DEMO_SETTINGS), str(overlay)]
+
+
+@pytest.fixture(scope="session")
+def deployment(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("deployment")
+    home = folder / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    with DemoWebProcess(seed=5, hosts=HOSTS, pages_per_host=PAGES_PER_HOST) as web:
+        files = write_settings(folder, web)
+        env = {"RECRAWL_SETTINGS": ":".join(files)}
+        with DagsterService(home, with_daemon=True, env=env, log_file=folder / "dagster_dev.log") as service:
+            instance = open_instance(home)
+            yield Deployment(service, instance, load_settings(*files, use_env=False), files, web)
+            instance.dispose()

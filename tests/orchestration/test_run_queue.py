@@ -1,0 +1,49 @@
+"""Runs through a real instance: `dagster dev` dequeues them under dagster.yaml's limits."""
+
+from dagster import DagsterRunStatus
+
+from crawl_assets.cycle import DRIVER_TAG, daily_spec, fetch_spec, submit_cycle
+from crawl_assets.jobs import SHARD_TAG, frontier_job
+from crawl_assets.layout import fetch_log_file
+
+DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"
+
+
+def test_two_days_of_one_shard_never_run_at_once(deployment):
+    queue = deployment.queue(**{DRIVER_TAG: "test"})
+    lines = []
+    frontiers = queue.run_all([daily_spec(frontier_job.name, day) for day in (DAY1, DAY2)], 2, lines.append)
+    assert all(run.succeeded for run in frontiers), lines
+
+    # Submitted together: without the per-shard limit all three would start at once (a run
+    # takes seconds to start), with it s00's two days run one after the other.
+    runs = queue.run_all([fetch_spec(DAY1, "s00"), fetch_spec(DAY2, "s00"), fetch_spec(DAY1, "s01")], 3,
+                         lines.append)
+    assert [run.status for run in runs] == [DagsterRunStatus.SUCCESS] * 3, lines
+    by_label = {run.label: run for run in runs}
+    first, second = by_label[f"fetch_batch[{DAY1}|s00]"], by_label[f"fetch_batch[{DAY2}|s00]"]
+    assert first.end_time <= second.start_time or second.end_time <= first.start_time, (first, second)
+
+    for run in runs:
+        tags = deployment.instance.get_run_by_id(run.run_id).tags
+        assert tags[SHARD_TAG] == run.label[-4:-1]  # the key the limit counts
+    for day, shard in ((DAY1, "s00"), (DAY2, "s00"), (DAY1, "s01")):
+        assert fetch_log_file(deployment.settings.data_root, day, shard).exists()
+
+
+def test_a_cycle_runs_every_stage_as_runs_in_the_instance(deployment):
+    queue = deployment.queue(**{DRIVER_TAG: "test"})
+    lines = []
+    report = submit_cycle(DAY3, queue, deployment.settings.shard_keys(), 2, lines.append)
+
+    assert report.frontier.succeeded and report.close.succeeded and not report.failed_shards, lines
+    assert sorted(run.label for run in report.fetches) == [f"fetch_batch[{DAY3}|s00]", f"fetch_batch[{DAY3}|s01]"]
+    jobs = [deployment.instance.get_run_by_id(run.run_id).job_name
+            for run in (report.frontier, *report.fetches, report.close)]
+    assert jobs == ["frontier_job", "fetch_job", "fetch_job", "day_close_job"]
+    # Progress lines follow every run to its end; the summary compares wall time and shards.
+    assert sum("success" in line for line in lines) == 4, lines
+    assert report.summary().startswith(f"cycle {DAY3}: wall time ")
+    assert report.wall_s >= max(run.seconds for run in report.fetches)
+    assert fetch_log_file(deployment.settings.data_root, DAY3, "s01").exists()
+
