@@ -1,0 +1,79 @@
+"""Which URLs join the batch and which link rows it reports (no network)."""
+
+from rbloom import Bloom
+
+from crawl_assets.crawler.admission import Admission, Link
+from crawl_assets.crawler.trap_defences import TrapDefences
+from crawl_assets.crawler.vocabulary import DropReason
+from crawl_assets.crawler.workbench import FetchTask, Workbench
+
+
+def admission(max_depth=2, budget=3, seen=None, mine=lambda host: host != "other.test"):
+    workbench = Workbench(weights=(4, 2, 1))
+    return Admission(workbench, max_depth, budget, TrapDefences(), mine, seen), workbench
+
+
+def queued_tasks(workbench: Workbench) -> list[FetchTask]:
+    return [t for q in workbench.front_queues for t in q] + [
+        t for s in workbench.hosts.values() for t in s.back_queue]
+
+
+def queued(workbench: Workbench) -> list[str]:
+    return [t.url for t in queued_tasks(workbench)]
+
+
+def test_a_url_is_queued_once_within_depth_and_its_hosts_budget():
+    gate, workbench = admission(budget=2)
+    assert gate.admit(FetchTask("http://a.test/1", "a.test"))
+    assert not gate.admit(FetchTask("http://a.test/1", "a.test"))  # queued already
+    assert not gate.admit(FetchTask("http://a.test/deep", "a.test", depth=3))
+    assert gate.admit(FetchTask("http://a.test/2", "a.test"))
+    assert not gate.admit(FetchTask("http://a.test/3", "a.test"))  # over the budget of 2
+    assert gate.admit(FetchTask("http://b.test/1", "b.test"))  # budgets are per host
+    assert sorted(queued(workbench)) == ["http://a.test/1", "http://a.test/2", "http://b.test/1"]
+    assert workbench.state_of("a.test").admitted == 2
+    assert gate.traps.dropped["a.test"] == {DropReason.DEPTH: 1, DropReason.HOST_BUDGET: 1}
+    assert not gate.admit(FetchTask("http://a.test/3", "a.test"))  # a refusal is counted once
+    assert gate.traps.dropped["a.test"][DropReason.HOST_BUDGET] == 1
+
+
+def test_links_are_reported_once_each_new_or_known_and_only_this_batchs_hosts_are_queued():
+    seen = Bloom(100, 0.01)
+    seen.add("http://a.test/known")
+    gate, workbench = admission(seen=seen)
+    page = FetchTask("http://a.test/", "a.test", depth=0, priority=2)
+    gate.admit(page)
+    gate.links_found(page, ["http://a.test/known", "http://a.test/new", "http://other.test/x",
+                            "http://a.test/" + "abcdefghij" * 300])
+    rows = {link.target: link for link in gate.links}
+    assert rows["http://a.test/known"] == Link(page.url, "http://a.test/known", "a.test", 1, False, None)
+    assert rows["http://a.test/new"].is_new and rows["http://a.test/new"].dropped_reason is None
+    assert rows["http://other.test/x"].dropped_reason is None  # another shard's: reported, not queued
+    long_url = "http://a.test/" + "abcdefghij" * 300
+    assert rows[long_url].dropped_reason == DropReason.URL_TOO_LONG
+    assert sorted(queued(workbench)) == ["http://a.test/", "http://a.test/known", "http://a.test/new"]
+    # Links are one level deeper and one priority level lower, capped at the lowest level.
+    new = next(t for t in queued_tasks(workbench) if t.url.endswith("/new"))
+    assert (new.depth, new.priority) == (1, 3)
+
+
+def test_a_link_refused_by_this_batchs_limits_is_reported_without_a_reason():
+    gate, _ = admission(budget=1)
+    page = FetchTask("http://a.test/", "a.test")
+    gate.admit(page)
+    gate.links_found(page, ["http://a.test/x"])  # over the budget: dropped for this batch only
+    gate.links_found(FetchTask("http://b.test/", "b.test"), ["http://a.test/x"])
+    assert [link.dropped_reason for link in gate.links] == [None, None]
+    assert gate.traps.dropped["a.test"] == {DropReason.HOST_BUDGET: 1}
+
+
+def test_a_redirect_target_joins_its_own_hosts_queue_at_the_same_depth_with_the_chain():
+    gate, workbench = admission()
+    page = FetchTask("http://a.test/old", "a.test", depth=1, priority=2)
+    gate.redirect_found(page, "http://b.test/new", ("http://a.test/old",))
+    gate.redirect_found(page, "http://other.test/new", ("http://a.test/old",))
+    assert gate.links == [Link(page.url, "http://b.test/new", "b.test", 1, False, None),
+                          Link(page.url, "http://other.test/new", "other.test", 1, False, None)]
+    (task,) = queued_tasks(workbench)
+    assert (task.url, task.host, task.depth, task.redirect_chain) == (
+        "http://b.test/new", "b.test", 1, ("http://a.test/old",))

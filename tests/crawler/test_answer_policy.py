@@ -1,0 +1,111 @@
+"""What an answer means, from synthetic answers (no network)."""
+
+import dataclasses
+import email.utils
+import random
+from datetime import datetime, timezone
+
+import pytest
+
+from crawl_assets.crawler.answer_policy import (
+    OUTCOME, DeadEndRedirect, Redirect, Retry, RobotsAnswer, RobotsHop, judge_answer, judge_robots_answer,
+    status_class_of)
+from crawl_assets.crawler.http_exchange import HopResult
+from crawl_assets.crawler.settings import load_settings
+from crawl_assets.crawler.vocabulary import StatusClass
+from crawl_assets.crawler.warc import Exchange
+from crawl_assets.crawler.workbench import FetchTask
+
+SETTINGS = dataclasses.replace(load_settings(use_env=False), max_attempts=3, retry_base_s=2.0,
+                               max_retry_after_s=120.0, max_redirects=5)
+URL = "http://a.test/page"
+NOW = 1_800_000_000.0
+
+
+def answer(status: int, headers: dict[str, str] | None = None, url: str = URL, truncated: bool = False,
+           body: bytes = b"") -> HopResult:
+    headers = headers or {}
+    started = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    exchange = Exchange(url, "192.0.2.1", started, "GET", "/page", [], "HTTP/1.1", status, "",
+                        list(headers.items()), body, truncated)
+    return HopResult(url, started, 0.01, "192.0.2.1", True, exchange,
+                     {k.lower(): v for k, v in headers.items()}, truncated)
+
+
+def failure(error_class: StatusClass) -> HopResult:
+    return HopResult(URL, datetime(2026, 12, 1, tzinfo=timezone.utc), contacted=True,
+                     error_class=error_class, error="it broke")
+
+
+def judge(hop: HopResult, attempt: int = 1, chain: tuple[str, ...] = ()):
+    return judge_answer(FetchTask(URL, "a.test", attempt=attempt, redirect_chain=chain), hop, SETTINGS,
+                        random.Random(7), now=NOW)
+
+
+@pytest.mark.parametrize("status, expected", [
+    (200, StatusClass.OK), (204, StatusClass.OK), (304, StatusClass.NOT_MODIFIED), (301, StatusClass.REDIRECT),
+    (404, StatusClass.HTTP_4XX), (503, StatusClass.HTTP_5XX), (199, StatusClass.HTTP_OTHER)])
+def test_status_classes(status, expected):
+    assert status_class_of(status) == expected
+
+
+def test_server_errors_and_connection_failures_are_retried_with_growing_backoff_until_the_last_attempt():
+    waits = [judge(answer(500), attempt=n) for n in (1, 2)]
+    assert all(isinstance(w, Retry) for w in waits)
+    assert 1.0 <= waits[0].wait_s <= 3.0 and 2.0 <= waits[1].wait_s <= 6.0  # base x 2^(n-1) x [0.5, 1.5]
+    assert judge(answer(500), attempt=3) is OUTCOME  # the third attempt's answer stands
+    assert isinstance(judge(failure(StatusClass.CONNECT_ERROR)), Retry)
+    assert isinstance(judge(failure(StatusClass.NETWORK_ERROR)), Retry)
+    # Not retried: answers that would be the same again, and failures that are not transient.
+    for hop in (answer(404), answer(200), failure(StatusClass.DNS_ERROR), failure(StatusClass.TIMEOUT),
+                failure(StatusClass.BLOCKED_ADDRESS)):
+        assert judge(hop) is OUTCOME
+
+
+def test_retry_after_is_honoured_in_seconds_and_as_a_date_up_to_the_cap():
+    assert judge(answer(429, {"Retry-After": "60"})) == Retry(60.0)
+    in_90_s = email.utils.formatdate(NOW + 90, usegmt=True)
+    assert judge(answer(503, {"Retry-After": in_90_s})) == Retry(90.0)
+    # Above max_retry_after_s: recorded as it is, the URL waits for a later cycle.
+    assert judge(answer(429, {"Retry-After": "7200"})) is OUTCOME
+    assert judge(answer(503, {"Retry-After": email.utils.formatdate(NOW + 7200, usegmt=True)})) is OUTCOME
+    # A short Retry-After does not shorten the backoff; on a 500 it is not read at all.
+    assert 1.0 <= judge(answer(503, {"Retry-After": "0"})).wait_s <= 3.0
+    assert judge(answer(500, {"Retry-After": "7200"})).wait_s <= 3.0
+
+
+def test_redirects_are_followed_hop_by_hop_until_a_loop_or_the_sixth_hop():
+    assert judge(answer(301, {"Location": "/next"})) == Redirect("http://a.test/next", (URL,))
+    assert judge(answer(302, {"Location": "http://b.test/x"}), chain=("http://c.test/",)) == \
+        Redirect("http://b.test/x", ("http://c.test/", URL))
+    loop = judge(answer(302, {"Location": "http://c.test/"}), chain=("http://c.test/",))
+    assert loop == DeadEndRedirect(StatusClass.REDIRECT_LOOP, "redirects back to http://c.test/", "http://c.test/")
+    five = tuple(f"http://a.test/{n}" for n in range(5))
+    too_many = judge(answer(301, {"Location": "/last"}), chain=five)
+    assert too_many.status_class == StatusClass.TOO_MANY_REDIRECTS and too_many.target == "http://a.test/last"
+    assert isinstance(judge(answer(301, {"Location": "/last"}), chain=five[:4]), Redirect)  # the fifth hop
+    bad = judge(answer(301, {"Location": "http://[bad"}))
+    assert bad.status_class == StatusClass.REDIRECT and bad.error.startswith("unusable redirect target")
+    assert judge(answer(304)) is OUTCOME  # not a redirect
+    assert judge(answer(301, {"Location": "/x"}, truncated=True)) is OUTCOME  # too large comes first
+
+
+def robots_task(chain: tuple[str, ...] = ()) -> FetchTask:
+    return FetchTask("http://a.test/robots.txt", "a.test", robots_for="http://a.test", redirect_chain=chain)
+
+
+def test_robots_answers_hops_and_dead_ends():
+    hop = judge_robots_answer(robots_task(), answer(301, {"Location": "http://b.test/robots.txt"}))
+    assert hop == RobotsHop("http://b.test/robots.txt", ("http://a.test/robots.txt",))
+    fine = judge_robots_answer(robots_task(), answer(200, body=b"User-agent: *\nDisallow: /x\n"))
+    assert fine.response.status == 200 and fine.response.body.startswith(b"User-agent") and fine.failure is None
+    five = tuple(f"http://a.test/r{n}" for n in range(5))
+    sixth = judge_robots_answer(robots_task(five), answer(301, {"Location": "/r9"}))
+    assert sixth == RobotsAnswer(dataclasses.replace(sixth.response, status=None),
+                                 (StatusClass.ROBOTS_UNAVAILABLE, "robots.txt: more than 5 redirects"))
+    bad = judge_robots_answer(robots_task(), answer(301, {"Location": "http://[bad"}))
+    assert bad.response.status is None and bad.failure[0] == StatusClass.ROBOTS_UNAVAILABLE
+    no_location = judge_robots_answer(robots_task(), answer(302))
+    assert no_location.response.status == 302 and no_location.failure is None
+    down = judge_robots_answer(robots_task(), failure(StatusClass.DNS_ERROR))
+    assert down.response.status is None and down.failure == (StatusClass.DNS_ERROR, "robots.txt: it broke")
