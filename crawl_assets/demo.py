@@ -14,6 +14,7 @@ import duckdb
 
 from .crawler.settings import SettingsError, load_settings
 from .cycle import CycleFailed, run_days, today
+from .demoweb.change_model import EPOCH
 from .demoweb.process import DemoWebProcess, DemoWebStartError
 from .launcher import LaunchError
 
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--date", default=today(), help="the day's partition (default: today, UTC)")
     args = parser.parse_args(argv)
     settings = load_settings()
-    day = (dt.date.fromisoformat(args.date) - dt.date.fromisoformat(settings.start_date)).days
+    day = (dt.date.fromisoformat(args.date) - EPOCH.date()).days  # the demo web's own clock
     access_log = settings.data_root / "demoweb" / f"access_log-{args.date}.parquet"
     started = time.monotonic()
     try:

@@ -11,10 +11,10 @@ from dagster import (
 
 from .crawler.settings import load_settings
 
-CRAWL_START_DATE = "2026-01-01"
-
+# The first partition is the crawl's own first day (start_date in the settings), so "all
+# partitions" in the UI means the days this crawl has lived, not a year of backfill.
 # end_offset=1: today's partition exists, so a crawl can run for today.
-daily_partitions = DailyPartitionsDefinition(start_date=CRAWL_START_DATE, end_offset=1)
+daily_partitions = DailyPartitionsDefinition(start_date=load_settings().start_date, end_offset=1)
 
 # The shard set is fixed when the definitions load, from shard_count in the settings read
 # then (recrawl.toml and RECRAWL_SETTINGS); CrawlSettingsResource refuses a run whose
