@@ -4,7 +4,8 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 
 from ..layout import frontier_file, write_parquet_atomic
 from ..partitions import daily_partitions
-from ..pipeline.frontier_step import build_frontier, frontier_inputs
+from ..pipeline.crawl_history import history_before
+from ..pipeline.frontier_step import build_frontier
 from ..resources import CrawlSettingsResource
 
 
@@ -13,11 +14,11 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     """Seeds and links found on earlier days, normalised, de-duplicated, one file per shard.
 
     Links and validators come from the links and fetch-log files of earlier days
-    (`frontier_inputs` lists them): the frontier of day D reads fetch results of days before D.
+    (`history_before` lists them): the frontier of day D reads fetch results of days before D.
     """
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
-    frontier = build_frontier(settings, frontier_inputs(root, date))
+    frontier = build_frontier(settings, history_before(root, date))
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, date, shard))
     counts = frontier.counts

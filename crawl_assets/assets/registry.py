@@ -6,12 +6,12 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from ..crawler.seen_filter import load_filter, save_filter
 from ..layout import seen_filter_file, url_registry_file, write_parquet_atomic
 from ..partitions import daily_partitions
+from ..pipeline.crawl_history import history_through
 from ..pipeline.registry_step import (
     build_registry,
     build_seen_filter,
     describe_seen_filter,
     load_registry_urls,
-    registry_inputs,
 )
 from ..resources import CrawlSettingsResource
 
@@ -22,7 +22,7 @@ def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
     """Every URL discovered up to the day: first seen, depth, discovered from, last fetched."""
     root = crawl_settings.load().data_root
     date = context.partition_key
-    registry = build_registry(date, registry_inputs(root, date))
+    registry = build_registry(date, history_through(root, date))
     path = url_registry_file(root, date)
     write_parquet_atomic(registry.table, path)
     return MaterializeResult(metadata={

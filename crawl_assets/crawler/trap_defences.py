@@ -76,6 +76,8 @@ def url_pattern(url: str) -> str | None:
 def repeated_segments(path: str, max_repeats: int) -> bool:
     """True if any run of 1-3 path segments repeats more than max_repeats times in a row."""
     segments = [s for s in path.split("/") if s]
+    if len(set(segments)) == len(segments):
+        return False  # no segment occurs twice: nothing can repeat (the common case, checked fast)
     for width in (1, 2, 3):
         run = 1
         for i in range(width, len(segments) - width + 1, width):
@@ -120,17 +122,21 @@ class TrapDefences:
     capped_hosts: set[str] = field(default_factory=set)
 
     def intrinsic_reason(self, url: str, host: str) -> DropReason | None:
-        """Defences that depend on the URL alone (and the blocklist)."""
+        """Defences that depend on the URL alone (and the blocklist). Called for every known
+        URL by the frontier and every link by the fetch batch: the cheap checks go first."""
         limits = self.limits
         if len(url) > limits.max_url_length:
             return DropReason.URL_TOO_LONG
-        query = url.partition("?")[2]
-        if query and query.count("&") + 1 > limits.max_query_params:
+        before_query, _, query = url.partition("?")
+        if query and query.count("&") >= limits.max_query_params:  # count("&") + 1 parameters
             return DropReason.TOO_MANY_QUERY_PARAMS
-        path = url.partition("://")[2].partition("/")[2].partition("?")[0]
-        if repeated_segments(path, limits.max_path_repeats):
+        path = before_query.partition("://")[2].partition("/")[2]
+        # A run of more than max_path_repeats segments needs at least that many slashes.
+        if path.count("/") >= limits.max_path_repeats and repeated_segments(path, limits.max_path_repeats):
             return DropReason.REPEATED_PATH_SEGMENTS
-        return self.blocklist.reason(url, host)
+        if self.blocklist.hosts or self.blocklist.url_patterns:
+            return self.blocklist.reason(url, host)
+        return None
 
     def reason(self, url: str, host: str) -> DropReason | None:
         """Why this newly discovered URL must not be queued, or None; counts the drop."""

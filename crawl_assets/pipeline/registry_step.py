@@ -2,7 +2,7 @@
 seen-URL Bloom filter rebuilt from it, which the next day's fetch batches load.
 
 Inputs are explicit: the seed table, and the links and fetch logs of every day up to and
-including D (`registry_inputs` lists them).
+including D (`crawl_history.history_through` lists them).
 """
 
 from __future__ import annotations
@@ -15,22 +15,8 @@ import pyarrow as pa
 from rbloom import Bloom
 
 from ..crawler.seen_filter import DEFAULT_FP_RATE, build_filter, measured_fp_rate
-from ..layout import seeds_file, shard_files, url_registry_file
-
-
-@dataclass(frozen=True)
-class RegistryInputs:
-    seeds: Path
-    links: tuple[Path, ...] = ()  # links files of every day up to and including D
-    fetch_logs: tuple[Path, ...] = ()
-
-
-def registry_inputs(root: Path, date: str) -> RegistryInputs:
-    seeds = seeds_file(root)
-    if not seeds.exists():
-        raise FileNotFoundError(f"{seeds} is missing: materialise `seeds` first")
-    return RegistryInputs(seeds, shard_files(root, "links", through=date),
-                          shard_files(root, "fetch_log", through=date))
+from ..layout import url_registry_file
+from .crawl_history import CrawlHistory
 
 
 @dataclass(frozen=True)
@@ -79,7 +65,7 @@ FETCHED_PART = """
 NOTHING_FETCHED = "SELECT NULL::VARCHAR AS url, NULL::TIMESTAMPTZ AS last_fetched WHERE false"
 
 
-def build_registry(date: str, inputs: RegistryInputs) -> RegistryResult:
+def build_registry(date: str, inputs: CrawlHistory) -> RegistryResult:
     """One row per URL discovered up to `date`: first seen, depth, discovered from, last fetched."""
     params: dict = {"seeds": str(inputs.seeds), "date": date}
     if inputs.links:

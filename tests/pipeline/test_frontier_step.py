@@ -11,7 +11,8 @@ from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.crawler.tables import FRONTIER_SCHEMA
 from crawl_assets.crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
 from crawl_assets.crawler.vocabulary import DropReason
-from crawl_assets.pipeline.frontier_step import build_frontier, frontier_inputs
+from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_files import fetch_row, host_of, settings_for, write_fetch_log, write_links, write_seeds
 
 DAY = "2026-11-29"
@@ -25,7 +26,7 @@ def test_the_host_budget_keeps_the_shallowest_pages_ties_by_url(tmp_path):
     settings = settings_for(tmp_path, max_pages_per_host=4)
     write_seeds(tmp_path, ["http://a.test/"])
     write_links(tmp_path, "2026-11-28", [("http://a.test/", f"http://a.test/p{n}", 1 + n % 3) for n in range(9)])
-    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    result = build_frontier(settings, history_before(tmp_path, DAY))
     # depth 0: the seed; depth 1: p0, p3, p6 (URL order); p1 (depth 2) misses the cut.
     assert sorted(frontier_urls(result)) == ["http://a.test/", "http://a.test/p0", "http://a.test/p3",
                                              "http://a.test/p6"]
@@ -39,7 +40,7 @@ def test_the_pattern_budget_caps_one_query_shape_and_spares_the_host_budget(tmp_
     links = [("http://cal.test/", f"http://cal.test/calendar?month={m}", 1) for m in range(10, 20)]
     links += [("http://cal.test/", f"http://cal.test/p/{n}.html", 2) for n in range(10)]
     write_links(tmp_path, "2026-11-28", links)
-    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    result = build_frontier(settings, history_before(tmp_path, DAY))
     urls = frontier_urls(result)
     assert sorted(u for u in urls if "calendar" in u) == [
         f"http://cal.test/calendar?month={m}" for m in (10, 11, 12)]
@@ -64,7 +65,7 @@ def test_left_out_urls_are_counted_once_by_reason(tmp_path):
     # The same URLs found again on a later day, deeper: still one URL each.
     write_links(tmp_path, "2026-11-28", [("http://a.test/x", "http://a.test/private/1", 3),
                                          ("http://a.test/x", "http://a.test/kept", 2)], shard="s03")
-    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    result = build_frontier(settings, history_before(tmp_path, DAY))
     assert sorted(frontier_urls(result)) == ["http://a.test/", "http://a.test/kept"]
     assert result.counts.left_out_by_reason == {
         DropReason.URL_TOO_LONG: 1, DropReason.TOO_MANY_QUERY_PARAMS: 1,
@@ -78,7 +79,7 @@ def test_links_of_the_day_itself_and_later_are_not_read(tmp_path):
     write_seeds(tmp_path, ["http://a.test/"])
     write_links(tmp_path, DAY, [("http://a.test/", "http://a.test/today", 1)])
     write_links(tmp_path, "2026-11-30", [("http://a.test/", "http://a.test/tomorrow", 1)])
-    assert frontier_urls(build_frontier(settings, frontier_inputs(tmp_path, DAY))) == ["http://a.test/"]
+    assert frontier_urls(build_frontier(settings, history_before(tmp_path, DAY))) == ["http://a.test/"]
 
 
 def test_validators_come_from_the_latest_answer_before_the_day(tmp_path):
@@ -93,7 +94,7 @@ def test_validators_come_from_the_latest_answer_before_the_day(tmp_path):
         fetch_row("http://a.test/gone", "2026-11-28T10:00:00", status=404, status_class="http_4xx",
                   etag='"404"')])
     write_fetch_log(tmp_path, DAY, [fetch_row("http://a.test/new", "2026-11-29T01:00:00", etag='"today"')])
-    rows = {r["url"]: r for r in build_frontier(settings, frontier_inputs(tmp_path, DAY)).table.to_pylist()}
+    rows = {r["url"]: r for r in build_frontier(settings, history_before(tmp_path, DAY)).table.to_pylist()}
     assert rows["http://a.test/"]["etag"] == '"v2"'  # the 304 is the latest answer
     # The 304 carried no Last-Modified: the one of the unchanged version still holds.
     assert rows["http://a.test/"]["last_modified"] == "Mon, 23 Nov 2026"
@@ -106,7 +107,7 @@ def test_priority_grows_with_depth_up_to_the_last_front_queue(tmp_path):
     settings = settings_for(tmp_path, priority_weights=(4.0, 2.0, 1.0))
     write_seeds(tmp_path, ["http://a.test/"])
     write_links(tmp_path, "2026-11-28", [("http://a.test/", f"http://a.test/d{d}", d) for d in range(1, 5)])
-    rows = build_frontier(settings, frontier_inputs(tmp_path, DAY)).table.to_pylist()
+    rows = build_frontier(settings, history_before(tmp_path, DAY)).table.to_pylist()
     assert {r["url"]: r["priority"] for r in rows} == {
         "http://a.test/": 1, "http://a.test/d1": 2, "http://a.test/d2": 3, "http://a.test/d3": 3,
         "http://a.test/d4": 3}
@@ -117,7 +118,7 @@ def test_each_shard_gets_its_hosts_and_every_shard_a_file(tmp_path):
     hosts = [f"h{i}.test" for i in range(12)]
     write_seeds(tmp_path, [f"http://{h}/" for h in hosts])
     write_links(tmp_path, "2026-11-28", [(f"http://{h}/", f"http://{h}/p{n}", 1) for h in hosts for n in range(3)])
-    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    result = build_frontier(settings, history_before(tmp_path, DAY))
     parts = dict(result.shard_tables())
     assert list(parts) == ["s00", "s01", "s02", "s03"]
     for shard, rows in parts.items():
@@ -131,14 +132,14 @@ def test_each_shard_gets_its_hosts_and_every_shard_a_file(tmp_path):
 def test_an_empty_shard_gets_an_empty_file(tmp_path):
     settings = settings_for(tmp_path, shard_count=8)
     write_seeds(tmp_path, ["http://a.test/"])
-    parts = dict(build_frontier(settings, frontier_inputs(tmp_path, DAY)).shard_tables())
+    parts = dict(build_frontier(settings, history_before(tmp_path, DAY)).shard_tables())
     assert len(parts) == 8 and sum(p.num_rows for p in parts.values()) == 1
     assert all(p.schema == FRONTIER_SCHEMA for p in parts.values())
 
 
 def test_without_seeds_the_error_says_what_to_materialise(tmp_path):
     with pytest.raises(FileNotFoundError, match="materialise `seeds` first"):
-        frontier_inputs(tmp_path, DAY)
+        history_before(tmp_path, DAY)
 
 
 # -- agreement with the rules stated in plain Python ------------------------------------------
@@ -194,7 +195,7 @@ def test_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
             links.append((f"http://{h}/", target, rng.randint(1, 5), DropReason.DEPTH if rng.random() < 0.05 else None))
         write_links(tmp_path, day, links, shard=shard)
         every_link += links
-    result = build_frontier(settings, frontier_inputs(tmp_path, DAY))
+    result = build_frontier(settings, history_before(tmp_path, DAY))
     kept, left_out = reference_frontier(settings, seeds, every_link)
     assert sorted((r["url"], r["host"], r["depth"]) for r in result.table.to_pylist()) == kept
     assert result.counts.left_out_by_reason == left_out

@@ -5,12 +5,12 @@ from datetime import date, datetime, timezone
 import pytest
 
 from crawl_assets.layout import url_registry_file, write_parquet_atomic
+from crawl_assets.pipeline.crawl_history import history_through
 from crawl_assets.pipeline.registry_step import (
     build_registry,
     build_seen_filter,
     describe_seen_filter,
     load_registry_urls,
-    registry_inputs,
 )
 from crawl_files import fetch_row, write_fetch_log, write_links, write_seeds
 
@@ -35,7 +35,7 @@ def crawl(tmp_path):
 
 
 def test_the_registry_holds_every_url_found_up_to_the_day(crawl):
-    result = build_registry(DAY, registry_inputs(crawl, DAY))
+    result = build_registry(DAY, history_through(crawl, DAY))
     rows = {r["url"]: r for r in result.table.to_pylist()}
     assert list(rows) == sorted(rows) == ["http://a.test/", "http://a.test/one", "http://a.test/two",
                                           "http://b.test/", "http://b.test/new"]  # not /later
@@ -54,13 +54,13 @@ def test_the_registry_holds_every_url_found_up_to_the_day(crawl):
 
 def test_the_first_day_registry_is_the_seeds(tmp_path):
     write_seeds(tmp_path, ["http://a.test/"])
-    result = build_registry(DAY, registry_inputs(tmp_path, DAY))
+    result = build_registry(DAY, history_through(tmp_path, DAY))
     assert result.table.column("url").to_pylist() == ["http://a.test/"]
     assert result.counts.never_fetched == 1
 
 
 def test_the_seen_filter_knows_every_registered_url(crawl):
-    registry = build_registry(DAY, registry_inputs(crawl, DAY)).table
+    registry = build_registry(DAY, history_through(crawl, DAY)).table
     write_parquet_atomic(registry, url_registry_file(crawl, DAY))
     urls = load_registry_urls(crawl, DAY)
     bloom = build_seen_filter(urls, fp_rate=0.001)

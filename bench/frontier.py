@@ -1,0 +1,126 @@
+"""Frontier benchmark: the day's frontier snapshot (the pipeline's frontier step plus writing
+one Parquet file per shard) over many known URLs on many hosts.
+
+Synthetic crawl outputs are generated with DuckDB under a temporary data root: one seed per
+host, link files of two earlier days (ordinary pages, calendar-style query URLs that meet the
+pattern budget, some repeated-segment traps, and duplicates across days), and a fetch log of
+the day before for a fifth of the URLs (so validators are joined). The step then runs in a
+fresh process, so the peak RSS is the step's own.
+
+    python bench/frontier.py [--urls 10000000] [--hosts 100000]
+
+Priorities (issue 9) are not read yet: the frontier step has no priorities input so far.
+Last line: `frontier urls= hosts= seconds= peak_rss_mb=` (urls: known URLs read; the kept
+frontier and the left-out counts are printed above it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DAY = "2026-11-29"
+SHARD_FILES = 8  # link and fetch-log files per day, as the fetch batches would write them
+
+GENERATE_SQL = """
+COPY (SELECT 'http://h' || i || '.bench.test/' AS url, 'h' || i || '.bench.test' AS host,
+             'bench.txt:' || i AS source
+      FROM range({hosts}) t(i)) TO '{seeds}' (FORMAT parquet);
+CREATE TABLE links AS
+WITH numbered AS (
+    -- Host sizes are skewed (the product of two uniform draws): a few large hosts meet the
+    -- host and pattern budgets, most are small.
+    SELECT i, ((hash(i) % {hosts}) * (hash(i + {urls}) % {hosts})) // {hosts} AS h FROM range({urls}) t(i)
+)
+SELECT 'http://h' || h || '.bench.test/' AS source,
+       'http://h' || h || '.bench.test' ||
+       CASE WHEN i % 20 < 14 THEN '/p/' || i || '.html'
+            WHEN i % 20 < 17 THEN '/calendar?month=' || i || '&view=day'
+            WHEN i % 20 < 18 THEN '/a/a/a/a/' || i
+            ELSE '/news/' || (i // 7) || '/story' END AS target,
+       'h' || h || '.bench.test' AS target_host,
+       (1 + i % 5)::INTEGER AS depth, true AS is_new, NULL::VARCHAR AS dropped_reason,
+       i % {shard_files} AS shard_no, i % 2 AS day_no
+FROM numbered;
+"""
+
+
+def generate(root: Path, urls: int, hosts: int) -> None:
+    import duckdb
+
+    from crawl_assets.layout import fetch_log_file, links_file, seeds_file
+
+    seeds = seeds_file(root)
+    seeds.parent.mkdir(parents=True)
+    con = duckdb.connect()
+    con.execute(GENERATE_SQL.format(seeds=seeds, shard_files=SHARD_FILES, urls=int(urls), hosts=int(hosts)))
+    for day_no, day in enumerate(("2026-11-27", "2026-11-28")):
+        for shard in range(SHARD_FILES):
+            path = links_file(root, day, f"s{shard:02d}")
+            path.parent.mkdir(parents=True)
+            con.execute(f"COPY (SELECT * EXCLUDE (shard_no, day_no) FROM links WHERE day_no = {day_no} "
+                        f"AND shard_no = {shard}) TO '{path}' (FORMAT parquet)")
+            log = fetch_log_file(root, "2026-11-28", f"s{shard:02d}")
+            log.parent.mkdir(parents=True, exist_ok=True)
+            if day_no == 1:
+                con.execute(f"""COPY (SELECT target AS url, target_host AS host, depth, 200 AS status,
+                    'ok' AS status_class, TIMESTAMPTZ '2026-11-28 10:00:00+00' AS fetched_at,
+                    '"' || md5(target) || '"' AS etag, NULL::VARCHAR AS last_modified
+                    FROM links WHERE shard_no = {shard} AND hash(target) % 5 = 0)
+                    TO '{log}' (FORMAT parquet)""")
+
+
+def measure(root: Path) -> dict:
+    """Run in a fresh process: build the frontier and write its shard files."""
+    from crawl_assets.crawler.settings import CrawlSettings
+    from crawl_assets.layout import frontier_file, write_parquet_atomic
+    from crawl_assets.pipeline.crawl_history import history_before
+    from crawl_assets.pipeline.frontier_step import build_frontier
+
+    settings = dataclasses.replace(CrawlSettings(), data_root=root, blocklist_file=root / "none.txt")
+    started = time.perf_counter()
+    result = build_frontier(settings, history_before(root, DAY))
+    for shard, rows in result.shard_tables():
+        write_parquet_atomic(rows, frontier_file(root, DAY, shard))
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "frontier": result.counts.urls, "hosts": result.counts.hosts,
+            "left_out": dict(result.counts.left_out_by_reason),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--urls", type=int, default=10_000_000, help="link rows generated (known URLs)")
+    parser.add_argument("--hosts", type=int, default=100_000)
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        generate(root, args.urls, args.hosts)
+        print(f"generated {args.urls:,} link rows on {args.hosts:,} hosts in {time.perf_counter() - started:.1f} s",
+              flush=True)
+        child = subprocess.run([sys.executable, __file__, "--measure", str(root)], capture_output=True, text=True)
+        if child.returncode != 0:
+            print(f"the measuring process failed:\n{child.stderr}", file=sys.stderr)
+            return 1
+        figures = json.loads(child.stdout.strip().splitlines()[-1])
+    print(f"frontier kept {figures['frontier']:,} URLs on {figures['hosts']:,} hosts; "
+          f"left out: {figures['left_out']}")
+    print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
+          f"peak_rss_mb={figures['peak_rss_mb']:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
