@@ -1,8 +1,8 @@
 """The frontier step: the day's frontier, every known URL within the budgets, split by shard.
 
 Inputs are explicit: the seed table, and the links and fetch logs of the days before D
-(`crawl_history.history_before` lists them). DuckDB does the work in one pass over the known URLs: each
-URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
+(`crawl_history.history_before` lists them). DuckDB does the work in one pass over the
+known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
 which both the frontier and the left-out counts are read. The rules that live in Python
 (host scope, shard, trap defences, URL pattern) are called vectorised over Arrow batches;
 scope and shard once per distinct host, not per URL.
@@ -40,7 +40,7 @@ class FrontierCounts:
 
 @dataclass(frozen=True)
 class FrontierResult:
-    # FRONTIER_SCHEMA plus a shard column, ordered by shard, host, depth, url.
+    # FRONTIER_SCHEMA plus a shard column, ordered by shard number, host, depth, url.
     table: pa.Table
     counts: FrontierCounts
 
@@ -72,15 +72,16 @@ known AS (
     SELECT url, any_value(host) AS host, min(depth)::INTEGER AS depth
     FROM candidates GROUP BY url
 ),
--- hosts: scope and shard of each distinct host (Python rules, run once per host).
+-- hosts: scope and shard (its number, for the order, and its key) of each distinct host:
+-- Python rules, run once per host.
 hosts AS MATERIALIZED (
-    SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard
-    FROM (SELECT DISTINCT host FROM known)
+    SELECT host, scoped, shard_no, shard_key(shard_no) AS shard
+    FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM (SELECT DISTINCT host FROM known))
 ),
 -- judged: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, and the
 -- query shape of each URL with a query.
 judged AS (
-    SELECT known.*, hosts.scoped, hosts.shard,
+    SELECT known.*, hosts.scoped, hosts.shard_no, hosts.shard,
            CASE WHEN hosts.scoped THEN trap_reason(url, host) END AS trap,
            CASE WHEN hosts.scoped THEN url_pattern(url) END AS pattern
     FROM known JOIN hosts USING (host)
@@ -105,7 +106,7 @@ host_ranked AS (
     SELECT *, row_number() OVER (PARTITION BY host, within_patterns ORDER BY depth, url) AS host_rank
     FROM within_patterns
 )
-SELECT url, host, depth, shard,
+SELECT url, host, depth, shard_no, shard,
        CASE WHEN NOT scoped THEN $out_of_scope
             WHEN trap IS NOT NULL THEN trap
             WHEN NOT within_patterns THEN $pattern_budget
@@ -128,7 +129,7 @@ FRONTIER_SQL = """
 SELECT url, host, depth, least(depth + 1, $levels)::INTEGER AS priority, {validators}, shard
 FROM fates {validators_join}
 WHERE left_out IS NULL
-ORDER BY shard, host, depth, url
+ORDER BY shard_no, host, depth, url
 """
 
 # The validators of each URL's latest answer, so the fetch can be a conditional GET, and
@@ -195,7 +196,10 @@ def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) 
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
 
     def shard(hosts: pa.Array) -> pa.Array:
-        return pa.array([shard_key(shard_of(h, settings.shard_count)) for h in hosts.to_pylist()], pa.string())
+        return pa.array([shard_of(h, settings.shard_count) for h in hosts.to_pylist()], pa.int32())
+
+    def key(shards: pa.Array) -> pa.Array:
+        return pa.array([shard_key(n) for n in shards.to_pylist()], pa.string())
 
     def scoped(hosts: pa.Array) -> pa.Array:
         return pa.array([in_scope(h, settings) for h in hosts.to_pylist()], pa.bool_())
@@ -206,7 +210,8 @@ def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) 
     def pattern(urls: pa.Array) -> pa.Array:
         return pa.array(list(map(url_pattern, urls.to_pylist())), pa.string())
 
-    con.create_function("shard_of", shard, ["VARCHAR"], "VARCHAR", type="arrow")
+    con.create_function("shard_of", shard, ["VARCHAR"], "INTEGER", type="arrow")
+    con.create_function("shard_key", key, ["INTEGER"], "VARCHAR", type="arrow")
     con.create_function("in_scope", scoped, ["VARCHAR"], "BOOLEAN", type="arrow")
     # NULL is a real answer of these two ("no trap", "no query"): special null handling.
     con.create_function("trap_reason", trap_reason, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
