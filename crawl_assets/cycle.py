@@ -23,7 +23,15 @@ from dagster import DagsterInstance, materialize
 
 from .assets import ALL_ASSETS
 from .crawler.settings import SettingsError, load_settings
-from .jobs import CLOSE_STAGE, FETCH_STAGE, FRONTIER_STAGE, day_close_job, fetch_job, frontier_job
+from .jobs import (
+    CLOSE_STAGE,
+    DRIVER_TAG,
+    FETCH_STAGE,
+    FRONTIER_STAGE,
+    day_close_job,
+    fetch_job,
+    frontier_job,
+)
 from .launcher import (
     DagsterService,
     LaunchError,
@@ -37,10 +45,6 @@ from .launcher import (
 )
 from .partitions import daily_partitions, fetch_partition_key, fetch_partitions
 from .resources import CrawlSettingsResource
-
-# Runs submitted by a driver (this command, a daily_cycle run) carry this tag: the sensors
-# leave their days alone, since the driver submits each next stage itself.
-DRIVER_TAG = "crawl/driver"
 
 
 class CycleFailed(RuntimeError):

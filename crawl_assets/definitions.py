@@ -2,13 +2,18 @@
 
 from dagster import Definitions, in_process_executor
 
+from sensors import ALL_SENSORS
+
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
 from .resources import CrawlSettingsResource
+from .schedules import ALL_SCHEDULES
 
 defs = Definitions(
     assets=ALL_ASSETS,
     jobs=ALL_JOBS,
+    schedules=ALL_SCHEDULES,
+    sensors=ALL_SENSORS,
     resources={"crawl_settings": CrawlSettingsResource()},
     # Each run executes its steps in the run's own process: a step's work is I/O or DuckDB (which
     # has its own threads), and a process per step would import the package again for each.

@@ -13,6 +13,9 @@ from .partitions import daily_partitions, fetch_partitions
 # it (a job, the asset graph, a backfill, automation, a sensor): dagster.yaml allows one run per
 # value, so two days never crawl one shard's hosts at the same time.
 SHARD_TAG = "dagster/partition/shard"
+# Runs submitted by a driver (`make crawl`, `make demo`) carry this tag: the sensors that chain a
+# day's stages leave those runs alone, since the driver submits each next stage itself.
+DRIVER_TAG = "crawl/driver"
 
 
 seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds"))

@@ -1,2 +1,8 @@
-"""Sensors of the recrawl pipeline. They import from crawl_assets; only
-crawl_assets/definitions.py imports them. None exist yet: schedules and sensors come later."""
+"""Sensors of the recrawl pipeline: they chain a day's stages when nobody drives them (the
+nightly schedule, a launch from the UI). They import from crawl_assets; only
+crawl_assets/definitions.py imports them."""
+
+from .day_chain import close_day_after_fetch, fetch_after_frontier
+from .seed_changes import seed_files_changed
+
+ALL_SENSORS = [seed_files_changed, fetch_after_frontier, close_day_after_fetch]

@@ -2,8 +2,8 @@
 
 from dagster import DagsterRunStatus
 
-from crawl_assets.cycle import DRIVER_TAG, daily_spec, fetch_spec, submit_cycle
-from crawl_assets.jobs import SHARD_TAG, frontier_job
+from crawl_assets.cycle import daily_spec, fetch_spec, submit_cycle
+from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG, frontier_job
 from crawl_assets.layout import fetch_log_file
 
 DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"

@@ -1,0 +1,87 @@
+"""The day's chain when no driver submits it: a landed frontier starts the fetch batch of every
+shard; once every shard of a day has finished (landed, or failed after its retries), the day
+closes on what landed (day_close_job). Runs tagged by a driver (`make crawl`) are left alone:
+the driver submits their next stage itself.
+
+Both sensors read the instance's event log from a cursor (the last storage id seen), so each
+materialisation is acted on once; run keys make a repeated request harmless.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dagster import (
+    AssetKey,
+    AssetRecordsFilter,
+    DagsterInstance,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    RunsFilter,
+    SensorEvaluationContext,
+    SensorResult,
+    sensor,
+)
+
+from crawl_assets.jobs import DRIVER_TAG, day_close_job, fetch_job
+from crawl_assets.launcher import partition_tags
+from crawl_assets.partitions import SHARD_KEYS, fetch_partition_key, fetch_partitions, split_fetch_key
+
+FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+BATCH = 100  # event records read per tick
+
+
+def _new_materialisations(instance: DagsterInstance, asset: str, cursor: int | None):
+    """(records of undriven runs, the last storage id read)."""
+    result = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=AssetKey(asset), after_storage_id=cursor), limit=BATCH, ascending=True)
+    undriven = []
+    for record in result.records:
+        run = instance.get_run_by_id(record.run_id) if record.run_id else None
+        if run is None or DRIVER_TAG not in run.tags:
+            undriven.append(record)
+    last = result.records[-1].storage_id if result.records else cursor
+    return undriven, last
+
+
+@sensor(job=fetch_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=30)
+def fetch_after_frontier(context: SensorEvaluationContext):
+    """frontier_snapshot[D] landed: fetch_batch[D|s] for every shard s (each run carries its
+    shard tag, so dagster.yaml's one-run-per-shard limit holds)."""
+    cursor = int(context.cursor) if context.cursor else None
+    records, last = _new_materialisations(context.instance, "frontier_snapshot", cursor)
+    requests = []
+    for record in records:
+        for shard in SHARD_KEYS:
+            key = str(fetch_partition_key(record.partition_key, shard))
+            requests.append(RunRequest(run_key=f"fetch-{key}-after-{record.storage_id}", partition_key=key,
+                                       tags=partition_tags(fetch_partitions, key)))
+    return SensorResult(run_requests=requests, cursor=str(last) if last is not None else None)
+
+
+def latest_fetch_status(instance: DagsterInstance, date: str, shard: str) -> DagsterRunStatus | None:
+    key = str(fetch_partition_key(date, shard))
+    records = instance.get_run_records(RunsFilter(tags={"dagster/partition": key}), limit=1)
+    return records[0].dagster_run.status if records else None
+
+
+@sensor(job=day_close_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=30)
+def close_day_after_fetch(context: SensorEvaluationContext):
+    """A day with a landed fetch batch stays open until every shard's latest fetch run has
+    finished; then day_close_job[D] runs on what landed (its day_report says which shards
+    are missing: a partial day)."""
+    state = json.loads(context.cursor) if context.cursor else {"after": None, "open": []}
+    records, state["after"] = _new_materialisations(context.instance, "fetch_batch", state["after"])
+    open_days = sorted(set(state["open"]) | {split_fetch_key(r.partition_key)[0] for r in records})
+    requests, still_open = [], []
+    for date in open_days:
+        statuses = {shard: latest_fetch_status(context.instance, date, shard) for shard in SHARD_KEYS}
+        if all(status in FINISHED for status in statuses.values()):
+            failed = sorted(s for s, status in statuses.items() if status != DagsterRunStatus.SUCCESS)
+            requests.append(RunRequest(run_key=f"close-{date}-{state['after']}", partition_key=date,
+                                       tags={"crawl/failed_shards": ",".join(failed)} if failed else {}))
+        else:
+            still_open.append(date)
+    state["open"] = still_open
+    return SensorResult(run_requests=requests, cursor=json.dumps(state))

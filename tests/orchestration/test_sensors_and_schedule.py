@@ -1,0 +1,104 @@
+"""The nightly schedule and the sensors that chain a day, evaluated against a test instance
+holding real runs of stand-in assets (same keys and partitions, no crawling)."""
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from dagster import (
+    DagsterInstance,
+    DagsterRunStatus,
+    Failure,
+    asset,
+    build_schedule_context,
+    build_sensor_context,
+    instance_for_test,
+    materialize,
+)
+
+from crawl_assets.definitions import defs
+from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG
+from crawl_assets.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
+from crawl_assets.schedules import NIGHTLY_HOUR, nightly_cycle
+from sensors.day_chain import close_day_after_fetch, fetch_after_frontier
+from sensors.seed_changes import seed_files_changed
+
+DAY = "2026-11-20"
+
+
+@asset(name="frontier_snapshot", partitions_def=daily_partitions)
+def stand_in_frontier() -> None:
+    pass
+
+
+@asset(name="fetch_batch", partitions_def=fetch_partitions)
+def stand_in_fetch(context) -> None:
+    if context.partition_key.keys_by_dimension["shard"] == "s01":
+        raise Failure("this shard fails, retries included")
+
+
+def land(instance: DagsterInstance, asset_def, key: str, **tags) -> bool:
+    return materialize([asset_def], partition_key=key, instance=instance, tags=tags, raise_on_error=False).success
+
+
+@pytest.fixture
+def instance():
+    with instance_for_test() as instance:
+        yield instance
+
+
+def test_a_landed_frontier_starts_every_shard_with_its_shard_tag(instance):
+    land(instance, stand_in_frontier, DAY)
+    land(instance, stand_in_frontier, "2026-11-21", **{DRIVER_TAG: "cli"})  # its driver fetches itself
+    context = build_sensor_context(instance=instance, definitions=defs)
+    result = fetch_after_frontier(context)
+    assert [r.partition_key for r in result.run_requests] == [f"{DAY}|{s}" for s in SHARD_KEYS]
+    assert [r.tags[SHARD_TAG] for r in result.run_requests] == SHARD_KEYS
+
+    again = fetch_after_frontier(build_sensor_context(instance=instance, cursor=result.cursor, definitions=defs))
+    assert again.run_requests == []  # each landed frontier is acted on once
+
+
+def test_the_day_closes_once_every_shard_finished_and_says_which_failed(instance):
+    for shard in SHARD_KEYS[:-1]:
+        land(instance, stand_in_fetch, str(fetch_partition_key(DAY, shard)))
+    first = close_day_after_fetch(build_sensor_context(instance=instance, definitions=defs))
+    assert first.run_requests == [] and json.loads(first.cursor)["open"] == [DAY]  # the last shard is missing
+
+    assert land(instance, stand_in_fetch, str(fetch_partition_key(DAY, SHARD_KEYS[-1])))
+    second = close_day_after_fetch(build_sensor_context(instance=instance, cursor=first.cursor, definitions=defs))
+    (request,) = second.run_requests
+    assert request.partition_key == DAY
+    assert request.tags["crawl/failed_shards"] == "s01"  # the partial day is named
+    failed = [r.dagster_run.tags["dagster/partition"] for r in instance.get_run_records()
+              if r.dagster_run.status == DagsterRunStatus.FAILURE]
+    assert failed == [f"{DAY}|s01"]
+    assert close_day_after_fetch(build_sensor_context(
+        instance=instance, cursor=second.cursor, definitions=defs)).run_requests == []
+
+
+def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "a.txt").write_text("https://example.org/\n")
+    overlay = tmp_path / "seeds.toml"
+    overlay.write_text(f'[crawl]\nseeds_dir = "{seeds}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(overlay))
+
+    first = seed_files_changed(build_sensor_context(definitions=defs))
+    assert first.run_requests == [] and first.cursor  # the first tick only records the files
+    unchanged = seed_files_changed(build_sensor_context(cursor=first.cursor, definitions=defs))
+    assert not getattr(unchanged, "run_requests", None)
+    (seeds / "b.txt").write_text("https://example.com/\n")
+    changed = seed_files_changed(build_sensor_context(cursor=first.cursor, definitions=defs))
+    (request,) = changed.run_requests
+    assert request.partition_key == datetime.now(timezone.utc).date().isoformat()
+    assert changed.cursor != first.cursor
+
+
+def test_the_nightly_schedule_runs_by_default_and_launches_that_day(instance):
+    assert nightly_cycle.default_status.value == "RUNNING"
+    tick = datetime(2026, 11, 20, NIGHTLY_HOUR, tzinfo=timezone.utc)
+    context = build_schedule_context(instance=instance, scheduled_execution_time=tick)
+    (request,) = nightly_cycle.evaluate_tick(context).run_requests
+    assert request.partition_key == "2026-11-20"  # today's cycle, not yesterday's
