@@ -109,13 +109,13 @@ def test_page_text_reads_the_article_as_a_page_of_its_own():
 
     rng = random.Random(5)
     documents = [_random_document(rng) for _ in range(300)]
-    ours, theirs = [page_text(d) for d in documents], [reference(d) for d in documents]
-    assert sum(a == b for a, b in zip(ours, theirs)) >= 295     # most are the same text
-    # All give the same words (what MinHash reads: whitespace may differ around a <pre>)
-    # and the same fingerprints.
-    assert [a.split() for a in ours] == [b.split() for b in theirs]
-    assert [simhash64(a) for a in ours] == [simhash64(b) for b in theirs]
-    assert sum(bool(b) for b in theirs) > 250                   # mostly non-empty text
+    moved, reparsed = [page_text(d) for d in documents], [reference(d) for d in documents]
+    assert sum(a == b for a, b in zip(moved, reparsed)) >= 295   # mostly the very same text
+    # Always the same words (what MinHash reads: whitespace may differ around a <pre>) and
+    # the same fingerprints.
+    assert [a.split() for a in moved] == [b.split() for b in reparsed]
+    assert [simhash64(a) for a in moved] == [simhash64(b) for b in reparsed]
+    assert sum(bool(b) for b in reparsed) > 250                  # mostly non-empty text
 
 
 def test_fingerprint_basics():
