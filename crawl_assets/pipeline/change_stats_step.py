@@ -135,13 +135,15 @@ def _sql_literal(glob: str | list[str]) -> str:
 
 
 # Each fetch beside the URL's previous visit and previous full answer: one window over
-# url-sorted rows; IGNORE NULLS skips the fetches that are not visits (errors) or carry no
+# rows sorted by URL and time; IGNORE NULLS skips the fetches that are not visits (errors) or carry no
 # body (304s) so they are compared with what the crawl last saw.
 _HISTORY_SQL = """
 WITH fetches AS (
-    SELECT url, host, status, status_class, epoch(fetched_at) / 86400.0 AS t,
+    -- Only numbers go through the sort: the URL as two 64-bit hashes (a collision needs
+    -- 2^64 URLs), the digest as one (it is only compared with the previous one).
+    SELECT hash(url) AS k1, hash(url, 1) AS k2, status, status_class, epoch(fetched_at) / 86400.0 AS t,
            status_class IN ($ok, $not_modified) AS is_visit,
-           CASE WHEN status_class = $ok THEN coalesce(payload_digest, sha256) END AS digest,
+           CASE WHEN status_class = $ok THEN hash(coalesce(payload_digest, sha256)) END AS digest,
            CASE WHEN status_class = $ok THEN simhash END AS simhash,
            CASE WHEN status_class = $ok THEN bytes END AS body_bytes,
            epoch(try_strptime(last_modified, $http_date)) / 86400.0 AS lm
@@ -159,7 +161,7 @@ sequenced AS (
            lag(simhash IGNORE NULLS) OVER w AS prev_simhash,
            lag(body_bytes IGNORE NULLS) OVER w AS prev_body_bytes
     FROM with_evidence
-    WINDOW w AS (PARTITION BY url ORDER BY t, status)
+    WINDOW w AS (PARTITION BY k1, k2 ORDER BY t, status)
 ),
 -- What each visit tells: its interval, whether the text changed, what Last-Modified says.
 judged AS (
@@ -173,8 +175,7 @@ judged AS (
                    AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
           FROM sequenced)
 )
-SELECT url,
-       any_value(host) AS host,
+SELECT k1, k2,
        count(*) FILTER (is_visit) AS visits,
        count(interval_days) AS intervals,
        count(*) FILTER (changed) AS changes,
@@ -202,7 +203,13 @@ SELECT url,
        count(*) - coalesce(max(rn) FILTER (status NOT IN {gone}), 0) AS gone_streak,
        coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved
 FROM judged
-GROUP BY url
+GROUP BY k1, k2
+"""
+
+# The names behind the hashes: one row per URL.
+_NAMES_SQL = """
+SELECT hash(url) AS k1, hash(url, 1) AS k2, any_value(url) AS url, any_value(host) AS host
+FROM fetch_log WHERE epoch(fetched_at) / 86400.0 < $end_day GROUP BY ALL
 """
 
 _NO_EVIDENCE = "SELECT *, 0 AS seen FROM fetches"
@@ -211,10 +218,10 @@ _NO_EVIDENCE = "SELECT *, 0 AS seen FROM fetches"
 _WITH_EVIDENCE = """
     SELECT f.*, coalesce(e.seen, 0) AS seen
     FROM fetches f ASOF LEFT JOIN (
-        SELECT url, epoch(lastmod) / 86400.0 AS lastmod_t,
+        SELECT hash(url) AS k1, hash(url, 1) AS k2, epoch(lastmod) / 86400.0 AS lastmod_t,
                row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen
         FROM lastmod_evidence) e
-      ON f.url = e.url AND f.t >= e.lastmod_t
+      ON f.k1 = e.k1 AND f.k2 = e.k2 AND f.t >= e.lastmod_t
 """
 
 
@@ -227,10 +234,17 @@ def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Tab
         con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
     sql = _HISTORY_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
                               gone=str(GONE_STATUSES))
-    table = con.sql(sql, params={
+    history = con.sql(sql, params={
         "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
         "end_day": end_day, "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS,
     }).to_arrow_table()
+    names = con.sql(_NAMES_SQL, params={"end_day": end_day}).to_arrow_table()
+    con.register("history", history)
+    con.register("names", names)
+    table = con.sql("SELECT n.url, n.host, h.* EXCLUDE (k1, k2) FROM history h JOIN names n USING (k1, k2)").to_arrow_table()
+    con.unregister("history")
+    con.unregister("names")
+    del history, names
     if evidence is not None:
         latest = con.sql("SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t FROM lastmod_evidence "
                              "WHERE epoch(lastmod) / 86400.0 < $end GROUP BY url", params={"end": end_day}).to_arrow_table()

@@ -1,0 +1,177 @@
+"""Priorities benchmark: change_stats + recrawl_priorities over a large synthetic history.
+
+    .venv/bin/python bench/priorities.py [--urls 10000000] [--rows 50000000] [--hosts 100000]
+        [--days 50] [--keep DIR]
+
+Writes a synthetic fetch log in the crawl's layout (FETCH_LOG_SCHEMA, hive date=D/shard=s00)
+to a temporary directory with DuckDB: --rows fetches of --urls URLs on --hosts hosts over
+--days days (each URL visited rows/urls times at irregular intervals; its content changes
+with a per-URL probability, some visits change only the boilerplate; a third of the hosts
+answer 304 when unchanged, a third send an honest Last-Modified; 1 % of answers are 404).
+Then, in a fresh process (so its peak RSS, VmHWM, is its own), times
+change_stats(the log, last day) and recrawl_priorities(its URLs, in-links for every URL,
+a host table with delays, every URL plus 5 % never fetched, the next day), with a daily budget
+of 10 % of the URLs. Goal on this 2-core machine: at most 30 s and 4 GB.
+The last line is machine-readable:
+priorities urls= history_rows= seconds= peak_rss_mb=
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GOAL_SECONDS, GOAL_RSS_MB = 30.0, 4096
+START_DAY = "2026-01-01"
+
+
+def generate(out: Path, urls: int, rows: int, hosts: int, days: int) -> None:
+    """The synthetic fetch log, written by DuckDB straight to Parquet (never held in Python)."""
+    import duckdb
+
+    visits = rows // urls
+    con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = false")
+    # Each row: the visit-th fetch of URL u. Visit days spread over the window with jitter;
+    # `version` counts content changes so far (a per-URL change probability per visit).
+    con.execute(f"""
+        COPY (
+            WITH base AS (
+                SELECT i % {urls} AS u, i // {urls} AS visit FROM range({visits * urls}) t(i)
+            ),
+            facts AS (
+                SELECT u, visit, u % {hosts} AS h,
+                       (hash(u) % 1000) / 1000.0 AS change_p,
+                       least({days - 1}, visit * {days / visits} + (hash(u, visit) % 1000) / 1000.0
+                             * {days / visits}) AS day_offset
+                FROM base
+            ),
+            versions AS (
+                SELECT *, sum(CASE WHEN (hash(u, visit, 7) % 1000) / 1000.0 < change_p * change_p
+                                   THEN 1 ELSE 0 END) OVER (PARTITION BY u ORDER BY visit) AS version,
+                       (hash(u, visit, 9) % 100) = 0 AS missing
+                FROM facts
+            )
+            SELECT 'https://h' || h || '.bench.test/p/' || u AS url,
+                   'h' || h || '.bench.test' AS host,
+                   0 AS depth,
+                   CASE WHEN missing THEN 404 WHEN h % 3 = 0 AND visit > 0
+                             AND version = lag(version) OVER (PARTITION BY u ORDER BY visit) THEN 304
+                        ELSE 200 END::INTEGER AS status,
+                   CASE WHEN status = 404 THEN 'http_4xx' WHEN status = 304 THEN 'not_modified' ELSE 'ok' END
+                       AS status_class,
+                   TIMESTAMPTZ '{START_DAY} 00:00:00+00' + to_microseconds(CAST(day_offset * 86400e6 AS BIGINT))
+                       AS fetched_at,
+                   NULL::DOUBLE AS duration_ms,
+                   CASE WHEN status = 200 THEN 20000 ELSE 0 END::BIGINT AS bytes,
+                   'text/html' AS content_type,
+                   CASE WHEN status = 200 THEN md5(u || ':' || version || ':' || (visit % 2)) END AS sha256,
+                   NULL::VARCHAR AS etag,
+                   CASE WHEN h % 3 = 1 THEN strftime(TIMESTAMPTZ '{START_DAY} 00:00:00+00'
+                        + to_microseconds(CAST(version * 86400e6 AS BIGINT)), '%a, %d %b %Y %H:%M:%S GMT') END
+                       AS last_modified,
+                   NULL::VARCHAR AS error, NULL::VARCHAR AS ip, 1 AS attempts, NULL::VARCHAR AS redirect_to,
+                   CASE WHEN status = 200 THEN md5(u || ':' || version || ':' || (visit % 2)) END AS payload_digest,
+                   CASE WHEN status = 200 THEN xor(hash(u, version), (visit % 2)::UBIGINT) END AS simhash,
+                   'response' AS warc_type, NULL::VARCHAR AS refers_to, NULL::VARCHAR AS warc_file,
+                   NULL::BIGINT AS warc_offset, NULL::BIGINT AS warc_length, 0 AS outlinks,
+                   strftime(DATE '{START_DAY}' + CAST(floor(day_offset) AS INTEGER), '%Y-%m-%d') AS date,
+                   's00' AS shard
+            FROM versions
+        ) TO '{out}' (FORMAT parquet, PARTITION_BY (date, shard), OVERWRITE_OR_IGNORE)
+    """)
+    con.close()
+
+
+def measure(log_dir: Path, urls: int, hosts: int, days: int) -> dict:
+    """Runs in a fresh process: both steps, timed, with this process's peak RSS."""
+    import numpy as np
+    import pyarrow as pa
+    from dataclasses import replace
+    from datetime import date, timedelta
+
+    from bench.measures import peak_rss_kb
+    from crawl_assets.crawler.settings import CrawlSettings
+    from crawl_assets.pipeline.change_stats_step import change_stats
+    from crawl_assets.pipeline.priorities_step import recrawl_priorities
+
+    last_day = date.fromisoformat(START_DAY) + timedelta(days=days - 1)
+    settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
+    # Inputs the pipeline would read from Parquet: in-links, hosts, the known URLs.
+    rng = np.random.default_rng(1)
+    ids = np.arange(urls + urls // 20)
+    host_of = ids % hosts
+    url_strings = pa.compute.binary_join_element_wise(
+        pa.compute.binary_join_element_wise("https://h", pa.array(host_of).cast(pa.string()), ".bench.test/p/", ""),
+        pa.array(ids).cast(pa.string()), "")
+    host_strings = pa.compute.binary_join_element_wise("h", pa.array(host_of).cast(pa.string()), ".bench.test", "")
+    known = pa.table({"url": url_strings, "host": host_strings})
+    inlinks = pa.table({"url": url_strings.slice(0, urls), "inlinks": np.minimum(rng.zipf(1.8, urls) - 1, 10**6)})
+    host_table = pa.table({"host": host_strings.slice(0, hosts),
+                           "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
+                           "flagged": rng.random(hosts) < 0.01})
+    t0 = time.perf_counter()
+    stats = change_stats(str(log_dir / "*" / "*" / "*.parquet"), last_day, settings)
+    t1 = time.perf_counter()
+    plan = recrawl_priorities(stats.urls, inlinks, host_table, known, last_day + timedelta(days=1), settings)
+    t2 = time.perf_counter()
+    return {"change_stats_s": t1 - t0, "priorities_s": t2 - t1, "seconds": t2 - t0,
+            "peak_rss_mb": peak_rss_kb() / 1024, "urls": stats.counts.urls, "visits": stats.counts.visits,
+            "changes": stats.counts.changes, "planned": plan.counts.planned,
+            "capped_hosts": plan.counts.capped_hosts, "estimators": stats.urls.group_by("estimator")
+            .aggregate([("url", "count")]).to_pylist()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--urls", type=int, default=10_000_000)
+    parser.add_argument("--rows", type=int, default=50_000_000)
+    parser.add_argument("--hosts", type=int, default=100_000)
+    parser.add_argument("--days", type=int, default=50)
+    parser.add_argument("--keep", type=Path, help="write the synthetic log here and keep it")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.urls, args.hosts, args.days)))
+        return 0
+    if args.rows < args.urls:
+        parser.error("--rows must be at least --urls (every URL fetched at least once)")
+    log_dir = args.keep or Path(tempfile.mkdtemp(prefix="priorities-bench-"))
+    try:
+        t0 = time.perf_counter()
+        generate(log_dir, args.urls, args.rows, args.hosts, args.days)
+        rows = (args.rows // args.urls) * args.urls
+        print(f"synthetic fetch log: {rows:,} rows for {args.urls:,} URLs on {args.hosts:,} hosts "
+              f"over {args.days} days, written in {time.perf_counter() - t0:.0f} s", flush=True)
+        child = subprocess.run([sys.executable, __file__, "--measure", str(log_dir), "--urls", str(args.urls),
+                                "--hosts", str(args.hosts), "--days", str(args.days)],
+                               capture_output=True, text=True, cwd=ROOT)
+        if child.returncode != 0:
+            print(child.stderr, file=sys.stderr)
+            return 1
+        result = json.loads(child.stdout.strip().splitlines()[-1])
+    finally:
+        if args.keep is None:
+            shutil.rmtree(log_dir, ignore_errors=True)
+    print(f"change_stats {result['change_stats_s']:.1f} s, recrawl_priorities {result['priorities_s']:.1f} s; "
+          f"{result['urls']:,} URLs, {result['visits']:,} visits, {result['changes']:,} changes, "
+          f"{result['planned']:,} planned, {result['capped_hosts']} hosts at their cap")
+    print("estimators: " + ", ".join(f"{e['estimator']} {e['url_count']:,}" for e in result["estimators"]))
+    ok = result["seconds"] <= GOAL_SECONDS and result["peak_rss_mb"] <= GOAL_RSS_MB
+    print(f"goal (<= {GOAL_SECONDS:.0f} s, <= {GOAL_RSS_MB} MB): {'met' if ok else 'NOT met'}")
+    print(f"priorities urls={args.urls} history_rows={rows} seconds={result['seconds']:.1f} "
+          f"peak_rss_mb={result['peak_rss_mb']:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
