@@ -20,8 +20,13 @@ fetch; boilerplate-only is not a change):
 - proportional: frequency proportional to the TRUE rate;
 - nutch_adaptive: Nutch's AdaptiveFetchSchedule: interval starts at urls / budget days,
   x1.4 after an unchanged fetch, x0.8 after a changed one, within [1, 90] days;
-- optimal: the freshness-optimal allocation (refresh_allocation.allocate) from the TRUE rates
-  and importance: the ceiling;
+- optimal: the ceiling: the project's recrawl_priorities (the freshness-optimal allocation
+  within the politeness caps and its daily plan) fed the TRUE rates and last fetch times;
+- optimal_periodic (for reference): the same optimal frequencies from the TRUE rates, but
+  scheduled like the fixed-frequency policies. The daily plan, which fetches due pages by
+  expected gain given the time since their last fetch, beats that periodic schedule, so
+  the ceiling is measured with the same plan ours uses: gap_closed then measures what
+  estimating the rates from fetch results costs;
 - adaptive (ours): sees only fetch results. Each day the simulator writes the day's fetch-log
   Parquet (the crawl's FETCH_LOG_SCHEMA, hive date=D/shard=s00), runs the project's
   change_stats over all of it and recrawl_priorities for the next day, and fetches the plan.
