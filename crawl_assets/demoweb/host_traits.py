@@ -15,7 +15,7 @@ Feeds of the 20 most recently changed pages (content changes only):
   host_index % 4 == 1    RSS 2.0 at /feed.rss, linked from the home page (<link rel=alternate>
                          in its head and an anchor in its footer)
   host_index % 4 == 3    Atom at /feed.atom, listed in robots.txt as a Sitemap: line (these
-                         hosts always have a robots.txt)
+                         hosts always have a robots.txt; robots_rules()["feeds"] names it)
 """
 
 from __future__ import annotations

@@ -20,19 +20,17 @@ ROBOTS_VARIANTS: tuple[dict | None, ...] = (
 
 def robots_rules(shape: SiteShape, host_index: int) -> dict:
     """What the host's robots.txt says for User-agent *: disallow (path prefixes),
-    crawl_delay (seconds or None), sitemaps (URLs: the sitemap, and the Atom feed on hosts
-    that publish one), present (False: robots.txt is 404)."""
+    crawl_delay (seconds or None), sitemaps (the sitemap URL, if listed), feeds (the Atom
+    feed URL on hosts that list one: also a Sitemap: line), present (False: robots.txt is 404)."""
     variant = ROBOTS_VARIANTS[host_index % len(ROBOTS_VARIANTS)]
     if variant is None:
-        return {"disallow": [], "crawl_delay": None, "sitemaps": [], "present": False}
+        return {"disallow": [], "crawl_delay": None, "sitemaps": [], "feeds": [], "present": False}
     base = shape.base_url(host_index)
-    sitemaps = [base + "/sitemap.xml"] if variant["sitemap"] else []
-    if feed_path(host_index) == ATOM_PATH:
-        sitemaps.append(base + ATOM_PATH)
     return {
         "disallow": ["/private/"] if variant["disallow_private"] else [],
         "crawl_delay": variant["crawl_delay"],
-        "sitemaps": sitemaps,
+        "sitemaps": [base + "/sitemap.xml"] if variant["sitemap"] else [],
+        "feeds": [base + ATOM_PATH] if feed_path(host_index) == ATOM_PATH else [],
         "present": True,
     }
 
@@ -51,7 +49,7 @@ def robots_txt(shape: SiteShape, host_index: int) -> str | None:
     lines += [f"Disallow: {p}" for p in rules["disallow"]] or ["Disallow:"]
     if rules["crawl_delay"] is not None:
         lines.append(f"Crawl-delay: {rules['crawl_delay']}")
-    if rules["sitemaps"]:
+    if rules["sitemaps"] or rules["feeds"]:
         lines.append("")
-        lines += [f"Sitemap: {url}" for url in rules["sitemaps"]]
+        lines += [f"Sitemap: {url}" for url in rules["sitemaps"] + rules["feeds"]]
     return "\n".join(lines) + "\n"

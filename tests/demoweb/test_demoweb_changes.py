@@ -193,7 +193,7 @@ def test_feeds_list_the_most_recently_changed_pages():
     assert (feed_path(rss_host), feed_path(atom_host), feed_path(0)) == ("/feed.rss", "/feed.atom", None)
     assert f"{web.base_url(rss_host)}/feed.rss" in web.outlinks(rss_host, HOME_PAGE)
     assert 'type="application/rss+xml"' in get(web, rss_host, "/").body.decode()
-    assert f"{web.base_url(atom_host)}/feed.atom" in web.robots_rules(atom_host)["sitemaps"]
+    assert web.robots_rules(atom_host)["feeds"] == [f"{web.base_url(atom_host)}/feed.atom"]
     assert f"Sitemap: {web.base_url(atom_host)}/feed.atom" in get(web, atom_host, "/robots.txt").body.decode()
     assert get(web, 0, "/feed.rss").status == 404 and get(web, rss_host, "/feed.atom").status == 404
 

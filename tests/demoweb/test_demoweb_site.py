@@ -174,7 +174,7 @@ def test_robots_txt_matches_robots_rules(web, host_index):
     r = get(web, host_index, "/robots.txt")
     if not rules["present"]:
         assert r.status == 404
-        assert rules["disallow"] == [] and rules["sitemaps"] == [] and rules["crawl_delay"] is None
+        assert rules["disallow"] == rules["sitemaps"] == rules["feeds"] == [] and rules["crawl_delay"] is None
         return
     assert r.status == 200 and r.header("Content-Type").startswith("text/plain")
     parser = urllib.robotparser.RobotFileParser()
@@ -186,7 +186,7 @@ def test_robots_txt_matches_robots_rules(web, host_index):
     delays = [float(line.split(":", 1)[1]) for line in r.body.decode().splitlines()
               if line.lower().startswith("crawl-delay:")]
     assert delays == ([rules["crawl_delay"]] if rules["crawl_delay"] is not None else [])
-    assert (parser.site_maps() or []) == rules["sitemaps"]
+    assert (parser.site_maps() or []) == rules["sitemaps"] + rules["feeds"]
 
 
 def test_robots_variety_covers_every_kind(web):
