@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import httpcore
 
+from .socket_backend import AsyncioBackend
+
 
 class ConnectionFactory:
     def __init__(self, network_backend: httpcore.AsyncNetworkBackend | None = None):
-        """network_backend: where bytes go (httpcore's default: real sockets; tests pass
-        httpcore.AsyncMockBackend with canned answers)."""
+        """network_backend: where bytes go (default: sockets through asyncio, socket_backend.py;
+        tests pass httpcore.AsyncMockBackend with canned answers)."""
         self._ssl_context = None  # built on the first https host: loading the CA bundle costs ms
-        self._backend = network_backend
+        self._backend = network_backend or AsyncioBackend()
 
     def new_pool(self, https: bool) -> httpcore.AsyncConnectionPool:
         """One keep-alive connection to one host, no retries (the engine decides those)."""

@@ -18,8 +18,10 @@ from support import DemoWebProcess, assert_polite
 DELAY = 0.05
 BUDGET = 6  # pages per host: redirect-target is offered more than this (cross-redirect exactly this)
 # The demo web stamps a request's `end` after its write returns; on a loaded machine that can
-# land a few ms after the crawler already holds the answer, so measured gaps get this slack.
-STAMP_SLACK_S = 0.005
+# land several ms after the crawler already holds the answer, so measured gaps get this slack
+# (far below what the tests tell apart: a hop fetched outside the slot came 11 ms after the
+# host's own robots.txt, against a 0.25 s delay).
+STAMP_SLACK_S = 0.010
 
 TARGET = politeness_hostname("redirect_target")
 ELSEWHERE = politeness_hostname("robots_cross_host")
