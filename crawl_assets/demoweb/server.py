@@ -250,8 +250,8 @@ class DemoWebServer:
             await self._serve_streaming(reader, writer, response, version, method, host, path,
                                         headers, conn_id, start)
             return False
-        await self._write(writer, response, keep_alive, version, head_only=method == "HEAD")
-        self.access_log.record(host, path, method, start, time.time(), response.status,
+        answered = await self._write(writer, response, keep_alive, version, head_only=method == "HEAD")
+        self.access_log.record(host, path, method, start, answered, response.status,
                                0 if method == "HEAD" else len(response.body),
                                "if-none-match" in headers or "if-modified-since" in headers,
                                conn_id)
@@ -267,12 +267,17 @@ class DemoWebServer:
                                    len(response.body), False, conn_id)
 
     async def _write(self, writer, response: Response, keep_alive: bool, version: str,
-                     head_only: bool) -> None:
+                     head_only: bool) -> float:
+        """Send the answer; returns the time just before it was handed to the socket. The
+        client cannot have it earlier, whereas a time taken after drain() can be late by a
+        whole scheduler slice on a loaded machine (the client already has the answer)."""
         data = self._head(response, keep_alive, version, chunked=False)
         if not head_only and response.status not in _NO_BODY_STATUSES:
             data += response.body
+        answered = time.time()
         writer.write(data)
         await writer.drain()
+        return answered
 
     def _head(self, response: Response, keep_alive: bool, version: str, chunked: bool) -> bytes:
         """Status line and headers. Adds Content-Length (unless present, chunked or streamed)."""
