@@ -5,7 +5,9 @@ of every group naming our product token (or of the `*` groups when none does), t
 Crawl-delay / Request-rate / Visit-time, and the file-wide Sitemap and Host lines.
 policy_from_response() applies the RFC's rules for unavailable and unreachable files, and
 RobotsCache keeps one policy per origin for a TTL, fetching each robots.txt once however
-many workers ask. No I/O happens here: the cache is handed a fetch function.
+many workers ask. No I/O happens here: the cache is handed a fetch function. (The fetch
+engine does not use RobotsCache: it fetches robots.txt hop by hop, each hop in its own
+host's turn, and keeps the rules in the host's VisitState.)
 """
 
 from __future__ import annotations
