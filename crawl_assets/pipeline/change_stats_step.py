@@ -47,6 +47,8 @@ POOL_MIN_URLS = 5
 PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
 DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
 GONE_STATUSES = (404, 410)
+# DuckDB spills the url-sorted history to disk beyond this rather than take the machine.
+DUCKDB_MEMORY_LIMIT = "2GB"
 HTTP_DATE = "%a, %d %b %Y %H:%M:%S GMT"
 
 
@@ -93,7 +95,7 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
     list). settings: anything with `near_dup_threshold` (CrawlSettings). lastmod_evidence:
     optional (url, lastmod) rows from sitemaps and feeds."""
     end_day = _end_of(date)
-    con = duckdb.connect()
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         per_url = _per_url_history(con, fetch_log_glob, end_day, settings.near_dup_threshold,
                                    lastmod_evidence)
