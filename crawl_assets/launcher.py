@@ -85,6 +85,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C stops it even when this command runs where SIGINT is ignored
+    (a background job), since children inherit an ignored signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _graphql_ready(url: str) -> bool:
     """The webserver answers and its code location has loaded."""
     request = urllib.request.Request(
@@ -124,7 +130,8 @@ class DagsterService:
         with open(self.log_file, "ab") as log:
             # Its own process group, so stopping it stops the code servers and daemon it started.
             self._process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=log,
-                                             stderr=subprocess.STDOUT, start_new_session=True)
+                                             stderr=subprocess.STDOUT, start_new_session=True,
+                                             preexec_fn=_default_sigint)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not _graphql_ready(self.url):
             if self._process.poll() is not None or time.monotonic() > deadline:
@@ -134,13 +141,15 @@ class DagsterService:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._process and self._process.poll() is None:
-            os.killpg(self._process.pid, signal.SIGINT)  # dagster dev shuts its children down on SIGINT
+        # dagster dev shuts its children down on Ctrl-C; a group that lingers is stopped harder.
+        for sig, grace_s in ((signal.SIGINT, 30), (signal.SIGTERM, 15), (signal.SIGKILL, 15)):
+            if not self._process or self._process.poll() is not None:
+                return
+            os.killpg(self._process.pid, sig)
             try:
-                self._process.wait(timeout=60)
+                self._process.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
-                os.killpg(self._process.pid, signal.SIGKILL)
-                self._process.wait()
+                continue
 
 
 @dataclass(frozen=True)
