@@ -37,18 +37,44 @@ class DemoWebProcess(demoweb_process.DemoWebProcess):
         super().__init__(**(defaults | web_args))
 
 
-def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, float] | None = None) -> None:
-    """Never two requests in flight to one host, never closer than its delay."""
+def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, float] | None = None,
+                  *, response_time_factor: float = 0.0, max_adaptive_delay_s: float = float("inf"),
+                  retry_after=None) -> None:
+    """Never two requests in flight to one host, and never a request sooner after the answer
+    before it than the host's delay, which is the largest of:
+    - `delay_s`, and the host's `delays_by_host` entry (its robots.txt Crawl-delay);
+    - with `response_time_factor` (the crawl's setting), the adaptive delay: at least the
+      factor x the host's fastest answer so far, up to `max_adaptive_delay_s`. The crawler's
+      average of recent response times is never below its fastest, and a row's end - start
+      (request received to answer handed to the socket) is never more than the crawler
+      measures, so this is a bound it must meet. Rows with status 0 (never answered) were
+      not measured and are skipped;
+    - with `retry_after` (a function of a row: the time.time() moment before which the host
+      must not be asked again after that answer, or None), the next request comes no sooner.
+    """
     by_host: dict[str, list[dict]] = {}
     for row in rows:
         by_host.setdefault(row["host"], []).append(row)
     for host, hits in by_host.items():
         hits.sort(key=lambda r: r["start"])
         delay = max(delay_s, (delays_by_host or {}).get(host, 0.0))
+        fastest = None
         for before, after in zip(hits, hits[1:]):
             assert after["start"] >= before["end"], f"two requests in flight to {host}"
             gap = after["start"] - before["end"]
-            assert gap >= delay, f"{host} was asked again after {gap:.4f}s (delay {delay}s)"
+            assert gap >= delay, (f"{host} was asked again after {gap:.4f}s (delay {delay}s): "
+                                  f"{before['path']} ({before['status']}) then {after['path']}")
+            if before["status"] and response_time_factor:
+                took = before["end"] - before["start"]
+                fastest = took if fastest is None else min(fastest, took)
+                adaptive = min(response_time_factor * fastest, max_adaptive_delay_s)
+                assert gap >= adaptive, (f"{host} was asked again after {gap:.4f}s; its answers took "
+                                         f">= {fastest:.4f}s, so the adaptive delay is >= {adaptive:.4f}s")
+            moment = retry_after(before) if retry_after else None
+            if moment is not None:
+                early = moment - after["start"]
+                assert early <= 0, (f"{host} was asked again {early:.4f}s before the Retry-After of "
+                                    f"its {before['status']} to {before['path']}")
 
 
 def assert_warcio_check_passes(*paths: Path) -> None:

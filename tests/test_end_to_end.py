@@ -91,11 +91,13 @@ def test_the_catalog_answers_for_a_known_page(crawl, small_web):
 
 
 def test_the_demo_web_saw_one_request_at_a_time_per_host_and_the_delay(crawl, small_web):
-    _, day1_log, day2_log, _ = crawl
+    settings, day1_log, day2_log, _ = crawl
     assert len({r["host"] for r in day1_log}) >= 4
     crawl_delays = {small_web.web.hostname(i): small_web.web.robots_rules(i)["crawl_delay"] or 0.0
                     for i in range(10)}
-    assert_polite(day1_log + day2_log, TEST_DELAY_S, crawl_delays)
+    assert_polite(day1_log + day2_log, TEST_DELAY_S, crawl_delays,
+                  response_time_factor=settings.response_time_factor,
+                  max_adaptive_delay_s=settings.max_adaptive_delay_s)
 
 
 def test_the_second_cycle_fetches_the_links_discovered_in_the_first(crawl):

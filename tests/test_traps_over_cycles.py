@@ -43,7 +43,8 @@ def test_every_trap_host_stays_within_its_budget_every_cycle(crawl):
             distinct = con.execute("SELECT count(DISTINCT url) FROM fetches WHERE host = ?",
                                    [trap.hostname]).fetchone()[0]
             assert distinct <= trap.real_pages + 1, (trap.kind, distinct)  # + its sitemap.xml link
-    assert_polite(rows, TEST_DELAY_S)
+    assert_polite(rows, TEST_DELAY_S, response_time_factor=settings.response_time_factor,
+                  max_adaptive_delay_s=settings.max_adaptive_delay_s)
 
 
 def test_the_reasons_are_counted_per_host_in_the_catalog(crawl):
@@ -99,10 +100,11 @@ def test_an_ordinary_host_beside_the_traps_is_crawled_completely(crawl):
 
 
 def test_the_next_frontier_says_how_many_known_urls_it_left_out_and_why(crawl):
-    from crawl_assets.pipeline.frontier_step import build_frontier, frontier_inputs
+    from crawl_assets.pipeline.crawl_history import history_before
+    from crawl_assets.pipeline.frontier_step import build_frontier
 
     web, settings, _ = crawl
-    frontier = build_frontier(settings, frontier_inputs(settings.data_root, "2026-11-30"))
+    frontier = build_frontier(settings, history_before(settings.data_root, "2026-11-30"))
     hosts = frontier.table.column("host").to_pylist()
     for trap in web.trap_hosts():
         assert hosts.count(trap.hostname) <= BUDGET
