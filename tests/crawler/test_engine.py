@@ -72,6 +72,22 @@ def test_politeness_robots_budget_and_depth_hold_across_a_200_host_batch(tmp_pat
     assert all(r.sha256 and r.warc_file and r.ip == "127.0.0.1" for r in fetched)
 
 
+def test_with_few_hosts_in_flight_each_host_still_waits_its_delay(tmp_path):
+    """Three hosts, many pages each: the engine could ask a host again at once, so only the
+    delay (0.12 s, or the host's longer Crawl-delay) spaces its requests."""
+    delay = 0.12
+    with DemoWebProcess(seed=5, hosts=3, pages_per_host=12) as server:
+        tasks = [FetchTask.for_url(url) for url in server.web.seed_urls()]
+        result = run_fetch_batch(settings(default_delay_s=delay, max_pages_per_host=10, max_depth=1),
+                                 0, tasks, tmp_path, "t")
+        rows = server.stop()
+    web = server.web
+    crawl_delays = {web.hostname(i): web.robots_rules(i)["crawl_delay"] or 0.0 for i in range(3)}
+    assert len(rows) >= 3 * 8  # robots.txt and most of each host's budget
+    assert sum(r.status_class == "ok" for r in result.output.records) == len(rows) - 3
+    assert_polite(rows, delay, crawl_delays)
+
+
 def test_robots_sitemap_lines_feed_the_batch(web, tmp_path):
     with_sitemap = [i for i in range(16) if web.web.robots_rules(i)["sitemaps"]][:3]
     tasks = [FetchTask.for_url(web.web.seed_urls()[i]) for i in with_sitemap]
