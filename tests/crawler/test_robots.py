@@ -4,7 +4,6 @@ the RFC 9309 status-code rules, the size cap, and the per-origin cache (with a f
 import asyncio
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -233,26 +232,28 @@ def test_crawl_delay_falls_back_to_request_rate_and_rejects_junk():
 
 # ---- size cap ----------------------------------------------------------------------------
 
+# These two guard against blow-ups, not for speed (a speed goal belongs in bench/): a parser
+# reading past the cap or a backtracking matcher (8 wildcards over 5,000 characters) would
+# take minutes, far past the timeout; a linear one takes milliseconds.
+
+@pytest.mark.timeout(10)
 def test_a_2_mb_robots_txt_is_read_only_up_to_the_cap():
     comment = b"# " + b"x" * 1021 + b"\n"  # 1 KiB per line
     body = (b"User-agent: *\nDisallow: /early/\n" + comment * 600
             + b"Disallow: /late/\n" + comment * 1448)
     assert len(body) > 2_000_000 and body.index(b"/late/") > 600 * 1024 > ROBOTS_MAX_BYTES
-    start = time.perf_counter()
     policy = parse_robots(body, UA)
-    elapsed = time.perf_counter() - start
     assert not policy.allowed("http://h/early/x")
     assert policy.allowed("http://h/late/x")
-    assert elapsed < 0.5, elapsed
 
 
-def test_many_rules_and_hostile_patterns_stay_fast():
+@pytest.mark.timeout(10)
+def test_many_rules_and_hostile_patterns_cannot_blow_up():
     rules = b"".join(b"Disallow: /p%d/*a*a*a*a*a*a*a*a*b$\n" % i for i in range(2000))
     policy = parse_robots(b"User-agent: *\n" + rules + b"Disallow: /x\n" * 20000, UA)
-    start = time.perf_counter()
     assert policy.allowed("http://h/p7/" + "a" * 5000)
     assert not policy.allowed("http://h/p7/" + "a" * 5000 + "b")
-    assert time.perf_counter() - start < 0.2
+    assert not policy.allowed("http://h/x") and len(policy.rules) == 2001  # repeated lines count once
 
 
 # ---- status codes ------------------------------------------------------------------------
