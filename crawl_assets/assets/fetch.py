@@ -4,14 +4,17 @@ import warnings
 
 from dagster import (
     AssetDep,
+    Backoff,
     AssetExecutionContext,
     AssetKey,
     MaterializeResult,
     MetadataValue,
     MultiToSingleDimensionPartitionMapping,
+    RetryPolicy,
     asset,
 )
 
+from ..checks import FETCH_CHECKS, fetch_check_results
 from ..layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
 from ..partitions import fetch_partitions, split_fetch_key
 from ..pipeline.fetch_step import fetch_inputs, run_fetch_step, seen_filter_path
@@ -26,6 +29,10 @@ with warnings.catch_warnings():  # the mapping is marked beta; it is the documen
     group_name="fetch",
     partitions_def=fetch_partitions,
     deps=[AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)],
+    check_specs=FETCH_CHECKS,
+    # A failed batch (a crash, the machine's network down) is tried again twice, a minute and
+    # then two later; a shard that still fails leaves a partial day, closed on what landed.
+    retry_policy=RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL),
 )
 def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Fetches every frontier URL of one host shard for one day, one request in flight per host."""
@@ -40,7 +47,8 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
     counts = result.counts
     seen_path = seen_filter_path(root, date)
-    return MaterializeResult(metadata={
+    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, warc_dir(root, date, shard))
+    return MaterializeResult(check_results=checks, metadata={
         **{name: getattr(counts, name) for name in (
             "frontier_urls", "fetched", "discovered_in_batch", "hosts", "links", "new_links",
             "revisit_records", "demoted_hosts", "urls_dropped", "bytes", "warc_bytes")},

@@ -3,6 +3,7 @@ seen_url_filter[D]: a Bloom filter rebuilt from it, loaded by the next day's fet
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
+from ..checks import SEEN_FILTER_CHECKS, seen_filter_check_results
 from ..crawler.seen_filter import load_filter, save_filter
 from ..layout import seen_filter_file, url_registry_file, write_parquet_atomic
 from ..partitions import daily_partitions
@@ -32,7 +33,8 @@ def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
     })
 
 
-@asset(group_name="seen", partitions_def=daily_partitions, deps=[AssetKey("url_registry")])
+@asset(group_name="seen", partitions_def=daily_partitions, deps=[AssetKey("url_registry")],
+       check_specs=SEEN_FILTER_CHECKS)
 def seen_url_filter(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """A Bloom filter (default 0.1% false positives) of every URL in the day's registry."""
     root = crawl_settings.load().data_root
@@ -41,7 +43,8 @@ def seen_url_filter(context: AssetExecutionContext, crawl_settings: CrawlSetting
     path = seen_filter_file(root, date)
     save_filter(build_seen_filter(urls), path)
     counts = describe_seen_filter(load_filter(path), urls.num_rows)  # what the fetch batches will load
-    return MaterializeResult(metadata={
+    checks = seen_filter_check_results(counts.measured_fp_rate, counts.target_fp_rate)
+    return MaterializeResult(check_results=checks, metadata={
         "elements": counts.elements,
         "bits": counts.bits,
         "bytes": path.stat().st_size,

@@ -1,0 +1,120 @@
+"""Checks of a crawl's outputs, judged from the outputs themselves (no Dagster here; the asset
+checks in crawl_assets/checks.py wrap these). Each returns a frozen verdict: passed, a count
+of what failed, and a few examples to look at."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from fastwarc.warc import ArchiveIterator as FastWarcIterator
+from warcio.archiveiterator import ArchiveIterator as WarcioIterator
+
+# Clock tolerance of the politeness check: the fetch log stamps wall-clock starts and rounds
+# durations to the microsecond, the engine spaces requests on the monotonic clock.
+CLOCK_TOLERANCE_S = 0.002
+EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    failures: int
+    examples: tuple[str, ...] = ()
+    measured: float | None = None
+
+
+def _verdict(failures: list[str], measured: float | None = None) -> Verdict:
+    return Verdict(not failures, len(failures), tuple(failures[:EXAMPLES]), measured)
+
+
+# Per host, the time from one request's start to the next one's start. The fetch log's
+# duration covers work after the host was handed back (reading, closing), so an end-to-start
+# gap under load can look shorter than the delay the engine kept; start to start cannot.
+STARTS_SQL = """
+SELECT host, url,
+       (epoch_us(fetched_at) - epoch_us(lag(fetched_at) OVER (PARTITION BY host ORDER BY fetched_at))) / 1e6 AS since_s
+FROM fetch_log WHERE fetched_at IS NOT NULL
+QUALIFY since_s IS NOT NULL
+ORDER BY since_s
+"""
+
+
+def politeness(fetch_log: pa.Table, delay_s: float) -> Verdict:
+    """No request to a host started sooner than `delay_s` after the previous one to it started,
+    from the fetch log's own timings; `measured` is the smallest such interval."""
+    con = duckdb.connect()
+    con.register("fetch_log", fetch_log)
+    rows = con.execute(STARTS_SQL).fetchall()
+    too_close = [f"{host}: {url} started {since:.4f} s after the previous request to it"
+                 for host, url, since in rows if since < delay_s - CLOCK_TOLERANCE_S]
+    return _verdict(too_close, measured=rows[0][2] if rows else None)
+
+
+def frontier_accounted_for(frontier: pa.Table, fetch_log: pa.Table) -> Verdict:
+    """Every frontier URL has a fetch-log row: fetched, refused with a reason, or deferred."""
+    logged = set(fetch_log.column("url").to_pylist())
+    return _verdict([url for url in frontier.column("url").to_pylist() if url not in logged])
+
+
+def warc_records_match(fetch_log: pa.Table, warc_dir: Path) -> Verdict:
+    """warcio and FastWARC both read every WARC file of the batch, and each fetch-log row's
+    (file, offset) is a record of its URL and kind in both readings."""
+    rows = [r for r in fetch_log.select(["url", "warc_type", "warc_file", "warc_offset"]).to_pylist()
+            if r["warc_file"]]
+    failures: list[str] = []
+    for name in sorted({r["warc_file"] for r in rows}):
+        path = warc_dir / name
+        if not path.exists():
+            failures.append(f"{name}: missing")
+            continue
+        readings = {"warcio": _warcio_records(path), "fastwarc": _fastwarc_records(path)}
+        for reader, records in readings.items():
+            for row in (r for r in rows if r["warc_file"] == name):
+                found = records.get(row["warc_offset"])
+                if found != (row["url"], row["warc_type"]):
+                    failures.append(f"{reader}: {name}@{row['warc_offset']} is {found}, "
+                                    f"the fetch log says {row['warc_type']} of {row['url']}")
+    return _verdict(failures)
+
+
+def _warcio_records(path: Path) -> dict[int, tuple[str | None, str]]:
+    with open(path, "rb") as stream:
+        iterator = WarcioIterator(stream)
+        return {iterator.get_record_offset(): (record.rec_headers.get_header("WARC-Target-URI"), record.rec_type)
+                for record in iterator}
+
+
+def _fastwarc_records(path: Path) -> dict[int, tuple[str | None, str]]:
+    with open(path, "rb") as stream:
+        return {record.stream_pos: (record.headers.get("WARC-Target-URI"), record.headers.get("WARC-Type"))
+                for record in FastWarcIterator(stream, parse_http=False)}
+
+
+def seen_filter_rate(measured_fp_rate: float, target_fp_rate: float) -> Verdict:
+    """The Bloom filter's measured false-positive rate is within the rate it was sized for."""
+    failures = [] if measured_fp_rate <= target_fp_rate else [
+        f"measured {measured_fp_rate:.5f} > target {target_fp_rate:.5f}"]
+    return _verdict(failures, measured=measured_fp_rate)
+
+
+def catalog_row_counts(catalog_path: Path, parquet_globs: dict[str, str]) -> Verdict:
+    """Each plain view of the catalog has exactly the rows of the Parquet files it reads
+    (footer counts, not a second query through the view's own SQL)."""
+    failures = []
+    with duckdb.connect(str(catalog_path), read_only=True) as con:
+        views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        for view, glob in parquet_globs.items():
+            files = sorted(Path("/").glob(glob.lstrip("/")))
+            if view not in views:
+                if files:
+                    failures.append(f"{view}: no view, though {len(files)} files exist")
+                continue
+            in_files = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+            in_view = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+            if in_view != in_files:
+                failures.append(f"{view}: {in_view} rows, its files hold {in_files}")
+    return _verdict(failures)

@@ -1,0 +1,76 @@
+"""The check logic behind the asset checks, on small outputs made to pass and made to fail."""
+
+from datetime import datetime, timedelta, timezone
+from io import BytesIO
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from crawl_assets.pipeline import checks_step
+
+T0 = datetime(2026, 11, 20, 3, tzinfo=timezone.utc)
+
+
+def log(rows):
+    names = ["url", "host", "fetched_at", "duration_ms", "warc_type", "warc_file", "warc_offset"]
+    return pa.Table.from_pylist([dict(zip(names, r)) for r in rows])
+
+
+def test_politeness_names_the_host_asked_too_soon():
+    rows = [(f"http://a.test/{i}", "a.test", T0 + timedelta(seconds=i), 5.0, None, None, None) for i in range(3)]
+    rows += [("http://b.test/1", "b.test", T0, 5.0, None, None, None),
+             ("http://b.test/2", "b.test", T0 + timedelta(seconds=0.2), 5.0, None, None, None),
+             ("http://b.test/robots", "b.test", None, 0.0, None, None, None)]  # never fetched: no timing
+    verdict = checks_step.politeness(log(rows), delay_s=0.5)
+    assert not verdict.passed and verdict.failures == 1
+    assert verdict.examples[0].startswith("b.test: http://b.test/2 started 0.2000 s")
+    assert verdict.measured == 0.2
+    assert checks_step.politeness(log(rows[:3]), delay_s=0.5).passed
+
+
+def test_every_frontier_url_must_have_a_fetch_log_row():
+    frontier = pa.table({"url": ["http://a.test/1", "http://a.test/2"]})
+    fetched = log([("http://a.test/1", "a.test", T0, 1.0, None, None, None)])
+    verdict = checks_step.frontier_accounted_for(frontier, fetched)
+    assert (verdict.passed, verdict.examples) == (False, ("http://a.test/2",))
+
+
+def test_warc_offsets_are_checked_with_warcio_and_fastwarc(tmp_path):
+    buffer, offsets = BytesIO(), []
+    writer = WARCWriter(buffer, gzip=True)
+    for n in range(2):
+        offsets.append(buffer.tell())
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(f"http://a.test/{n}", "response",
+                                                      payload=BytesIO(b"<p>page</p>"), http_headers=http))
+    (tmp_path / "a.warc.gz").write_bytes(buffer.getvalue())
+    rows = [(f"http://a.test/{n}", "a.test", T0, 1.0, "response", "a.warc.gz", offsets[n]) for n in range(2)]
+    assert checks_step.warc_records_match(log(rows), tmp_path).passed
+
+    swapped = [rows[0][:6] + (offsets[1],), rows[1][:6] + (offsets[0],)]
+    verdict = checks_step.warc_records_match(log(swapped), tmp_path)
+    assert verdict.failures == 4  # both rows, in both readers' eyes
+    assert {e.split(":")[0] for e in verdict.examples} == {"warcio", "fastwarc"}
+
+
+def test_seen_filter_rate_within_target():
+    assert checks_step.seen_filter_rate(0.0008, 0.001).passed
+    assert not checks_step.seen_filter_rate(0.0012, 0.001).passed
+
+
+def test_catalog_rows_equal_the_files(tmp_path):
+    folder = tmp_path / "fetch_log" / "date=2026-11-20" / "shard=s00"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"url": ["a", "b", "c"]}), folder / "fetch_log.parquet")
+    glob = str(tmp_path / "fetch_log" / "date=*" / "shard=*" / "*.parquet")
+    good, bad = tmp_path / "good.duckdb", tmp_path / "bad.duckdb"
+    with duckdb.connect(str(good)) as con:
+        con.execute(f"CREATE VIEW fetches AS SELECT * FROM read_parquet('{glob}')")
+    with duckdb.connect(str(bad)) as con:
+        con.execute(f"CREATE VIEW fetches AS SELECT * FROM read_parquet('{glob}') WHERE url <> 'a'")
+    assert checks_step.catalog_row_counts(good, {"fetches": glob}).passed
+    verdict = checks_step.catalog_row_counts(bad, {"fetches": glob})
+    assert verdict.examples == ("fetches: 2 rows, its files hold 3",)
