@@ -66,6 +66,11 @@ class Capture:
         """(payload digest, revisit): a 304, or a payload archived before, is written as a
         revisit record, not a copy. The digest is computed for complete 2xx bodies only."""
         if exchange.status == 304:
+            # Refer to the record that holds the payload: the URL's own last 200 may itself
+            # have been a revisit of another URL's capture, which replay cannot resolve.
+            original = self._archived.get(task.last_payload_digest) if task.last_payload_digest else None
+            if original is not None:
+                return task.last_payload_digest, Revisit(SERVER_NOT_MODIFIED, *original)
             when = warc_date(task.last_captured_at) if task.last_captured_at else None
             return None, Revisit(SERVER_NOT_MODIFIED, task.url if when else None, when)
         if truncated or not 200 <= exchange.status < 300:

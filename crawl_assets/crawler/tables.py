@@ -55,6 +55,7 @@ FRONTIER_SCHEMA = pa.schema([
     ("etag", pa.string()),  # validators of the URL's latest answer, for a conditional GET
     ("last_modified", pa.string()),
     ("last_captured_at", pa.timestamp("us", tz="UTC")),  # the latest 200, for revisit records
+    ("last_payload_digest", pa.string()),  # and its payload digest
 ])
 
 
@@ -63,7 +64,8 @@ def fetch_tasks(frontier: pa.Table) -> list[FetchTask]:
     last_captured_at existed lack that column)."""
     assert {"url", "host", "depth", "priority"} <= set(frontier.column_names), frontier.column_names
     return [FetchTask(row["url"], row["host"], row["depth"], row["priority"], etag=row.get("etag"),
-                      last_modified=row.get("last_modified"), last_captured_at=row.get("last_captured_at"))
+                      last_modified=row.get("last_modified"), last_captured_at=row.get("last_captured_at"),
+                      last_payload_digest=row.get("last_payload_digest"))
             for row in frontier.to_pylist()]
 
 

@@ -145,10 +145,16 @@ class WarcFileWriter:
                 warc_headers["WARC-Refers-To-Date"] = revisit.refers_to_date
             if revisit.profile == IDENTICAL_PAYLOAD:
                 warc_headers["WARC-Payload-Digest"] = digest or payload_digest(exchange.body)
-            # Headers only: the payload is the earlier capture's (or, for a 304, there is none).
+            elif digest:  # a 304: the digest of the earlier capture's payload, when known
+                warc_headers["WARC-Payload-Digest"] = digest
+            # Headers only: the payload is the earlier capture's. A 304 revisit has no HTTP
+            # block at all: replay tools serve a revisit's own status and headers over the
+            # earlier payload, and pywb 2.10 (resolvingloader.py) answers any 3xx revisit,
+            # 304 included, with an empty body; without headers it replays the earlier capture.
             response = writer.create_warc_record(
                 exchange.url, "revisit", payload=io.BytesIO(b""), length=0,
-                http_headers=http_headers, warc_headers_dict=warc_headers)
+                http_headers=http_headers if revisit.profile == IDENTICAL_PAYLOAD else None,
+                warc_headers_dict=warc_headers)
         request = writer.create_warc_record(
             exchange.url, "request",
             payload=io.BytesIO(b""), length=0,

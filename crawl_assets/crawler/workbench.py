@@ -54,6 +54,7 @@ class FetchTask:
     etag: str | None = None  # from the previous fetch, for a conditional GET
     last_modified: str | None = None
     last_captured_at: datetime | None = None  # the latest 200, which a 304 revisit refers to
+    last_payload_digest: str | None = None  # that 200's payload digest (finds the record holding it)
     attempt: int = 1
     redirect_chain: tuple[str, ...] = ()  # the URLs that redirected here, oldest first
     # Set on a robots.txt request: the origin whose robots.txt this is (possibly another

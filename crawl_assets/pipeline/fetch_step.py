@@ -26,6 +26,7 @@ from ..crawler.tables import dropped_table, fetch_log_table, fetch_tasks, links_
 from ..crawler.vocabulary import WarcRecordKind
 from ..crawler.warc import warc_date
 from ..layout import columns_of, frontier_file, latest_before, shard_files
+from .warc_index_step import index_warc_files
 
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
 
@@ -156,6 +157,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         if old not in batch.warc_files:
             (warc_dir / SUPERSEDED_DIR).mkdir(exist_ok=True)
             superseded.append(old.rename(warc_dir / SUPERSEDED_DIR / old.name))
+    index_warc_files(batch.warc_files, warc_dir)  # CDXJ + Parquet beside each closed WARC file
 
     output = batch.output
     fetch_log, links, dropped = (fetch_log_table(output.records), links_table(output.links),

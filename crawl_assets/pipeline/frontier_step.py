@@ -137,14 +137,15 @@ ORDER BY shard_no, host, depth, url
 VALIDATORS_JOIN = """
 LEFT JOIN (
     SELECT url, arg_max(etag, fetched_at) AS etag, arg_max(last_modified, fetched_at) AS last_modified,
-           max(fetched_at) FILTER (WHERE status = 200) AS last_captured_at
+           max(fetched_at) FILTER (WHERE status = 200) AS last_captured_at,
+           arg_max(payload_digest, fetched_at) FILTER (WHERE status = 200) AS last_payload_digest
     FROM read_parquet($fetch_logs, union_by_name = true)
     WHERE status IN (200, 304)
     GROUP BY url
 ) AS latest USING (url)
 """
 NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
-                 "NULL::TIMESTAMPTZ AS last_captured_at")
+                 "NULL::TIMESTAMPTZ AS last_captured_at, NULL::VARCHAR AS last_payload_digest")
 
 # Known URLs left out of the day's frontier, by reason.
 LEFT_OUT_SQL = """
@@ -176,7 +177,7 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory) -> FrontierRes
     if inputs.fetch_logs:
         frontier_params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
     frontier = con.sql(FRONTIER_SQL.format(
-        validators="latest.etag, latest.last_modified, latest.last_captured_at"
+        validators="latest.etag, latest.last_modified, latest.last_captured_at, latest.last_payload_digest"
         if inputs.fetch_logs else NO_VALIDATORS,
         validators_join=VALIDATORS_JOIN if inputs.fetch_logs else "",
     ), params=frontier_params).to_arrow_table()

@@ -1,0 +1,349 @@
+"""Capture look-ups without scanning: find a URL's captures in the catalog's `captures` view
+(the WARC files' Parquet indexes), then read one record by seeking to its offset.
+
+    python -m crawl_assets.captures list URL
+    python -m crawl_assets.captures show URL [--date D] [--headers-only]
+    python -m crawl_assets.captures export "SELECT * FROM captures WHERE ..." OUT.warc.gz
+
+Every command takes --catalog PATH (default: the catalog of the current settings,
+data/crawl.duckdb). From Python: `Captures(catalog).captures_of(url)`, `.capture(url, date)`,
+`.export(query, out_path)`.
+
+A URL is looked up by its SURT key, as pywb does (so http/https and a leading www. find the
+same captures); when some captures have exactly the URL given, only those are returned.
+A revisit is resolved to the record that holds its payload: by digest and the WARC-Refers-To
+fields; a 304 revisit (no HTTP headers of its own) is served with the earlier capture's
+status and headers, an identical-payload revisit with its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import sys
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+from pathlib import Path
+
+import duckdb
+from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
+
+from .crawler.vocabulary import WarcRecordKind
+from .crawler.warc import OPEN_SUFFIX, warc_date
+from .crawler.warc_index import url_key
+from .layout import warc_dir
+
+# Columns an export query must keep so each selected record can be found.
+LOCATION_COLUMNS = ("date", "shard", "filename", "offset", "length")
+CAPTURE_COLUMNS = ("url", "captured_at", "status", "mime", "digest", "warc_type", "profile",
+                   "refers_to_uri", "refers_to_date") + LOCATION_COLUMNS
+SELECTED = ", ".join(f'"{c}"' for c in CAPTURE_COLUMNS)  # quoted: offset is an SQL keyword
+
+CAPTURES_OF_SQL = f"""
+SELECT {SELECTED} FROM captures
+WHERE urlkey = $key ORDER BY captured_at, url
+"""
+# The full capture holding a payload: same digest, the one the revisit names first.
+ORIGINAL_BY_DIGEST_SQL = f"""
+SELECT {SELECTED} FROM captures
+WHERE digest = $digest AND warc_type <> $revisit
+ORDER BY (url = $uri) DESC, abs(epoch(captured_at) - epoch($when::TIMESTAMPTZ)), captured_at
+LIMIT 1
+"""
+# Without a digest (a 304 whose earlier payload was not known): the URL's nearest full capture.
+ORIGINAL_BY_URL_SQL = f"""
+SELECT {SELECTED} FROM captures
+WHERE urlkey = $key AND warc_type <> $revisit
+ORDER BY abs(epoch(captured_at) - epoch($when::TIMESTAMPTZ)), captured_at
+LIMIT 1
+"""
+
+
+class CaptureLookupError(Exception):
+    """A look-up that cannot be answered; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """One indexed record: what the captures view says of it, and where it lies."""
+
+    url: str
+    captured_at: datetime
+    status: int | None
+    mime: str | None
+    digest: str | None
+    warc_type: str
+    profile: str | None
+    refers_to_uri: str | None
+    refers_to_date: datetime | None
+    path: Path
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class CaptureContent:
+    """A capture as replay would serve it: status, headers, body (Content-Encoding undone)."""
+
+    capture: CaptureInfo
+    payload_from: CaptureInfo  # the record the body was read from (itself, unless a revisit)
+    status: int | None
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    selected: int  # records the query selected
+    originals_added: int  # full captures added so the selected revisits resolve
+    bytes: int
+
+
+def parse_when(text: str) -> tuple[datetime, bool]:
+    """(moment in UTC, whether a whole day was given) from YYYY-MM-DD, YYYYMMDD, a 14-digit
+    timestamp or an ISO date-time."""
+    value = text.strip()
+    try:
+        if re.fullmatch(r"\d{8}", value) or re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            day = date.fromisoformat(value if "-" in value else f"{value[:4]}-{value[4:6]}-{value[6:]}")
+            return datetime.combine(day, time(), timezone.utc), True
+        if re.fullmatch(r"\d{14}", value):
+            return datetime.strptime(value, "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc), False
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)), False
+    except ValueError:
+        raise CaptureLookupError(
+            f"bad date {text!r}: give YYYY-MM-DD, a 14-digit timestamp (YYYYMMDDhhmmss) "
+            "or an ISO date-time such as 2026-11-29T10:00:00Z") from None
+
+
+def read_record(info: CaptureInfo):
+    """The one record at info.offset, read from info.length bytes of its file (no scan)."""
+    try:
+        with open(info.path, "rb") as fh:
+            fh.seek(info.offset)
+            member = fh.read(info.length)
+    except FileNotFoundError:
+        raise CaptureLookupError(f"{info.path} is missing: the catalog is older than the WARC files "
+                                 "on disk; rebuild it (materialise crawl_catalog)") from None
+    record = next(iter(ArchiveIterator(io.BytesIO(member))), None)
+    if record is None or record.rec_headers.get_header("WARC-Target-URI") != info.url:
+        raise CaptureLookupError(f"{info.path} at offset {info.offset} does not hold the capture of "
+                                 f"{info.url}: rebuild the indexes and the catalog")
+    return record, member
+
+
+class Captures:
+    """Look-ups in one catalog (opened read-only; the WARC files lie under its folder)."""
+
+    def __init__(self, catalog: str | os.PathLike):
+        self.catalog = Path(catalog)
+        self.data_root = self.catalog.parent
+        if not self.catalog.exists():
+            raise CaptureLookupError(f"no catalog at {self.catalog}: run `make demo` or a crawl "
+                                     "(materialise crawl_catalog) first, or pass --catalog PATH")
+        try:
+            self.con = duckdb.connect(str(self.catalog), read_only=True)
+        except duckdb.Error as exc:
+            raise CaptureLookupError(f"{self.catalog} is not a DuckDB catalog ({exc})") from None
+        views = {r[0] for r in self.con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+        if "captures" not in views:
+            raise CaptureLookupError(f"{self.catalog} has no captures view: rebuild the catalog "
+                                     "(materialise crawl_catalog) after a fetch batch")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Captures":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- look-ups ------------------------------------------------------------------------
+
+    def _infos(self, sql: str, params: dict) -> list[CaptureInfo]:
+        cursor = self.con.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [self._info(dict(zip(names, row))) for row in cursor.fetchall()]
+
+    def _info(self, row: dict) -> CaptureInfo:
+        day = row["date"].isoformat() if hasattr(row["date"], "isoformat") else str(row["date"])
+        path = warc_dir(self.data_root, day, row["shard"]) / row["filename"]
+        return CaptureInfo(row["url"], row["captured_at"], row["status"], row["mime"], row["digest"],
+                           row["warc_type"], row["profile"], row["refers_to_uri"], row["refers_to_date"],
+                           path, row["offset"], row["length"])
+
+    def captures_of(self, url: str) -> list[CaptureInfo]:
+        """Every capture of `url`, oldest first (an empty list when there is none)."""
+        found = self._infos(CAPTURES_OF_SQL, {"key": url_key(url)})
+        exact = [c for c in found if c.url == url]
+        return exact or found
+
+    def capture(self, url: str, when: str | datetime | None = None) -> CaptureContent:
+        """The capture of `url` closest to `when` (a day: that day's latest capture; none:
+        the latest), read from its WARC record and, for a revisit, the original's payload."""
+        found = self.captures_of(url)
+        if not found:
+            raise CaptureLookupError(f"no capture of {url} in {self.catalog}: "
+                                     f"`python -m crawl_assets.captures list` shows what is there")
+        chosen = found[-1]
+        if when is not None:
+            moment, whole_day = parse_when(when) if isinstance(when, str) else (when, False)
+            if whole_day:
+                that_day = [c for c in found if moment <= c.captured_at < moment + timedelta(days=1)]
+                if not that_day:
+                    days = sorted({c.captured_at.date().isoformat() for c in found})
+                    raise CaptureLookupError(f"no capture of {url} on {moment.date()}; "
+                                             f"captured on: {', '.join(days)}")
+                chosen = that_day[-1]
+            else:
+                chosen = min(found, key=lambda c: abs((c.captured_at - moment).total_seconds()))
+        return self.read(chosen)
+
+    def original_of(self, revisit: CaptureInfo) -> CaptureInfo:
+        """The full capture holding a revisit's payload."""
+        when = revisit.refers_to_date or revisit.captured_at
+        params = {"when": when, "revisit": WarcRecordKind.REVISIT}
+        if revisit.digest:
+            rows = self._infos(ORIGINAL_BY_DIGEST_SQL, {**params, "digest": revisit.digest,
+                                                        "uri": revisit.refers_to_uri or revisit.url})
+        else:
+            rows = self._infos(ORIGINAL_BY_URL_SQL, {**params, "key": url_key(revisit.refers_to_uri or revisit.url)})
+        if not rows:
+            raise CaptureLookupError(f"the revisit of {revisit.url} at {revisit.captured_at} refers to "
+                                     f"{revisit.refers_to_uri} at {revisit.refers_to_date}, which no "
+                                     "indexed WARC file holds")
+        return rows[0]
+
+    def read(self, info: CaptureInfo) -> CaptureContent:
+        record, _ = read_record(info)
+        source, payload_record = info, record
+        if info.warc_type == WarcRecordKind.REVISIT:
+            source = self.original_of(info)
+            payload_record, _ = read_record(source)
+        # A revisit's own HTTP headers (identical payload) are what replay serves; a 304
+        # revisit has none, so the original's stand.
+        http = record.http_headers if record.http_headers else payload_record.http_headers
+        status = int(http.get_statuscode()) if http and http.get_statuscode() else None
+        headers = list(http.headers) if http else []
+        return CaptureContent(info, source, status, headers, payload_record.content_stream().read())
+
+    # -- export -----------------------------------------------------------------------------
+
+    def export(self, query: str, out_path: str | os.PathLike) -> ExportResult:
+        """Write the records a query over `captures` selects to a new WARC file (warcinfo
+        first, then each record's gzip member copied as it is), adding the full captures
+        the selected revisits refer to, so the new file replays on its own."""
+        out = Path(out_path)
+        if not out.name.endswith(".warc.gz"):
+            raise CaptureLookupError(f"{out}: the export is gzip-compressed WARC, name it *.warc.gz")
+        try:
+            cursor = self.con.execute(f"SELECT * FROM ({query.strip().rstrip(';')})")
+        except duckdb.Error as exc:
+            raise CaptureLookupError(f"the query failed: {exc}") from None
+        names = [d[0] for d in cursor.description]
+        missing = [c for c in CAPTURE_COLUMNS if c not in names]
+        if missing:
+            raise CaptureLookupError(f"the query must select rows of the captures view with their "
+                                     f"columns (SELECT * FROM captures WHERE ...); missing: {', '.join(missing)}")
+        selected = [self._info(dict(zip(names, row))) for row in cursor.fetchall()]
+        chosen = {(c.path, c.offset): c for c in selected}
+        originals = 0
+        for info in selected:
+            if info.warc_type == WarcRecordKind.REVISIT:
+                original = self.original_of(info)
+                if (original.path, original.offset) not in chosen:
+                    chosen[(original.path, original.offset)] = original
+                    originals += 1
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + OPEN_SUFFIX)
+        with open(tmp, "wb") as fh:
+            writer = WARCWriter(fh, gzip=True, warc_version="1.1")
+            writer.write_record(writer.create_warcinfo_record(out.name, {
+                "software": "recrawl crawl_assets.captures export",
+                "format": "WARC File Format 1.1",
+                "description": f"{len(selected)} records selected by: {' '.join(query.split())}",
+                "created": warc_date(datetime.now(timezone.utc)),
+            }))
+            for info in sorted(chosen.values(), key=lambda c: (c.captured_at, str(c.path), c.offset)):
+                _, member = read_record(info)
+                fh.write(member)
+        os.replace(tmp, out)
+        return ExportResult(out, len(selected), originals, out.stat().st_size)
+
+
+# -- the command -----------------------------------------------------------------------
+
+
+def default_catalog() -> Path:
+    from .crawler.settings import load_settings
+
+    return load_settings().catalog_path
+
+
+def _print_list(captures: list[CaptureInfo], url: str) -> None:
+    print(f"{len(captures)} capture(s) of {url}")
+    for c in captures:
+        what = c.warc_type if not c.profile else f"revisit ({c.profile.rsplit('/', 1)[-1]})"
+        print(f"  {c.captured_at:%Y-%m-%dT%H:%M:%SZ}  {c.status if c.status is not None else '-':>3}  "
+              f"{c.mime or '-':<24} {what:<36} {c.path.name}@{c.offset}")
+
+
+def _print_content(content: CaptureContent, headers_only: bool) -> None:
+    c = content.capture
+    print(f"# {c.url} captured {c.captured_at:%Y-%m-%dT%H:%M:%SZ} ({c.warc_type}, {c.path.name}@{c.offset})")
+    if content.payload_from is not c:
+        p = content.payload_from
+        print(f"# payload from {p.url} captured {p.captured_at:%Y-%m-%dT%H:%M:%SZ} ({p.path.name}@{p.offset})")
+    print(f"HTTP {content.status}")
+    for name, value in content.headers:
+        print(f"{name}: {value}")
+    if not headers_only:
+        print()
+        sys.stdout.flush()
+        sys.stdout.buffer.write(content.body)
+        if not content.body.endswith(b"\n"):
+            sys.stdout.buffer.write(b"\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crawl_assets.captures", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="every capture of a URL")
+    listing.add_argument("url")
+    show = commands.add_parser("show", help="one capture's status, headers and body")
+    show.add_argument("url")
+    show.add_argument("--date", help="YYYY-MM-DD (that day's latest capture) or a 14-digit timestamp (the closest)")
+    show.add_argument("--headers-only", action="store_true")
+    export = commands.add_parser("export", help="the captures a SQL query selects, into a new WARC file")
+    export.add_argument("query", help='e.g. "SELECT * FROM captures WHERE url LIKE \'%%/about%%\'"')
+    export.add_argument("out", help="the new file (*.warc.gz)")
+    args = parser.parse_args(argv)
+    try:
+        with Captures(args.catalog or default_catalog()) as captures:
+            if args.command == "list":
+                found = captures.captures_of(args.url)
+                if not found:
+                    raise CaptureLookupError(f"no capture of {args.url} in {captures.catalog}")
+                _print_list(found, args.url)
+            elif args.command == "show":
+                _print_content(captures.capture(args.url, args.date), args.headers_only)
+            else:
+                result = captures.export(args.query, args.out)
+                print(f"wrote {result.path}: {result.selected} selected record(s) and "
+                      f"{result.originals_added} original(s) their revisits refer to, {result.bytes:,} bytes")
+    except CaptureLookupError as exc:
+        print(f"captures: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
