@@ -1,6 +1,7 @@
 """One HTTP exchange: resolve the host, check the address, send one GET over the host's
-connection, read the answer under a size cap and a total time limit. No retries and no
-redirects here: answer_policy.py says what an answer means, the engine acts on it."""
+connection (clients.py), read the answer under a size cap and a total time limit. No
+retries and no redirects here: answer_policy.py says what an answer means, the engine acts
+on it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-import httpcore
+import h11
 
 from .addresses import address_allowed
-from .clients import ConnectionFactory
+from .clients import ConnectFailed, ConnectionFactory
 from .resolver import DnsError, Resolver
 from .settings import CrawlSettings
 from .urls import DEFAULT_PORTS
@@ -62,8 +63,6 @@ class HttpExchanger:
         self.settings = settings
         self.resolver = resolver
         self.connections = connections
-        self._timeouts = {"connect": settings.connect_timeout_s, "read": settings.fetch_timeout_s,
-                          "write": settings.fetch_timeout_s, "pool": settings.fetch_timeout_s}
 
     async def get(self, url: str, state: VisitState, extra_headers: dict[str, str] | None = None,
                   limit: int | None = None) -> HopResult:
@@ -79,60 +78,33 @@ class HttpExchanger:
             return HopResult(url, started_at, ip=ip, error_class=StatusClass.BLOCKED_ADDRESS,
                              error=f"{host} resolves to {ip}, which is not a public address")
         if state.connection is None:
-            state.connection = self.connections.new_pool(url.startswith("https:"))
+            state.connection = self.connections.new_connection()
+        parts = urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        request_headers = [("Host", parts.netloc), ("User-Agent", self.settings.user_agent),
+                           ("Accept", ACCEPT), ("Accept-Encoding", ACCEPT_ENCODING), *(extra_headers or {}).items()]
         error_class = error = None
-        answer: tuple[Exchange, dict[str, str]] | None = None
+        answer = None
         try:
+            # Connect to the address that passed the check, never to a second lookup's answer.
             answer = await asyncio.wait_for(
-                self._exchange(state.connection, url, host, ip, started_at, extra_headers or {},
-                               limit or self.settings.max_body_bytes),
+                state.connection.get(parts.scheme, ip, parts.port or DEFAULT_PORTS[parts.scheme], host, target,
+                                     request_headers, limit or self.settings.max_body_bytes,
+                                     self.settings.connect_timeout_s),
                 self.settings.fetch_timeout_s)
-        except (asyncio.TimeoutError, httpcore.TimeoutException) as exc:
+        except (asyncio.TimeoutError, TimeoutError) as exc:
             error_class = StatusClass.TIMEOUT
             error = f"no complete answer within the time limit ({type(exc).__name__})"
-        except httpcore.ConnectError as exc:
-            error_class, error = StatusClass.CONNECT_ERROR, str(exc) or type(exc).__name__
-        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, OSError) as exc:
+        except ConnectFailed as exc:
+            error_class, error = StatusClass.CONNECT_ERROR, str(exc)
+        except (h11.ProtocolError, OSError) as exc:
             error_class, error = StatusClass.NETWORK_ERROR, str(exc) or type(exc).__name__
         elapsed = time.monotonic() - started
         if answer is None:
             return HopResult(url, started_at, elapsed, ip, True, error_class=error_class, error=error)
-        exchange, headers = answer
-        return HopResult(url, started_at, elapsed, ip, True, exchange, headers, exchange.truncated)
-
-    async def _exchange(self, pool: httpcore.AsyncConnectionPool, url: str, host: str, ip: str,
-                        started_at: datetime, extra_headers: dict[str, str],
-                        limit: int) -> tuple[Exchange, dict[str, str]]:
-        parts = urlsplit(url)
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        request_headers = [
-            ("Host", parts.netloc),
-            ("User-Agent", self.settings.user_agent),
-            ("Accept", ACCEPT),
-            ("Accept-Encoding", ACCEPT_ENCODING),
-            *extra_headers.items(),
-        ]
-        # Connect to the address that passed the check, never to a second lookup's answer.
-        address = httpcore.URL(scheme=parts.scheme.encode(), host=ip.encode(), port=port,
-                               target=target.encode("ascii"))
-        extensions = {"timeout": self._timeouts, "sni_hostname": host}
-        async with pool.stream("GET", address, headers=request_headers, extensions=extensions) as resp:
-            body = bytearray()
-            truncated = False
-            async for chunk in resp.aiter_stream():
-                body += chunk
-                if len(body) > limit:
-                    truncated = True
-                    del body[limit:]
-                    break
-            response_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.headers]
-            exchange = Exchange(
-                url=url, ip=ip, fetched_at=started_at, method="GET", request_target=target,
-                request_headers=request_headers,
-                http_version=resp.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
-                status=resp.status,
-                reason=resp.extensions.get("reason_phrase", b"").decode("latin-1"),
-                response_headers=response_headers, body=bytes(body), truncated=truncated,
-            )
-        return exchange, header_map(response_headers)
+        exchange = Exchange(
+            url=url, ip=ip, fetched_at=started_at, method="GET", request_target=target,
+            request_headers=request_headers, http_version=answer.http_version, status=answer.status,
+            reason=answer.reason, response_headers=answer.headers, body=answer.body,
+            truncated=answer.truncated)
+        return HopResult(url, started_at, elapsed, ip, True, exchange, header_map(answer.headers), answer.truncated)

@@ -1,10 +1,9 @@
-"""One HTTP exchange against canned bytes (httpcore's mock network backend): no network."""
+"""One HTTP exchange against canned bytes (a fake opener feeding asyncio streams): no network."""
 
 import asyncio
 import dataclasses
 import ipaddress
 
-import httpcore
 
 from crawl_assets.crawler.addresses import NetworkException
 from crawl_assets.crawler.clients import ConnectionFactory
@@ -20,25 +19,43 @@ SETTINGS = dataclasses.replace(
 RESOLVER = {"a.test": "192.0.2.7", "private.test": "10.0.0.1"}
 
 
-class RecordingBackend(httpcore.AsyncMockBackend):
-    """Canned answer bytes; remembers the bytes the exchange wrote."""
+class CannedConnection:
+    """The writer half of a connection whose reader gets the next canned answer each time a
+    request is written, and the end of the stream after the last one."""
 
-    def __init__(self, answer: list[bytes]):
-        super().__init__(answer)
-        self.written = bytearray()
+    def __init__(self, reader: asyncio.StreamReader, answers: list[list[bytes]], sent: bytearray):
+        self.reader, self.answers, self.sent = reader, answers, sent
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.sent += data
+        for chunk in self.answers.pop(0) if self.answers else []:
+            self.reader.feed_data(chunk)
+        if not self.answers:
+            self.reader.feed_eof()
+
+    async def drain(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+class CannedServer:
+    """Opens connections that answer with canned bytes; remembers what was sent and where."""
+
+    def __init__(self, answers: list[list[bytes]]):
+        self.answers = answers
+        self.sent = bytearray()
         self.connected_to = []
 
-    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        self.connected_to.append((host, port))
-        stream = await super().connect_tcp(host, port, timeout, local_address, socket_options)
-        backend = self
-
-        class Recording(type(stream)):
-            async def write(self, buffer, timeout=None):
-                backend.written += buffer
-
-        recording = Recording(stream._buffer)
-        return recording
+    async def open(self, ip, port, ssl_context, server_hostname):
+        self.connected_to.append((ip, port))
+        reader = asyncio.StreamReader()
+        return reader, CannedConnection(reader, self.answers, self.sent)
 
 
 class NoDns(Resolver):
@@ -50,9 +67,11 @@ class NoDns(Resolver):
         return self.override_for(host)
 
 
-def exchange(answer: list[bytes], url="http://a.test/page?q=1", host="a.test", repeat=1, **kwargs):
-    backend = RecordingBackend(answer)
-    exchanger = HttpExchanger(SETTINGS, NoDns(RESOLVER), ConnectionFactory(backend))
+def exchange(*answers: list[bytes], url="http://a.test/page?q=1", host="a.test", repeat=1, **kwargs):
+    """GET url `repeat` times; each request is answered with the next of `answers` (lists of
+    chunks), all over one connection unless the exchange opens another."""
+    backend = CannedServer(list(answers))
+    exchanger = HttpExchanger(SETTINGS, NoDns(RESOLVER), ConnectionFactory(backend.open))
     state = VisitState(host)
 
     async def go():
@@ -73,7 +92,7 @@ def test_a_get_goes_to_the_checked_address_with_our_headers_and_records_both_sid
                              f"Content-Length: {len(body)}\r\n\r\n".encode(), body],
                             extra_headers={"If-None-Match": '"v0"'})
     assert backend.connected_to == [("192.0.2.7", 80)]  # the resolved address, never a second lookup
-    request = bytes(backend.written)
+    request = bytes(backend.sent)
     assert request.startswith(b"GET /page?q=1 HTTP/1.1\r\nHost: a.test\r\nUser-Agent: recrawl/")
     assert b"If-None-Match: \"v0\"\r\n" in request and b"Cookie" not in request
     assert hop.status == 200 and hop.exchange.body == body and not hop.truncated
@@ -109,6 +128,23 @@ def test_header_map_joins_repeated_headers_by_lower_case_name():
 
 def test_a_hosts_requests_share_one_kept_alive_connection():
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-    hops, backend = exchange([answer, answer], repeat=2)
+    hops, backend = exchange([answer], [answer], repeat=2)
     assert [hop.exchange.body for hop in hops] == [b"ok", b"ok"]
     assert backend.connected_to == [("192.0.2.7", 80)]  # one connection for both
+
+
+def test_chunked_close_delimited_and_informational_answers_are_read_whole():
+    chunked, _ = exchange([b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                           b"3\r\nabc\r\n", b"2\r\nde\r\n0\r\n\r\n"])
+    assert chunked.status == 200 and chunked.exchange.body == b"abcde"
+    old, _ = exchange([b"HTTP/1.0 200 OK\r\n\r\nuntil the end"])
+    assert old.exchange.body == b"until the end" and old.exchange.http_version == "HTTP/1.0"
+    huge, _ = exchange([b"HTTP/1.1 200 OK\r\nX-Big: " + b"x" * 200_000 + b"\r\n\r\n"])
+    assert huge.error_class == StatusClass.NETWORK_ERROR  # a head over 100 KiB is refused
+
+
+def test_a_connection_the_server_closes_is_not_reused():
+    close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
+    hops, backend = exchange([close], [close], repeat=2)
+    assert [hop.exchange.body for hop in hops] == [b"ok", b"ok"]
+    assert len(backend.connected_to) == 2
