@@ -10,6 +10,9 @@ redirect hops and robots.txt included, takes the slot of the host it goes to:
 - a page redirect is not followed inline: the target is admitted as a task of its own host
   (recorded as a link), so the target's robots.txt, delay, one-in-flight rule and page
   budget apply to it like to any URL (admission.py).
+A robots.txt hop to a host of another shard still takes that host's slot in this batch, but
+the other shard's process does not see it: the one request per hop may then come closer to
+that host's own requests than its delay (shards split hosts, and a hop crosses them).
 What an answer means is answer_policy.py's to say; what it leaves behind is capture.py's.
 """
 
@@ -36,10 +39,11 @@ from .robots import policy_from_response
 from .settings import CrawlSettings
 from .trap_defences import TrapDefences
 from .visit_state import RobotsEntry, VisitState
-from .vocabulary import StatusClass
 from .urls import host_of
+from .vocabulary import StatusClass
 from .warc import WarcFileWriter
 from .workbench import FetchTask, Workbench
+
 
 def origin_of(url: str) -> str:
     scheme, rest = url.split("://", 1)
