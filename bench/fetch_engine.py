@@ -87,6 +87,7 @@ sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(1, str(PROJECT_ROOT))
 
 from crawl_assets.crawler.sharding import shard_of  # noqa: E402
+from crawl_assets.crawler.vocabulary import StatusClass  # noqa: E402
 from crawl_assets.demoweb import DemoWeb  # noqa: E402
 from crawl_assets.demoweb.process import DemoWebProcess, DemoWebStartError  # noqa: E402
 from measures import median_host_span, peak_rss_kb, time_to_fraction  # noqa: E402
@@ -230,7 +231,7 @@ def crawl_shard(job: ShardJob, start, conn) -> None:
         ended = time.monotonic()
         cpu = _cpu_now() - cpu_before
         records = result.output.records
-        ok = [r for r in records if r.status_class == "ok"]
+        ok = [r for r in records if r.status_class == StatusClass.OK]
         conn.send(("done", {
             "ended": ended,  # CLOCK_MONOTONIC is system-wide on Linux: comparable across processes
             "cpu_s": cpu,
@@ -238,7 +239,7 @@ def crawl_shard(job: ShardJob, start, conn) -> None:
             "page_keys": [f"{r.host}{urlsplit(r.url).path}" for r in ok],
             "outcomes": dict(Counter(r.status_class for r in records)),
             # Requests per host (robots.txt excluded), for the politeness floor.
-            "host_requests": dict(Counter(r.host for r in records if r.status_class != "robots_disallowed")),
+            "host_requests": dict(Counter(r.host for r in records if r.status_class != StatusClass.ROBOTS_DISALLOWED)),
             "response_ms_sum": sum(r.duration_ms for r in ok),
             "fetched_at": [r.fetched_at.timestamp() for r in ok],
             "host_span_s": median_host_span((r.host, r.fetched_at.timestamp()) for r in ok),
@@ -304,7 +305,7 @@ def run_ours(server: DemoServer, level: int, args: argparse.Namespace) -> RunRes
     outcomes: Counter[str] = Counter()
     for report in reports:
         outcomes.update(report["outcomes"])
-    pages = outcomes.pop("ok", 0)
+    pages = outcomes.pop(StatusClass.OK, 0)
     keys = [k for report in reports for k in report["page_keys"]]
     wall = max(report["ended"] for report in reports) - started
     return RunResult(

@@ -17,6 +17,8 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from .vocabulary import WarcRecordKind
+
 try:  # ISA-L's deflate: measured on the demo web's pages, level 2 makes files the size of
     # zlib level 3's at a fifth of its CPU (compression was the largest cost per page).
     from isal import isal_zlib as deflate
@@ -136,7 +138,7 @@ class WarcFileWriter:
             if digest:
                 warc_headers["WARC-Payload-Digest"] = digest
             response = writer.create_warc_record(
-                exchange.url, "response", payload=io.BytesIO(exchange.body),
+                exchange.url, WarcRecordKind.RESPONSE, payload=io.BytesIO(exchange.body),
                 length=len(exchange.body), http_headers=http_headers, warc_headers_dict=warc_headers)
         else:
             warc_headers["WARC-Profile"] = revisit.profile
@@ -152,11 +154,11 @@ class WarcFileWriter:
             # earlier payload, and pywb 2.10 (resolvingloader.py) answers any 3xx revisit,
             # 304 included, with an empty body; without headers it replays the earlier capture.
             response = writer.create_warc_record(
-                exchange.url, "revisit", payload=io.BytesIO(b""), length=0,
+                exchange.url, WarcRecordKind.REVISIT, payload=io.BytesIO(b""), length=0,
                 http_headers=http_headers if revisit.profile == IDENTICAL_PAYLOAD else None,
                 warc_headers_dict=warc_headers)
         request = writer.create_warc_record(
-            exchange.url, "request",
+            exchange.url, WarcRecordKind.REQUEST,
             payload=io.BytesIO(b""), length=0,
             http_headers=StatusAndHeaders(
                 f"{exchange.method} {exchange.request_target}", exchange.request_headers,

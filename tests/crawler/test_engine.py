@@ -11,6 +11,7 @@ from crawl_assets.crawler.batch import run_fetch_batch
 from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.sharding import shard_of
+from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, Response
 from support import DemoWebProcess, assert_polite, assert_warcio_check_passes
 
@@ -65,10 +66,10 @@ def test_politeness_robots_budget_and_depth_hold_across_a_200_host_batch(tmp_pat
         assert not any(r["path"].startswith(tuple(rules["disallow"])) for r in pages if rules["disallow"])
     assert_polite(rows, DELAY, crawl_delays)
     assert set(crawl_delays.values()) > {0.0}  # some hosts asked for a longer Crawl-delay
-    fetched = [r for r in records if r.status_class == "ok"]
+    fetched = [r for r in records if r.status_class == StatusClass.OK]
     assert len(fetched) == sum(len(hits) - 1 for hits in by_host.values())
     assert max(r.depth for r in records) <= 2
-    assert {r.status_class for r in records} <= {"ok", "robots_disallowed"}
+    assert {r.status_class for r in records} <= {StatusClass.OK, StatusClass.ROBOTS_DISALLOWED}
     assert all(r.sha256 and r.warc_file and r.ip == "127.0.0.1" for r in fetched)
 
 
@@ -84,7 +85,7 @@ def test_with_few_hosts_in_flight_each_host_still_waits_its_delay(tmp_path):
     web = server.web
     crawl_delays = {web.hostname(i): web.robots_rules(i)["crawl_delay"] or 0.0 for i in range(3)}
     assert len(rows) >= 3 * 8  # robots.txt and most of each host's budget
-    assert sum(r.status_class == "ok" for r in result.output.records) == len(rows) - 3
+    assert sum(r.status_class == StatusClass.OK for r in result.output.records) == len(rows) - 3
     assert_polite(rows, delay, crawl_delays)
 
 
@@ -132,13 +133,13 @@ def test_non_public_targets_are_refused_without_a_connection(web, canary, tmp_pa
     ]
     result = run_fetch_batch(settings(host_scope=()), 0, tasks, tmp_path, "t")
     by_url = {r.url: r for r in result.output.records}
-    assert by_url[tasks[0].url].status_class == "blocked_address"
-    assert by_url[tasks[1].url].status_class == "blocked_address"
+    assert by_url[tasks[0].url].status_class == StatusClass.BLOCKED_ADDRESS
+    assert by_url[tasks[1].url].status_class == StatusClass.BLOCKED_ADDRESS
     assert "127.0.0.2" in by_url[tasks[1].url].error
     # robots.txt redirected to the canary: that hop is refused, and the host with it.
-    assert by_url[redirector].status_class == "blocked_address"
+    assert by_url[redirector].status_class == StatusClass.BLOCKED_ADDRESS
     assert by_url[redirector].error.startswith("robots.txt: 127.0.0.1 resolves to 127.0.0.1")
-    assert by_url[tasks[3].url].status_class == "ok"
+    assert by_url[tasks[3].url].status_class == StatusClass.OK
     assert len(canary.access_log) == 0
 
 
@@ -155,8 +156,8 @@ def test_a_redirect_to_a_refused_address_is_recorded_not_followed(web, canary, t
     start = f"http://jump.demo.test:{web.port}/go"
     result = run_fetch_batch(settings(host_scope=()), 0, [FetchTask.for_url(start)], tmp_path, "t")
     by_url = {r.url: r for r in result.output.records}
-    assert by_url[start].status_class == "redirect" and by_url[start].redirect_to == bare
-    assert by_url[bare].status_class == "blocked_address"
+    assert by_url[start].status_class == StatusClass.REDIRECT and by_url[start].redirect_to == bare
+    assert by_url[bare].status_class == StatusClass.BLOCKED_ADDRESS
     assert len(canary.access_log) == 0
 
 
@@ -164,7 +165,7 @@ def test_a_closed_port_ends_as_connect_error(tmp_path):
     closed = "http://closed.demo.test:9/"  # nothing listens on loopback port 9
     result = run_fetch_batch(settings(), 0, [FetchTask.for_url(closed)], tmp_path, "t")
     (record,) = result.output.records
-    assert record.status_class == "connect_error" and record.error
+    assert record.status_class == StatusClass.CONNECT_ERROR and record.error
     assert result.warc_files == []  # nothing was received, so nothing is archived
 
 
@@ -182,14 +183,14 @@ def test_a_payload_archived_before_is_written_as_a_revisit_record(web, tmp_path)
     third = f"http://mirror.demo.test:{web.port}/again.html"
     result = run_fetch_batch(settings(), 0, [FetchTask.for_url(u) for u in (first, second)], tmp_path, "t")
     by_url = {r.url: r for r in result.output.records}
-    assert (by_url[first].warc_type, by_url[second].warc_type) == ("response", "revisit")
+    assert (by_url[first].warc_type, by_url[second].warc_type) == (WarcRecordKind.RESPONSE, WarcRecordKind.REVISIT)
     assert by_url[second].refers_to == first
     assert by_url[first].payload_digest == by_url[second].payload_digest
 
     (path,) = result.warc_files
     assert_warcio_check_passes(path)
     with open(path, "rb") as fh:
-        revisit = [r for r in ArchiveIterator(fh) if r.rec_type == "revisit"][0]
+        revisit = [r for r in ArchiveIterator(fh) if r.rec_type == WarcRecordKind.REVISIT][0]
     headers = revisit.rec_headers
     assert headers.get_header("WARC-Profile").endswith("/revisit/identical-payload-digest")
     assert headers.get_header("WARC-Refers-To-Target-URI") == first
@@ -200,4 +201,4 @@ def test_a_payload_archived_before_is_written_as_a_revisit_record(web, tmp_path)
     again = run_fetch_batch(settings(), 0, [FetchTask.for_url(third)], tmp_path / "2", "t",
                             known_payloads=known)
     (record,) = again.output.records
-    assert record.warc_type == "revisit" and record.refers_to == earlier
+    assert record.warc_type == WarcRecordKind.REVISIT and record.refers_to == earlier
