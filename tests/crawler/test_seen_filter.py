@@ -31,3 +31,9 @@ def test_the_url_hash_is_the_same_in_every_process():
     there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(there.stdout) == url_hash("http://a.test/")
     assert -(1 << 127) <= url_hash("http://a.test/") < (1 << 127)  # rbloom's signed 128-bit range
+
+
+def test_a_small_filter_is_within_the_target_too():
+    for size in (1, 50, 200, 500):  # a few thousand bits would swing around the target
+        bloom = build_filter([f"http://h{i}.demo.test/p{i}" for i in range(size)], size, 0.001)
+        assert measured_fp_rate(bloom, 100_000) <= 0.001, size
