@@ -8,7 +8,7 @@ DEMO_SETTINGS := settings/demo.toml
 # `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
 SETTINGS ?=
 
-.PHONY: setup system-packages demo test ui crawl demoweb clean
+.PHONY: setup system-packages replay-tools demo test ui crawl demoweb clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,15 @@ system-packages:
 	  echo "installing Debian's chromium for the UI test"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: setup system-packages
+# pywb (the replay test's `wayback` and `wb-manager`) in a venv of its own: it requires
+# brotlipy, whose `brotli` package shadows Google's brotli that the crawler decodes with.
+PYWB := .tools/pywb
+replay-tools: $(PYWB)/bin/wayback
+$(PYWB)/bin/wayback:
+	test -x $(PYWB)/bin/python || $(PYTHON) -m venv $(PYWB)
+	$(PYWB)/bin/python -m pip install --quiet 'pywb==2.10.0'
+
+test: setup system-packages replay-tools
 	$(BIN)/python -m pytest -q
 
 # The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.

@@ -1,0 +1,43 @@
+"""A two-day demo crawl shared by the analyst-output tests (indexes, look-ups, replay, catalog)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from dagster import instance_for_test
+
+from crawl_assets.crawler.settings import CrawlSettings
+from crawl_assets.cycle import run_cycle
+
+from support import DemoWebProcess, write_test_settings
+
+DAY1, DAY2 = "2026-11-28", "2026-11-29"
+
+
+@dataclass(frozen=True)
+class TwoDayCrawl:
+    settings: CrawlSettings
+    web: object  # the DemoWeb that was crawled
+
+    @property
+    def root(self) -> Path:
+        return self.settings.data_root
+
+    def warcs(self, date: str | None = None) -> list[Path]:
+        pattern = f"warc/date={date or '*'}/shard=*/*.warc.gz"
+        return sorted(self.root.glob(pattern))
+
+
+@pytest.fixture(scope="session")
+def two_day_crawl(tmp_path_factory) -> TwoDayCrawl:
+    """Two recrawl cycles of a small demo web that does not change between them,
+    so day two answers 304 for every page it saw on day one; the near-duplicate hosts serve
+    byte-identical mirrors, archived as identical-payload revisits."""
+    folder = tmp_path_factory.mktemp("analyst")
+    with DemoWebProcess(seed=7, hosts=6, pages_per_host=12, near_duplicates=True) as server:
+        resource = write_test_settings(folder, server.web, seed_hosts=3)
+        with instance_for_test() as instance:
+            run_cycle(DAY1, instance, resource)
+            run_cycle(DAY2, instance, resource)
+        web = server.web
+    return TwoDayCrawl(resource.load(), web)
