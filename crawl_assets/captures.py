@@ -72,6 +72,7 @@ class CaptureInfo:
 
     url: str
     captured_at: datetime
+    crawl_date: str  # the day's partition (YYYY-MM-DD) whose fetch batch wrote the record
     status: int | None
     mime: str | None
     digest: str | None
@@ -174,7 +175,7 @@ class Captures:
     def _info(self, row: dict) -> CaptureInfo:
         day = row["date"].isoformat() if hasattr(row["date"], "isoformat") else str(row["date"])
         path = warc_dir(self.data_root, day, row["shard"]) / row["filename"]
-        return CaptureInfo(row["url"], row["captured_at"], row["status"], row["mime"], row["digest"],
+        return CaptureInfo(row["url"], row["captured_at"], day, row["status"], row["mime"], row["digest"],
                            row["warc_type"], row["profile"], row["refers_to_uri"], row["refers_to_date"],
                            path, row["offset"], row["length"])
 
@@ -185,8 +186,9 @@ class Captures:
         return exact or found
 
     def capture(self, url: str, when: str | datetime | None = None) -> CaptureContent:
-        """The capture of `url` closest to `when` (a day: that day's latest capture; none:
-        the latest), read from its WARC record and, for a revisit, the original's payload."""
+        """The capture of `url` closest to `when` (a day: the latest capture of that day's
+        crawl, or else captured that day; none: the latest), read from its WARC record and,
+        for a revisit, the original's payload."""
         found = self.captures_of(url)
         if not found:
             raise CaptureLookupError(f"no capture of {url} in {self.catalog}: "
@@ -195,9 +197,11 @@ class Captures:
         if when is not None:
             moment, whole_day = parse_when(when) if isinstance(when, str) else (when, False)
             if whole_day:
-                that_day = [c for c in found if moment <= c.captured_at < moment + timedelta(days=1)]
+                day = moment.date().isoformat()
+                that_day = ([c for c in found if c.crawl_date == day]
+                            or [c for c in found if moment <= c.captured_at < moment + timedelta(days=1)])
                 if not that_day:
-                    days = sorted({c.captured_at.date().isoformat() for c in found})
+                    days = sorted({c.crawl_date for c in found})
                     raise CaptureLookupError(f"no capture of {url} on {moment.date()}; "
                                              f"captured on: {', '.join(days)}")
                 chosen = that_day[-1]
@@ -320,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     listing.add_argument("url")
     show = commands.add_parser("show", help="one capture's status, headers and body")
     show.add_argument("url")
-    show.add_argument("--date", help="YYYY-MM-DD (that day's latest capture) or a 14-digit timestamp (the closest)")
+    show.add_argument("--date", help="YYYY-MM-DD (that day's crawl's latest capture) or a 14-digit timestamp (the closest)")
     show.add_argument("--headers-only", action="store_true")
     export = commands.add_parser("export", help="the captures a SQL query selects, into a new WARC file")
     export.add_argument("query", help='e.g. "SELECT * FROM captures WHERE url LIKE \'%%/about%%\'"')

@@ -1,0 +1,98 @@
+"""Capture look-ups: a URL's captures, one capture's headers and body (revisits resolved to
+their payload), an export of what a query selects, and clear errors from the command."""
+
+import subprocess
+import sys
+from urllib.parse import urlsplit
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from crawl_assets.captures import CaptureLookupError, Captures
+
+from conftest import DAY1, DAY2
+from support import assert_warcio_check_passes
+
+
+@pytest.fixture(scope="module")
+def captures(two_day_crawl):
+    with Captures(two_day_crawl.settings.catalog_path) as found:
+        yield found
+
+
+def home(crawl):
+    return next(u for u in crawl.web.seed_urls() if "h0000" in u)
+
+
+def page(crawl, url):
+    parts = urlsplit(url)
+    return crawl.web.respond(parts.hostname, parts.path or "/")
+
+
+def test_a_url_has_its_day_one_capture_and_its_day_two_revisit(two_day_crawl, captures):
+    found = captures.captures_of(home(two_day_crawl))
+    assert [(c.crawl_date, c.warc_type, c.status) for c in found] == [
+        (DAY1, "response", 200), (DAY2, "revisit", None)]
+    assert found[0].captured_at < found[1].captured_at
+    assert captures.captures_of("http://nowhere.demo.test/") == []
+
+
+@pytest.mark.parametrize("day", [DAY1, DAY2])
+def test_show_reads_the_page_for_either_day(two_day_crawl, captures, day):
+    url = home(two_day_crawl)
+    content = captures.capture(url, day)
+    expected = page(two_day_crawl, url)
+    assert content.capture.crawl_date == day
+    assert content.status == 200 and content.body == expected.body
+    assert dict(content.headers)["ETag"] == expected.header("ETag")
+    # Day two is a 304 revisit: the payload (and headers) come from day one's record.
+    assert (content.payload_from.crawl_date, content.payload_from.warc_type) == (DAY1, "response")
+
+
+def test_a_14_digit_timestamp_picks_the_closest_capture(two_day_crawl, captures):
+    first, second = captures.captures_of(home(two_day_crawl))
+    assert captures.capture(home(two_day_crawl), f"{second.captured_at:%Y%m%d%H%M%S}").capture == second
+    assert captures.capture(home(two_day_crawl), "19990101000000").capture == first
+
+
+def test_export_writes_a_valid_warc_with_the_originals_of_its_revisits(two_day_crawl, captures, tmp_path):
+    out = tmp_path / "day2-h0000.warc.gz"
+    result = captures.export(f"SELECT * FROM captures WHERE date = '{DAY2}' AND url LIKE '%h0000%'", out)
+    assert_warcio_check_passes(out)
+    with open(out, "rb") as fh:
+        records = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(fh)]
+    revisits = {u for kind, u in records if kind == "revisit"}
+    responses = {u for kind, u in records if kind == "response"}
+    assert records[0][0] == "warcinfo" and revisits and revisits <= responses  # each 304's original
+    assert result.selected == len(revisits) and result.originals_added == len(responses)
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "crawl_assets.captures", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_command_lists_shows_and_fails_clearly(two_day_crawl, tmp_path):
+    catalog = str(two_day_crawl.settings.catalog_path)
+    url = home(two_day_crawl)
+    listed = run("--catalog", catalog, "list", url)
+    assert listed.returncode == 0 and listed.stdout.startswith(f"2 capture(s) of {url}")
+    shown = run("--catalog", catalog, "show", url, "--date", DAY2)
+    assert shown.returncode == 0 and "HTTP 200" in shown.stdout and "<title>Home" in shown.stdout
+    for args, message in [
+        (["--catalog", catalog, "show", "http://nowhere.demo.test/"], "no capture of http://nowhere.demo.test/"),
+        (["--catalog", catalog, "show", url, "--date", "2026-13-45"], "bad date '2026-13-45'"),
+        (["--catalog", catalog, "show", url, "--date", "2020-01-01"], "no capture of"),
+        (["--catalog", str(tmp_path / "none.duckdb"), "list", url], "no catalog at"),
+        (["--catalog", catalog, "export", "SELECT url FROM captures", str(tmp_path / "x.warc.gz")], "missing: captured_at"),
+    ]:
+        failed = run(*args)
+        assert failed.returncode == 2 and message in failed.stderr and "Traceback" not in failed.stderr, failed.stderr
+
+
+def test_a_catalog_without_captures_is_named(tmp_path):
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "crawl.duckdb")).close()
+    with pytest.raises(CaptureLookupError, match="has no captures view"):
+        Captures(tmp_path / "crawl.duckdb")
