@@ -16,6 +16,7 @@ from dagster import (
 
 from ..checks import FETCH_CHECKS, fetch_check_results
 from ..layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
+from ..metadata_tables import counts_table
 from ..partitions import fetch_partitions, split_fetch_key
 from ..pipeline.fetch_step import fetch_inputs, run_fetch_step, seen_filter_path
 from ..resources import CrawlSettingsResource
@@ -54,6 +55,8 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
             "revisit_records", "demoted_hosts", "urls_dropped", "bytes", "warc_bytes")},
         "urls_dropped_by_reason": MetadataValue.json(dict(counts.dropped_by_reason)),
         "status_classes": MetadataValue.json(dict(counts.status_classes)),
+        "status_class_table": counts_table(counts.status_classes, "status_class"),
+        "dagster/row_count": counts.fetched,
         "http_statuses": MetadataValue.json(dict(counts.http_statuses)),
         "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
         "warc_files": MetadataValue.json([str(p) for p in result.warc_files]),
