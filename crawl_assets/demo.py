@@ -6,6 +6,7 @@ partition through Dagster, stop the demo web, and print what the crawl produced.
 
 import argparse
 import datetime as dt
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,12 @@ def demo_web(day: int, access_log: Path) -> DemoWebProcess:
                           access_log=access_log)
 
 
+def sql_command(catalog: Path, query: str) -> str:
+    """A shell command that runs `query` on the catalog with the project's own DuckDB."""
+    return (f".venv/bin/python -m crawl_assets.sql --catalog {shlex.quote(str(catalog))} "
+            f"{shlex.quote(' '.join(query.split()))}")
+
+
 def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
     con = duckdb.connect(str(catalog), read_only=True)
     by_status = con.execute(
@@ -57,10 +64,9 @@ def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
     lines += ["", f"Catalog {catalog}:"] + [f"  {v:>10}  {n:,} rows" for v, n in rows.items()]
     lines += ["", f"Demo web access log: {log[0]} requests to {log[1]} hosts, closest two requests "
               f"to one host {log[2] or 0:.3f} s apart ({access_log})"]
-    lines += ["", "Try it (read-only):", f"  duckdb -readonly {catalog}"]
-    lines += [f"  {q}" for q in EXAMPLE_QUERIES]
-    lines += ["", f"or: python -c \"import duckdb; print(duckdb.connect('{catalog}', read_only=True)"
-                  f".sql('''{EXAMPLE_QUERIES[0]}'''))\""]
+    # Commands that run as printed (no `duckdb` command is installed; see crawl_assets/sql.py).
+    lines += ["", "Try it (read-only; docs/CATALOG.md describes every view):"]
+    lines += [f"  {sql_command(catalog, q)}" for q in EXAMPLE_QUERIES]
     return "\n".join(lines)
 
 

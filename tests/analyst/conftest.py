@@ -18,6 +18,7 @@ DAY1, DAY2 = "2026-11-28", "2026-11-29"
 class TwoDayCrawl:
     settings: CrawlSettings
     web: object  # the DemoWeb that was crawled
+    access_log: Path  # the demo web's log of both days' requests
 
     @property
     def root(self) -> Path:
@@ -34,10 +35,11 @@ def two_day_crawl(tmp_path_factory) -> TwoDayCrawl:
     so day two answers 304 for every page it saw on day one; the near-duplicate hosts serve
     byte-identical mirrors, archived as identical-payload revisits."""
     folder = tmp_path_factory.mktemp("analyst")
-    with DemoWebProcess(seed=7, hosts=6, pages_per_host=12, near_duplicates=True) as server:
+    with DemoWebProcess(seed=7, hosts=6, pages_per_host=12, near_duplicates=True,
+                        access_log=folder / "access_log.parquet") as server:
         resource = write_test_settings(folder, server.web, seed_hosts=3)
         with instance_for_test() as instance:
             run_cycle(DAY1, instance, resource)
             run_cycle(DAY2, instance, resource)
         web = server.web
-    return TwoDayCrawl(resource.load(), web)
+    return TwoDayCrawl(resource.load(), web, folder / "access_log.parquet")

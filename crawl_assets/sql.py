@@ -1,0 +1,55 @@
+"""Run SQL against the crawl's catalog, read-only, with the project's own DuckDB (no `duckdb`
+command needs installing: the CLI on PyPI lags the Python package and cannot open its files).
+
+    .venv/bin/python -m crawl_assets.sql "SELECT status_class, count(*) FROM pages GROUP BY ALL"
+    .venv/bin/python -m crawl_assets.sql            # the catalog's views and their row counts
+    .venv/bin/python -m crawl_assets.sql --catalog other/crawl.duckdb "SELECT ..."
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import duckdb
+
+MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
+
+VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+
+
+def default_catalog() -> Path:
+    from .crawler.settings import load_settings
+
+    return load_settings().catalog_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crawl_assets.sql", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
+    parser.add_argument("query", nargs="?", help="one SQL statement; none lists the views")
+    args = parser.parse_args(argv)
+    catalog = Path(args.catalog) if args.catalog else default_catalog()
+    if not catalog.exists():
+        print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first, or pass --catalog PATH",
+              file=sys.stderr)
+        return 2
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        try:
+            if not args.query:
+                for (view,) in con.execute(VIEWS_SQL).fetchall():
+                    print(f"{view:>20}  {con.execute(f'SELECT count(*) FROM {view}').fetchone()[0]:,} rows")
+                return 0
+            result = con.sql(args.query)
+            if result is not None:
+                result.show(max_rows=MAX_ROWS, max_width=200)
+        except duckdb.Error as exc:
+            print(f"sql: the query failed: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
