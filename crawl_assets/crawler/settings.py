@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .addresses import NetworkException
+from .crawl_errors import CrawlInputError
 from .sharding import shard_keys
 
 SETTINGS_ENV = "RECRAWL_SETTINGS"
@@ -27,7 +28,7 @@ DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "recrawl.toml"
 DEFAULT_PRIORITY_WEIGHTS: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
 
 
-class SettingsError(ValueError):
+class SettingsError(CrawlInputError):
     """A settings file or value is wrong; the message names the file and the key."""
 
 

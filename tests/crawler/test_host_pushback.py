@@ -12,6 +12,7 @@ import pytest
 
 from crawl_assets.crawler.batch import run_fetch_batch
 from crawl_assets.crawler.settings import NetworkException, load_settings
+from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.crawler.workbench import FetchTask
 from support import DemoWebProcess, assert_polite
 
@@ -98,7 +99,7 @@ def test_an_http_date_retry_after_is_waited_for_then_the_url_is_fetched(crawl):
     first, second = requests_to(rows, soon)
     assert (first["status"], second["status"]) == (503, 200)
     assert second["start"] >= math.ceil(first["start"] + host.config["soon_s"])
-    assert (by_url[soon].status_class, by_url[soon].attempts) == ("ok", 2)
+    assert (by_url[soon].status_class, by_url[soon].attempts) == (StatusClass.OK, 2)
 
 
 def test_the_slow_host_is_asked_at_its_response_time_times_the_factor(crawl):
@@ -111,7 +112,7 @@ def test_the_slow_host_is_asked_at_its_response_time_times_the_factor(crawl):
     assert len(slow) == 1 + settings.max_pages_per_host and min(took) >= host.config["response_s"]
     # The gaps follow the response time: factor x 0.25 s = 0.5 s, ten times the configured 0.05 s.
     assert min(gaps) >= RESPONSE_TIME_FACTOR * host.config["response_s"]
-    assert all(by_url[u].status_class == "ok" for u in by_url if urlsplit(u).hostname == host.hostname)
+    assert all(by_url[u].status_class == StatusClass.OK for u in by_url if urlsplit(u).hostname == host.hostname)
 
 
 def test_every_host_was_asked_politely(crawl):

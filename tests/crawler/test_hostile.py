@@ -12,6 +12,7 @@ import pytest
 from crawl_assets.crawler.batch import run_fetch_batch
 from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
+from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 
 FETCH_TIMEOUT_S = 3.0
@@ -63,8 +64,8 @@ def test_the_server_saw_exactly_the_requests_the_fetch_log_counts(crawl):
     records = result.output.records
     logged = Counter((row.host, row.path) for row in web.access_log.rows)
     assert logged == expected_requests(records)
-    never_asked = [r.url for r in records if r.status_class in ("robots_disallowed", "robots_unavailable",
-                                                                 "deferred_crawl_delay")]
+    never_asked = [r.url for r in records if r.status_class in (
+        StatusClass.ROBOTS_DISALLOWED, StatusClass.ROBOTS_UNAVAILABLE, StatusClass.DEFERRED_CRAWL_DELAY)]
     assert len(never_asked) >= 5 and all(
         logged[(urlsplit(u).hostname, urlsplit(u).path)] == 0 for u in never_asked)
 
