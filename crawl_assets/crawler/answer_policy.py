@@ -68,7 +68,20 @@ class Retry:
 
 @dataclass(frozen=True)
 class Outcome:
-    """The answer is the URL's outcome in this batch, recorded as it is."""
+    """The answer is the URL's outcome in this batch, recorded as it is. host_wait_s: the
+    host's Retry-After (within the cap), which still spaces its next request."""
+
+    host_wait_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class LeaveHostAlone:
+    """The host asked to be left alone (Retry-After) for longer than max_retry_after_s: the
+    answer is the URL's outcome, not retried, and the host gets no request for the rest of
+    the batch (its queued URLs wait for a later cycle). `error` says so in the fetch log."""
+
+    asked_s: float
+    error: str
 
 
 @dataclass(frozen=True)
@@ -88,7 +101,7 @@ class DeadEndRedirect:
     target: str | None = None
 
 
-Verdict = Retry | Outcome | Redirect | DeadEndRedirect
+Verdict = Retry | Outcome | LeaveHostAlone | Redirect | DeadEndRedirect
 OUTCOME = Outcome()
 
 
@@ -96,19 +109,21 @@ def judge_answer(task: FetchTask, hop: HopResult, settings: CrawlSettings,
                  rng: random.Random, now: float | None = None) -> Verdict:
     """What the engine does with this answer to `task` (see the verdict classes)."""
     status = hop.status
+    asked = None
+    if status in PUSHBACK_STATUSES:
+        value = hop.header("retry-after")
+        asked = retry_after_seconds(value, now)
+        if asked is not None and asked > settings.max_retry_after_s:
+            return LeaveHostAlone(asked, f"{status} with Retry-After {value!r} ({asked:.0f} s), above "
+                                         f"max_retry_after_s ({settings.max_retry_after_s:g} s): not retried, "
+                                         "and the host is left alone for the rest of the batch")
     retryable = hop.error_class in RETRYABLE_ERRORS or status == 429 or (status is not None and status >= 500)
     if retryable and task.attempt < settings.max_attempts:
         wait = settings.retry_base_s * 2 ** (task.attempt - 1) * rng.uniform(0.5, 1.5)
-        if status in PUSHBACK_STATUSES:
-            asked = retry_after_seconds(hop.header("retry-after"), now)
-            if asked is not None:
-                if asked > settings.max_retry_after_s:
-                    return OUTCOME  # recorded as is; the URL waits for a later cycle
-                wait = max(wait, asked)
-        return Retry(wait)
+        return Retry(max(wait, asked or 0.0))
     if status is not None and status_class_of(status) == StatusClass.REDIRECT and not hop.truncated:
         return redirect_verdict(task.url, hop.header("location"), task.redirect_chain, settings.max_redirects)
-    return OUTCOME
+    return Outcome(asked) if asked else OUTCOME
 
 
 def redirect_verdict(url: str, location: str | None, chain: tuple[str, ...],

@@ -4,7 +4,7 @@ outlinks when it is a page."""
 
 from __future__ import annotations
 
-from .answer_policy import DeadEndRedirect, Redirect, Verdict, status_class_of
+from .answer_policy import DeadEndRedirect, LeaveHostAlone, Redirect, Verdict, status_class_of
 from .content import examine
 from .fetch_record import FetchRecord
 from .http_exchange import HopResult
@@ -44,6 +44,8 @@ class Capture:
         elif isinstance(verdict, DeadEndRedirect):
             redirect_to, error = verdict.target, verdict.error
             status_class = verdict.status_class
+        elif isinstance(verdict, LeaveHostAlone):
+            error = verdict.error
         elif status_class in PAGE_CLASSES:
             self.traps.observe_fetch(task.host)
             facts = examine(exchange.body, hop.header("content-type"), hop.header("content-encoding"),

@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 
 from rbloom import Bloom
 
 from .admission import Admission
-from .answer_policy import (ROBOTS_FETCH_LIMIT, Redirect, Retry, RobotsAnswer, judge_answer,
-                            judge_robots_answer)
+from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer,
+                            judge_answer, judge_robots_answer)
 from .capture import Capture
 from .clients import ConnectionFactory
 from .clock import MonotonicClock
@@ -121,6 +122,9 @@ class FetchEngine:
     async def _take_turn(self, state: VisitState, task: FetchTask) -> float:
         """At most one request to the host; returns how long the host must then be left alone.
         A turn that asks nothing returns 0: the delay since the last request has passed."""
+        if state.left_alone is not None:  # the host asked for more than we wait: no request
+            self._answer_unasked(state, task)
+            return 0.0
         if task.robots_for is not None:
             return await self._robots_turn(state, task)
         origin = origin_of(task.url)
@@ -158,13 +162,38 @@ class FetchEngine:
             politeness.retry_after_s = verdict.wait_s
             state.back_queue.appendleft(dataclasses.replace(task, attempt=task.attempt + 1))
             return politeness.next_delay()
+        if isinstance(verdict, Outcome):
+            politeness.retry_after_s = verdict.host_wait_s  # spaces the host's next URL too
         record, outlinks = self.capture.record(task, hop, verdict)
+        if isinstance(verdict, LeaveHostAlone):
+            self._record(record)
+            self._leave_alone(state, (StatusClass.DEFERRED_RETRY_AFTER, (
+                f"not asked: {task.url} answered {hop.status} with Retry-After {verdict.asked_s:.0f} s, "
+                f"above max_retry_after_s ({self.settings.max_retry_after_s:g} s); left for a later cycle")))
+            return self._delay_after(state, hop)
         if isinstance(verdict, Redirect):
             self.admission.redirect_found(task, verdict.target, verdict.chain)
         elif outlinks:
             self.admission.links_found(task, outlinks)
         self._record(record)
         return self._delay_after(state, hop)
+
+    def _leave_alone(self, state: VisitState, reason: tuple[StatusClass, str]) -> None:
+        """No more requests to this host in this batch: its queued URLs, and any that come
+        later, are answered without asking it (recorded with `reason`)."""
+        state.left_alone = reason
+        for task in self.workbench.drop_host(state):
+            self._answer_unasked(state, task)
+
+    def _answer_unasked(self, state: VisitState, task: FetchTask) -> None:
+        """A task of a host left alone: a page is recorded with the reason; a robots.txt
+        (the host's own, or a hop of another host's) counts as unreachable."""
+        status_class, error = state.left_alone
+        if task.robots_for is None:
+            self._record(FetchRecord(task.url, task.host, task.depth, status_class, error=error))
+            return
+        unasked = HopResult(task.url, datetime.now(timezone.utc), error_class=status_class, error=error)
+        self._robots_answered(state, task, unasked)
 
     @staticmethod
     def _observe(politeness: HostPoliteness, hop: HopResult) -> None:
@@ -178,6 +207,10 @@ class FetchEngine:
         host's turn. The host whose robots.txt it is learns the answer or waits for the next hop."""
         hop = await self.exchanger.get(task.url, state, limit=ROBOTS_FETCH_LIMIT)
         self._observe(state.politeness, hop)
+        return self._robots_answered(state, task, hop)
+
+    def _robots_answered(self, state: VisitState, task: FetchTask, hop: HopResult) -> float:
+        """Act on a robots.txt answer (or failure) in this host's turn; returns the delay."""
         origin = task.robots_for
         owner = self.workbench.state_of(host_of(origin + "/"))
         verdict = judge_robots_answer(task, hop)

@@ -38,6 +38,9 @@ class VisitState:
     admitted: int = 0  # URLs queued in this batch, against the per-host page budget
     robots: dict[str, RobotsEntry] = field(default_factory=dict)  # origin -> rules
     robots_pending: set[str] = field(default_factory=set)  # origins whose robots.txt hop is elsewhere
+    # Set when the host is left alone for the rest of the batch: (status class, why) of
+    # every URL of it that comes up (e.g. it asked for a Retry-After above the cap).
+    left_alone: tuple[str, str] | None = None
     connection: Any = None  # the host's HTTP connection pool (clients.py), None when idle
 
     def robots_entry(self, origin: str, now: float) -> RobotsEntry | None:

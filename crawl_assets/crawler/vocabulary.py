@@ -36,6 +36,8 @@ class StatusClass(StrEnum):
     ROBOTS_DISALLOWED = "robots_disallowed"
     ROBOTS_UNAVAILABLE = "robots_unavailable"
     DEFERRED_CRAWL_DELAY = "deferred_crawl_delay"
+    # Not asked: the host asked to be left alone longer than max_retry_after_s.
+    DEFERRED_RETRY_AFTER = "deferred_retry_after"
 
 
 class DropReason(StrEnum):

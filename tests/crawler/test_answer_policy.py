@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from crawl_assets.crawler.answer_policy import (
-    OUTCOME, DeadEndRedirect, Redirect, Retry, RobotsAnswer, RobotsHop, judge_answer, judge_robots_answer,
+    OUTCOME, DeadEndRedirect, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer, RobotsHop, judge_answer, judge_robots_answer,
     status_class_of)
 from crawl_assets.crawler.http_exchange import HopResult
 from crawl_assets.crawler.settings import load_settings
@@ -66,9 +66,15 @@ def test_retry_after_is_honoured_in_seconds_and_as_a_date_up_to_the_cap():
     assert judge(answer(429, {"Retry-After": "60"})) == Retry(60.0)
     in_90_s = email.utils.formatdate(NOW + 90, usegmt=True)
     assert judge(answer(503, {"Retry-After": in_90_s})) == Retry(90.0)
-    # Above max_retry_after_s: recorded as it is, the URL waits for a later cycle.
-    assert judge(answer(429, {"Retry-After": "7200"})) is OUTCOME
-    assert judge(answer(503, {"Retry-After": email.utils.formatdate(NOW + 7200, usegmt=True)})) is OUTCOME
+    # Above max_retry_after_s: recorded as it is with why, not retried, the host left alone.
+    refused = judge(answer(429, {"Retry-After": "7200"}))
+    assert isinstance(refused, LeaveHostAlone) and refused.asked_s == 7200.0
+    assert "Retry-After '7200'" in refused.error and "max_retry_after_s (120 s)" in refused.error
+    dated = judge(answer(503, {"Retry-After": email.utils.formatdate(NOW + 7200, usegmt=True)}))
+    assert isinstance(dated, LeaveHostAlone) and dated.asked_s == 7200.0
+    # Even on the last attempt: the host's wish is heard, within the cap it spaces the next URL.
+    assert isinstance(judge(answer(429, {"Retry-After": "7200"}), attempt=3), LeaveHostAlone)
+    assert judge(answer(429, {"Retry-After": "60"}), attempt=3) == Outcome(60.0)
     # A short Retry-After does not shorten the backoff; on a 500 it is not read at all.
     assert 1.0 <= judge(answer(503, {"Retry-After": "0"})).wait_s <= 3.0
     assert judge(answer(500, {"Retry-After": "7200"})).wait_s <= 3.0
