@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .addresses import NetworkException
 from .crawl_errors import CrawlInputError
-from .sharding import shard_keys
+from .sharding import check_shard_count, shard_keys
 
 SETTINGS_ENV = "RECRAWL_SETTINGS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -124,6 +124,9 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 )
                 for item in value
             )
+        if key == "shard_count":
+            check_shard_count(int(value))
+            return int(value)
         if key == "start_date":
             return dt.date.fromisoformat(str(value)).isoformat()
         if key == "priority_weights":

@@ -1,7 +1,11 @@
 import subprocess
 import sys
+from collections import Counter
 
-from crawl_assets.crawler.sharding import shard_of
+import pytest
+
+from crawl_assets.crawler.settings import SettingsError, load_settings
+from crawl_assets.crawler.sharding import VIRTUAL_SHARDS, shard_of, shard_table
 
 
 def test_shards_are_stable_across_processes_and_spread_hosts():
@@ -14,3 +18,31 @@ def test_shards_are_stable_across_processes_and_spread_hosts():
     counts = [here.count(s) for s in range(8)]
     assert min(counts) > 25 and max(counts) < 75
     assert shard_of("H0001.Demo.Test", 8) == shard_of("h0001.demo.test", 8)
+
+
+def test_eight_to_nine_shards_moves_only_the_hosts_the_new_shard_takes():
+    hosts = [f"site-{i}.example.org" for i in range(50_000)]
+    before = [shard_of(h, 8) for h in hosts]
+    after = [shard_of(h, 9) for h in hosts]
+    moved = [(b, a) for b, a in zip(before, after) if b != a]
+    assert len(moved) <= 0.15 * len(hosts)  # `blake2b % N` moved 8 in 9 hosts
+    assert abs(len(moved) / len(hosts) - 1 / 9) < 0.01
+    assert {a for _, a in moved} == {8}  # no host changes between the shards that were there
+
+
+def test_each_added_shard_takes_an_even_share_from_the_others():
+    for count in range(1, 40):
+        table, grown = shard_table(count), shard_table(count + 1)
+        held = Counter(grown)
+        assert max(held.values()) - min(held.values()) <= 1  # V // N or V // N + 1 each
+        moved = [v for v in range(VIRTUAL_SHARDS) if table[v] != grown[v]]
+        assert len(moved) == VIRTUAL_SHARDS // (count + 1)
+        assert all(grown[v] == count for v in moved)
+
+
+def test_a_shard_count_beyond_the_virtual_shards_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        shard_of("a.test", VIRTUAL_SHARDS + 1)
+    (tmp_path / "big.toml").write_text("[crawl]\nshard_count = 2000\n")
+    with pytest.raises(SettingsError, match="shard_count.*between 1 and 1024"):
+        load_settings(tmp_path / "big.toml")
