@@ -206,6 +206,17 @@ def test_an_empty_group_for_us_allows_everything():
     assert policy.group == "specific" and policy.allowed("/x")
 
 
+def test_an_empty_disallow_allows_everything_and_still_claims_the_group():
+    # RFC 9309 2.2.2: "Disallow:" with no path matches nothing. Our group holds it, so the
+    # `*` group's "Disallow: /" does not apply to us either (a mutation that let the empty
+    # pattern match, as its zero-length prefix does, passed every other test).
+    body = b"User-agent: *\nDisallow: /\n\nUser-agent: recrawl\nDisallow:\n"
+    policy = parse_robots(body, UA)
+    assert policy.group == "specific" and len(policy.rules) == 1
+    assert policy.allowed("http://h/") and policy.allowed("http://h/any/page.html?q=1")
+    assert parse_robots(b"User-agent: *\nDisallow:   # nothing\n", UA).allowed("/x")
+
+
 def test_longest_match_wildcards_anchor_and_robots_txt():
     body = b"User-agent: *\nDisallow: /\nAllow: /*.html$\nAllow: /Public\n"
     policy = parse_robots(body, UA)
