@@ -101,3 +101,15 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)
     os.replace(tmp, path)
+
+
+def day_report_dir(root: Path, date: str) -> Path:
+    return root / "day_report" / f"date={date}"
+
+
+def write_bytes_atomic(data: bytes, path: Path) -> None:
+    """Write to a temporary name and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

@@ -1,14 +1,75 @@
-"""Metadata a data team reads in the UI: counts as tables (sortable, not JSON blobs)."""
+"""Metadata a data team reads in the UI: tables (sortable, not JSON blobs), the standard
+`dagster/row_count` and `dagster/column_schema` keys of a written table, and pictures."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
+from pathlib import Path
 
+import pyarrow as pa
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
+from .pipeline.report_step import counts_by, host_tables
 
-def counts_table(counts: Mapping[str, int], name: str) -> MetadataValue:
-    """One row per key, largest count first: `name` and `count` columns."""
-    schema = TableSchema(columns=[TableColumn(name, "string"), TableColumn("count", "int")])
+# Arrow type -> the short type name the UI shows in a column schema.
+_TYPE_NAMES = (
+    (pa.types.is_string, "string"), (pa.types.is_large_string, "string"), (pa.types.is_boolean, "bool"),
+    (pa.types.is_integer, "int"), (pa.types.is_floating, "float"), (pa.types.is_timestamp, "timestamp"),
+    (pa.types.is_date, "date"), (pa.types.is_list, "list"), (pa.types.is_binary, "binary"),
+)
+
+
+def counts_table(counts: Mapping[str, int], name: str, count_name: str = "count") -> MetadataValue:
+    """One row per key, largest count first: `name` and `count_name` columns."""
+    schema = TableSchema(columns=[TableColumn(name, "string"), TableColumn(count_name, "int")])
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return MetadataValue.table([TableRecord({name: str(key), "count": int(n)}) for key, n in rows], schema=schema)
+    return MetadataValue.table([TableRecord({name: str(key), count_name: int(n)}) for key, n in rows],
+                               schema=schema)
+
+
+def _type_name(arrow_type: pa.DataType) -> str:
+    return next((name for test, name in _TYPE_NAMES if test(arrow_type)), str(arrow_type))
+
+
+def column_schema(schema: pa.Schema) -> TableSchema:
+    return TableSchema(columns=[TableColumn(field.name, _type_name(field.type)) for field in schema])
+
+
+def arrow_table(table: pa.Table) -> MetadataValue:
+    """A small Arrow table (a few dozen rows) as a table the UI renders, with its schema."""
+    def cell(value):
+        return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+    records = [TableRecord({k: cell(v) for k, v in row.items()}) for row in table.to_pylist()]
+    return MetadataValue.table(records, schema=column_schema(table.schema))
+
+
+def table_metadata(table: pa.Table) -> dict[str, object]:
+    """The standard keys of a written table: its rows and its columns."""
+    return {"dagster/row_count": table.num_rows, "dagster/column_schema": column_schema(table.schema)}
+
+
+def picture(name: str, path: Path, png: bytes, title: str) -> dict[str, MetadataValue]:
+    """A PNG (already written to `path`) shown inline as markdown holding the image, and
+    linked by its path for tools that open files."""
+    inline = f"![{title}](data:image/png;base64,{base64.b64encode(png).decode()})"
+    return {name: MetadataValue.md(inline), f"{name}_png": MetadataValue.path(str(path))}
+
+
+def fetch_log_metadata(fetch_log: pa.Table, dropped: pa.Table, top: int = 20) -> dict[str, object]:
+    """A fetch batch's tables: status classes and HTTP statuses, URLs refused by reason and the
+    hosts that lost most, the hosts spaced widest and answering 429 most; the fetch log's rows
+    and columns."""
+    hosts = host_tables(fetch_log)
+    by_host = dropped.sort_by([("urls", "descending"), ("host", "ascending")]).slice(0, top)
+    statuses = {str(k): n for k, n in counts_by(fetch_log.filter(fetch_log["status"].is_valid()), "status").items()}
+    return {
+        "status_classes": counts_table(counts_by(fetch_log, "status_class"), "status_class", "pages"),
+        "http_statuses": counts_table(statuses, "http_status", "pages"),
+        "drop_reasons": counts_table(counts_by(dropped, "reason", "urls"), "reason", "urls"),
+        "dropped_by_host": arrow_table(by_host),
+        "hosts_widest_spacing": arrow_table(hosts.widest_spacing),
+        "hosts_most_429": arrow_table(hosts.most_429),
+        **table_metadata(fetch_log),
+    }

@@ -41,6 +41,9 @@ class CrawlSettings:
     start_date: str = "2026-11-01"
     # Fetch-batch runs a cycle keeps in the run queue at once (dagster.yaml: one per shard).
     max_parallel_shards: int = 4
+    # A failed fetch-batch run tries its step again twice, this long and then twice this long
+    # later (crawl_assets/run_policies.py); a shard that still fails leaves a partial day.
+    fetch_retry_delay_s: float = 60.0
     user_agent: str = "recrawl/0.1 (+https://example.org/recrawl-bot)"
     # Politeness: seconds between the end of one request to a host and the start of the next.
     default_delay_s: float = 1.0

@@ -1,0 +1,60 @@
+"""Small PNG pictures for the day report, where a picture reads better than numbers: the status
+mix of every day so far (stacked bars) and the histogram of estimated change rates.
+matplotlib draws them off-screen (the Agg backend: no display, no GUI toolkit)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: files only, never a window
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+SIZE_IN = (6.4, 3.2)
+DPI = 80  # about 500 x 250 pixels: small enough to embed in the day's metadata
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def status_mix_png(status_mix: pa.Table) -> bytes:
+    """Stacked bars: pages per status class (date, status_class, pages rows), one bar a day."""
+    rows = status_mix.to_pylist()
+    days = sorted({r["date"] for r in rows})
+    classes = sorted({r["status_class"] for r in rows})
+    pages = {(r["date"], r["status_class"]): r["pages"] for r in rows}
+    figure, axes = plt.subplots(figsize=SIZE_IN)
+    bottom = np.zeros(len(days))
+    for name in classes:
+        heights = np.array([pages.get((day, name), 0) for day in days], dtype=float)
+        axes.bar(days, heights, bottom=bottom, label=name)
+        bottom += heights
+    axes.set_ylabel("fetch-log rows")
+    axes.set_title("Status mix per day")
+    axes.tick_params(axis="x", labelrotation=45, labelsize=7)
+    if classes:
+        axes.legend(fontsize=7, loc="upper left")
+    return _png(figure)
+
+
+def change_rate_png(rates: Sequence[float], bins: int = 30) -> bytes:
+    """Histogram of estimated changes a day per URL (log scale: rates span orders of magnitude)."""
+    values = np.asarray([r for r in rates if r is not None and r > 0], dtype=float)
+    figure, axes = plt.subplots(figsize=SIZE_IN)
+    if values.size:
+        edges = np.logspace(np.log10(values.min()), np.log10(values.max()) + 1e-9, bins + 1)
+        axes.hist(values, bins=edges)
+        axes.set_xscale("log")
+    axes.set_xlabel("estimated changes a day")
+    axes.set_ylabel("URLs")
+    axes.set_title(f"Change rates of {values.size:,} URLs")
+    return _png(figure)

@@ -1,0 +1,143 @@
+"""Day report step: what a data team reads about a day's crawl, from the day's own outputs.
+
+Figures per shard partition (one fetch log) and per day (every shard's fetch log and dropped
+URLs of the day): status classes, drop reasons, the hosts the crawl spaced most widely and the
+hosts that answered 429 most, the status mix of every day so far, and which shards are
+missing (a partial day). No Dagster here: the assets turn these into metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..layout import dropped_file, fetch_log_file
+
+TOP_HOSTS = 10
+
+# Per host, from the fetch log's own timings: requests answered, 429 answers, and the spacing
+# the engine applied (start to start, as the politeness check measures it).
+HOSTS_SQL = """
+WITH starts AS (
+    SELECT host, status,
+           (epoch_us(fetched_at) - epoch_us(lag(fetched_at) OVER (PARTITION BY host ORDER BY fetched_at))) / 1e6
+               AS since_s
+    FROM fetch_log WHERE fetched_at IS NOT NULL
+)
+SELECT host, count(*)::BIGINT AS requests, count(*) FILTER (WHERE status = 429)::BIGINT AS http_429,
+       round(median(since_s), 3) AS median_spacing_s, round(max(since_s), 3) AS max_spacing_s
+FROM starts GROUP BY host
+"""
+
+STATUS_MIX_SQL = """
+SELECT date::VARCHAR AS date, coalesce(status_class, 'none') AS status_class, count(*)::BIGINT AS pages
+FROM read_parquet($files, hive_partitioning = true, union_by_name = true)
+WHERE date::VARCHAR <= $date
+GROUP BY ALL ORDER BY date, status_class
+"""
+
+
+@dataclass(frozen=True)
+class HostTables:
+    widest_spacing: pa.Table  # host, requests, http_429, median_spacing_s, max_spacing_s
+    most_429: pa.Table
+
+
+def host_tables(fetch_log: pa.Table, top: int = TOP_HOSTS) -> HostTables:
+    """The `top` hosts by median applied spacing, and by 429 answers (hosts with none left out)."""
+    con = duckdb.connect()
+    con.register("fetch_log", fetch_log)
+    hosts = con.sql(HOSTS_SQL)
+    widest = hosts.filter("median_spacing_s IS NOT NULL").order(
+        "median_spacing_s DESC, host").limit(top).to_arrow_table()
+    most_429 = hosts.filter("http_429 > 0").order("http_429 DESC, host").limit(top).to_arrow_table()
+    con.close()
+    return HostTables(widest, most_429)
+
+
+def counts_by(table: pa.Table, column: str, weight: str | None = None) -> dict[str, int]:
+    """Rows (or the sum of `weight`) per value of `column`, null spelled 'none'."""
+    if table.num_rows == 0:
+        return {}
+    grouped = table.group_by(column).aggregate([(weight, "sum")] if weight else [([], "count_all")])
+    values = grouped.column(f"{weight}_sum" if weight else "count_all").to_pylist()
+    return {str(key) if key is not None else "none": int(n)
+            for key, n in zip(grouped.column(column).to_pylist(), values)}
+
+
+@dataclass(frozen=True)
+class DayReport:
+    date: str
+    shards: tuple[str, ...]  # every shard of the crawl
+    landed: tuple[str, ...]  # shards whose fetch log of the day exists
+    fetch_log: pa.Table  # every landed shard's rows
+    status_classes: dict[str, int]
+    drop_reasons: dict[str, int]  # reason -> URLs refused by the trap defences
+    hosts: HostTables
+    status_mix: pa.Table  # date, status_class, pages: every day up to this one
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(s for s in self.shards if s not in self.landed)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
+
+
+def _read(files: list[Path]) -> pa.Table | None:
+    if not files:
+        return None
+    return duckdb.connect().sql("SELECT * FROM read_parquet($files, union_by_name = true)",
+                                params={"files": [str(f) for f in files]}).to_arrow_table()
+
+
+def day_report(root: Path, date: str, shards: list[str]) -> DayReport:
+    """The day's figures from the files of every shard that landed."""
+    logs = {s: fetch_log_file(root, date, s) for s in shards}
+    landed = tuple(s for s, path in logs.items() if path.exists())
+    fetch_log = _read([logs[s] for s in landed])
+    dropped = _read([p for s in landed if (p := dropped_file(root, date, s)).exists()])
+    if fetch_log is None:
+        fetch_log = pa.table({"host": pa.array([], pa.string()), "status": pa.array([], pa.int32()),
+                              "status_class": pa.array([], pa.string()),
+                              "fetched_at": pa.array([], pa.timestamp("us", tz="UTC"))})
+    every_day = [str(p) for p in sorted(root.glob("fetch_log/date=*/shard=*/*.parquet"))]
+    con = duckdb.connect()
+    mix = (con.sql(STATUS_MIX_SQL, params={"files": every_day, "date": date}).to_arrow_table() if every_day
+           else pa.table({"date": pa.array([], pa.string()), "status_class": pa.array([], pa.string()),
+                          "pages": pa.array([], pa.int64())}))
+    con.close()
+    return DayReport(date=date, shards=tuple(shards), landed=landed, fetch_log=fetch_log,
+                     status_classes=counts_by(fetch_log, "status_class"),
+                     drop_reasons=counts_by(dropped, "reason", "urls") if dropped is not None else {},
+                     hosts=host_tables(fetch_log), status_mix=mix)
+
+
+def summary_markdown(report: DayReport, failed_runs: dict[str, str] | None = None) -> str:
+    """A few lines on the day: pages, status mix, what was refused, and a partial day's gaps."""
+    failed_runs = failed_runs or {}
+    pages = sum(report.status_classes.values())
+    lines = [f"## Crawl of {report.date}", ""]
+    if report.partial:
+        gaps = ", ".join(f"{s} ({failed_runs[s]})" if s in failed_runs else s for s in report.missing)
+        lines.append(f"**Partial day**: {len(report.landed)} of {len(report.shards)} shards landed; "
+                     f"missing: {gaps}. Everything downstream ran on what landed.")
+    else:
+        lines.append(f"All {len(report.shards)} shards landed.")
+    lines += ["", f"- {pages:,} fetch-log rows from {len(pc.unique(report.fetch_log.column('host'))):,} hosts"]
+    lines += [f"- {name}: {n:,} ({n / pages:.1%})" for name, n in
+              sorted(report.status_classes.items(), key=lambda kv: -kv[1])] if pages else []
+    refused = sum(report.drop_reasons.values())
+    if refused:
+        top = ", ".join(f"{r} {n:,}" for r, n in sorted(report.drop_reasons.items(), key=lambda kv: -kv[1])[:3])
+        lines.append(f"- {refused:,} discovered URLs refused by the trap defences ({top})")
+    most_429 = report.hosts.most_429
+    if most_429.num_rows:
+        lines.append(f"- {most_429.num_rows} host(s) answered 429; most: {most_429['host'][0]} "
+                     f"({most_429['http_429'][0]})")
+    return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""The day report's figures and pictures from small fetch logs written where the layout puts them."""
+
+import io
+
+import matplotlib.image
+import pyarrow as pa
+
+from crawl_assets.crawler.tables import DROPPED_SCHEMA
+from crawl_assets.crawler.vocabulary import DropReason, StatusClass
+from crawl_assets.layout import dropped_file, write_parquet_atomic
+from crawl_assets.pipeline.report_charts import change_rate_png, status_mix_png
+from crawl_assets.pipeline.report_step import day_report, host_tables, summary_markdown
+
+from crawl_files import fetch_row, write_fetch_log
+
+DAY1, DAY2 = "2026-11-20", "2026-11-21"
+SHARDS = ["s00", "s01", "s02"]
+
+
+def at(seconds: float) -> str:
+    return f"{DAY2}T03:00:{seconds:06.3f}"
+
+
+def write_day_two(root):
+    slow = [fetch_row(f"http://slow.test/{i}", at(i * 4.0)) for i in range(3)]  # 4 s apart
+    busy = [fetch_row(f"http://busy.test/{i}", at(i * 1.0),
+                      **({"status": 429, "status_class": StatusClass.HTTP_4XX} if i % 2 else {}))
+            for i in range(5)]  # 1 s apart, two 429s
+    write_fetch_log(root, DAY2, slow, shard="s00")
+    write_fetch_log(root, DAY2, busy, shard="s02")
+    dropped = [{"host": "trap.test", "reason": DropReason.PATTERN_BUDGET, "urls": 7},
+               {"host": "busy.test", "reason": DropReason.DEPTH, "urls": 2},
+               {"host": "slow.test", "reason": DropReason.PATTERN_BUDGET, "urls": 1}]
+    write_parquet_atomic(pa.Table.from_pylist(dropped, schema=DROPPED_SCHEMA), dropped_file(root, DAY2, "s02"))
+
+
+def test_a_day_with_a_missing_shard_is_partial_and_counts_what_landed(tmp_path):
+    write_fetch_log(tmp_path, DAY1, [fetch_row("http://slow.test/0", f"{DAY1}T03:00:00")], shard="s01")
+    write_day_two(tmp_path)
+    report = day_report(tmp_path, DAY2, SHARDS)
+
+    assert report.landed == ("s00", "s02") and report.missing == ("s01",) and report.partial
+    assert report.status_classes == {StatusClass.OK: 6, StatusClass.HTTP_4XX: 2}
+    assert report.drop_reasons == {DropReason.PATTERN_BUDGET: 8, DropReason.DEPTH: 2}
+    widest = report.hosts.widest_spacing.to_pylist()
+    assert [(h["host"], h["median_spacing_s"], h["requests"]) for h in widest] == [
+        ("slow.test", 4.0, 3), ("busy.test", 1.0, 5)]
+    assert [(h["host"], h["http_429"]) for h in report.hosts.most_429.to_pylist()] == [("busy.test", 2)]
+    # Every day up to this one, never a later day's files.
+    assert report.status_mix.to_pylist() == [
+        {"date": DAY1, "status_class": StatusClass.OK, "pages": 1},
+        {"date": DAY2, "status_class": StatusClass.HTTP_4XX, "pages": 2},
+        {"date": DAY2, "status_class": StatusClass.OK, "pages": 6}]
+    assert [r["date"] for r in day_report(tmp_path, DAY1, SHARDS).status_mix.to_pylist()] == [DAY1]
+
+    summary = summary_markdown(report, {"s01": "run 1234abcd: failure"})
+    assert "**Partial day**: 2 of 3 shards landed; missing: s01 (run 1234abcd: failure)" in summary
+    assert "busy.test (2)" in summary and "10 discovered URLs refused" in summary
+
+
+def test_a_complete_day_says_so(tmp_path):
+    write_day_two(tmp_path)
+    report = day_report(tmp_path, DAY2, ["s00", "s02"])
+    assert not report.partial and summary_markdown(report).startswith(f"## Crawl of {DAY2}\n\nAll 2 shards landed.")
+
+
+def test_hosts_without_429_are_not_listed_as_429_hosts():
+    log = pa.Table.from_pylist([fetch_row("http://a.test/1", at(0)), fetch_row("http://a.test/2", at(2))])
+    tables = host_tables(log)
+    assert tables.most_429.num_rows == 0
+    assert tables.widest_spacing.to_pylist()[0]["max_spacing_s"] == 2.0
+
+
+def test_pictures_are_small_pngs(tmp_path):
+    write_day_two(tmp_path)
+    mix = status_mix_png(day_report(tmp_path, DAY2, SHARDS).status_mix)
+    rates = change_rate_png([0.01, 0.1, 0.1, 1.0, None, 0.0])
+    for png in (mix, rates):
+        pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
+        assert pixels.shape[:2] == (256, 512) and len(png) < 60_000
+        assert pixels[..., :3].std() > 0.05  # something is drawn
