@@ -57,6 +57,23 @@ def host_dup_ratio_file(root: Path, date: str) -> Path:
     return root / "host_quality" / f"date={date}" / "host_near_dup_ratio.parquet"
 
 
+def url_changes_file(root: Path, date: str) -> Path:
+    return root / "change_stats" / f"date={date}" / "url_changes.parquet"
+
+
+def host_changes_file(root: Path, date: str) -> Path:
+    return root / "change_stats" / f"date={date}" / "host_changes.parquet"
+
+
+def priorities_file(root: Path, date: str) -> Path:
+    """recrawl_priorities[date]: every known URL's priority and the plan for the day after."""
+    return root / "recrawl_priorities" / f"date={date}" / "url_priorities.parquet"
+
+
+def priority_hosts_file(root: Path, date: str) -> Path:
+    return root / "recrawl_priorities" / f"date={date}" / "host_budgets.parquet"
+
+
 def latest_before(root: Path, table: str, date: str) -> Path | None:
     """The newest daily file of `table` from a day before `date` (ISO dates sort as text)."""
     days = sorted(p for p in (root / table).glob("date=*/*")

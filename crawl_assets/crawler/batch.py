@@ -35,15 +35,18 @@ def in_scope(host: str, settings: CrawlSettings) -> bool:
 def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[FetchTask],
                     warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
                     demoted_hosts: frozenset[str] = frozenset(),
-                    known_payloads: dict[str, tuple[str, str]] | None = None) -> BatchResult:
+                    known_payloads: dict[str, tuple[str, str]] | None = None,
+                    follow_links: bool = True) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
-    known_payloads: payloads archived earlier, so copies become revisit records."""
+    known_payloads: payloads archived earlier, so copies become revisit records;
+    follow_links=False: fetch the tasks only (a day's recrawl plan): links and redirect
+    targets are recorded, and planned from the next day on."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
-        return in_scope(host, settings) and shard_of(host, settings.shard_count) == shard_index
+        return follow_links and in_scope(host, settings) and shard_of(host, settings.shard_count) == shard_index
 
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}

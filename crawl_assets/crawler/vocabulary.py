@@ -48,6 +48,7 @@ class DropReason(StrEnum):
     DEPTH = "depth"
     HOST_BUDGET = "host_budget"
     PATTERN_BUDGET = "pattern_budget"
+    NOT_PLANNED = "not_planned"  # a known URL the day's recrawl plan left out: not due, or over budget
     # Outside what this crawl is for.
     OUT_OF_SCOPE = "out_of_scope"
     # Trap defences (crawler/trap_defences.py).

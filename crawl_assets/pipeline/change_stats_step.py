@@ -118,16 +118,28 @@ def _end_of(date: str | Date) -> float:
     return end.timestamp() / 86400
 
 
-def _read_fetch_log(con, glob) -> None:
+# A visit's time in days since the epoch. In the crawl's hive layout a fetch made outside
+# its partition's day counts at the start of that day: a backfill, or a test replaying days
+# in a row, fetches day D's batch later than D, and its visits stand for day D (a nightly
+# run's fetched_at lies within its day and is kept).
+VISIT_TIME = "epoch(fetched_at) / 86400.0"
+VISIT_TIME_IN_DAY = ("CASE WHEN epoch(fetched_at) - epoch(CAST(date AS DATE)) BETWEEN 0 AND 86399.999999 "
+                     "THEN epoch(fetched_at) ELSE epoch(CAST(date AS DATE)) END / 86400.0")
+
+
+def _read_fetch_log(con, glob) -> str:
+    """The fetch_log view over the files; returns the SQL of a visit's time."""
     try:
         # A view cannot take parameters: the path(s) go in as quoted SQL literals.
         con.execute(f"CREATE VIEW fetch_log AS SELECT * FROM read_parquet({_sql_literal(glob)}, "
                     "hive_partitioning = true, union_by_name = true)")
         con.execute("SELECT url, host, status, status_class, fetched_at, bytes, sha256, payload_digest, "
                     "simhash, last_modified FROM fetch_log LIMIT 0")
+        columns = {row[0] for row in con.execute("DESCRIBE fetch_log").fetchall()}
     except duckdb.Error as exc:
         raise ValueError(f"fetch log {glob!r} cannot be read as the crawl's fetch-log Parquet "
                          f"(run the fetch step first, or check the path): {exc}") from None
+    return VISIT_TIME_IN_DAY if "date" in columns else VISIT_TIME
 
 
 def _sql_literal(glob: str | list[str]) -> str:
@@ -143,14 +155,14 @@ _HISTORY_SQL = """
 WITH fetches AS (
     -- Only numbers go through the sort: the URL as two 64-bit hashes (a collision needs
     -- 2^64 URLs), the digest as one (it is only compared with the previous one).
-    SELECT hash(url) AS k1, hash(url, 1) AS k2, status, status_class, epoch(fetched_at) / 86400.0 AS t,
+    SELECT hash(url) AS k1, hash(url, 1) AS k2, status, status_class, {visit_time} AS t,
            status_class IN ($ok, $not_modified) AS is_visit,
            CASE WHEN status_class = $ok THEN hash(coalesce(payload_digest, sha256)) END AS digest,
            CASE WHEN status_class = $ok THEN simhash END AS simhash,
            CASE WHEN status_class = $ok THEN bytes END AS body_bytes,
            epoch(try_strptime(last_modified, $http_date)) / 86400.0 AS lm
     FROM fetch_log
-    WHERE epoch(fetched_at) / 86400.0 < $end_day
+    WHERE {visit_time} < $end_day
 ),
 with_evidence AS ({evidence}),
 sequenced AS (
@@ -202,6 +214,7 @@ SELECT k1, k2,
        max(t) FILTER (is_visit) AS last_visit_t,
        max(t) AS last_fetch_t,
        arg_max(status, rn) AS last_status,
+       arg_max(status_class, rn) AS last_status_class,
        count(*) - coalesce(max(rn) FILTER (status NOT IN {gone}), 0) AS gone_streak,
        coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved
 FROM judged
@@ -211,7 +224,7 @@ GROUP BY k1, k2
 # The names behind the hashes: one row per URL.
 _NAMES_SQL = """
 SELECT hash(url) AS k1, hash(url, 1) AS k2, any_value(url) AS url, any_value(host) AS host
-FROM fetch_log WHERE epoch(fetched_at) / 86400.0 < $end_day GROUP BY ALL
+FROM fetch_log WHERE {visit_time} < $end_day GROUP BY ALL
 """
 
 _NO_EVIDENCE = "SELECT *, 0 AS seen FROM fetches"
@@ -228,19 +241,19 @@ _WITH_EVIDENCE = """
 
 
 def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Table | None) -> pa.Table:
-    _read_fetch_log(con, glob)
+    visit_time = _read_fetch_log(con, glob)
     if evidence is not None:
         missing = {"url", "lastmod"} - set(evidence.column_names)
         if missing:
             raise ValueError(f"lastmod evidence needs columns url and lastmod; missing {sorted(missing)}")
         con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
     sql = _HISTORY_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
-                              gone=str(GONE_STATUSES))
+                              gone=str(GONE_STATUSES), visit_time=visit_time)
     history = con.sql(sql, params={
         "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
         "end_day": end_day, "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS,
     }).to_arrow_table()
-    names = con.sql(_NAMES_SQL, params={"end_day": end_day}).to_arrow_table()
+    names = con.sql(_NAMES_SQL.format(visit_time=visit_time), params={"end_day": end_day}).to_arrow_table()
     con.register("history", history)
     con.register("names", names)
     table = con.sql("SELECT n.url, n.host, h.* EXCLUDE (k1, k2) FROM history h JOIN names n USING (k1, k2)").to_arrow_table()
@@ -352,7 +365,7 @@ SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, 
        prior_rate, prior_days, lm_trusted, lm_checks, lm_agreements,
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
-       last_status, gone_streak, pending_change, bytes_saved
+       last_status, last_status_class, gone_streak, pending_change, bytes_saved
 FROM evidence JOIN pattern_b USING (url_pattern, host)
 ORDER BY url
 """

@@ -26,6 +26,7 @@ from ..crawler.tables import dropped_table, fetch_log_table, fetch_tasks, links_
 from ..crawler.vocabulary import WarcRecordKind
 from ..crawler.warc import warc_date
 from ..layout import columns_of, frontier_file, latest_before, shard_files
+from .recrawl_plan import plan_path
 from .warc_index_step import index_warc_files
 
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
@@ -104,11 +105,14 @@ class FetchInputs:
     demoted_hosts: frozenset[str] = frozenset()
     # payload digest -> (URI, WARC-Date) of its first capture
     archived_payloads: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # False when the frontier follows a recrawl plan: the batch fetches the plan, no more.
+    follow_links: bool = True
 
 
 def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:
     return FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
-                       load_demoted_hosts(root, date, settings), load_archived_payloads(root, date))
+                       load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
+                       follow_links=plan_path(root, date) is None)
 
 
 # -- the step -------------------------------------------------------------------------------
@@ -149,7 +153,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     previous = sorted(warc_dir.glob("*.warc.gz"))
     batch = run_fetch_batch(settings, shard_index(shard), tasks, warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
-                            demoted_hosts=inputs.demoted_hosts)
+                            demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []

@@ -1,7 +1,12 @@
 """The frontier step: the day's frontier, every known URL within the budgets, split by shard.
 
-Inputs are explicit: the seed table, and the links and fetch logs of the days before D
-(`crawl_history.history_before` lists them). DuckDB does the work in one pass over the
+Inputs are explicit: the seed table, the links and fetch logs of the days before D
+(`crawl_history.history_before` lists them), and the plan recrawl_priorities made for D the
+day before (`recrawl_inputs.load_plan`). With a plan, the frontier holds the URLs it planned
+(due on D, by expected gain, within the daily budget and each host's cap, at its front-queue
+level) and known URLs the plan has not seen yet (seeds added since); the rest of the known
+URLs are left out as not planned. Without one (the first day) it holds every known URL within
+the budgets, shallowest first. DuckDB does the work in one pass over the
 known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
 which both the frontier and the left-out counts are read. The rules that live in Python
 (host scope, shard, trap defences, URL pattern) are called vectorised over Arrow batches;
@@ -78,13 +83,14 @@ hosts AS MATERIALIZED (
     SELECT host, scoped, shard_no, shard_key(shard_no) AS shard
     FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM (SELECT DISTINCT host FROM known))
 ),
--- judged: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, and the
--- query shape of each URL with a query.
+-- judged: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, the
+-- query shape of each URL with a query, and the plan's word on it (NULL: not in the plan).
 judged AS (
     SELECT known.*, hosts.scoped, hosts.shard_no, hosts.shard,
            CASE WHEN hosts.scoped THEN trap_reason(url, host) END AS trap,
-           CASE WHEN hosts.scoped THEN url_pattern(url) END AS pattern
-    FROM known JOIN hosts USING (host)
+           CASE WHEN hosts.scoped THEN url_pattern(url) END AS pattern,
+           {plan_columns}
+    FROM known JOIN hosts USING (host) {plan_join}
 ),
 -- pattern_ranked: a URL's rank within its host and query shape among the URLs that passed
 -- scope and traps (they form their own partition), shallowest first, ties by URL for a
@@ -100,16 +106,19 @@ within_patterns AS (
     SELECT *, eligible AND (pattern IS NULL OR pattern_rank <= $max_urls_per_pattern) AS within_patterns
     FROM pattern_ranked
 ),
--- host_ranked: a URL's rank within its host among the URLs within their pattern budget (again
--- their own partition), for the per-host budget per cycle (shallowest first, ties by URL).
+-- host_ranked: a URL's rank within its host among the URLs within their pattern budget and
+-- not refused by the plan (again their own partition), for the per-host budget per cycle:
+-- in the plan's order, then shallowest first, ties by URL.
 host_ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY host, within_patterns ORDER BY depth, url) AS host_rank
+    SELECT *, within_patterns AND coalesce(planned, true) AS wanted,
+           row_number() OVER (PARTITION BY host, wanted ORDER BY plan_rank NULLS LAST, depth, url) AS host_rank
     FROM within_patterns
 )
-SELECT url, host, depth, shard_no, shard,
+SELECT url, host, depth, shard_no, shard, plan_rank, level,
        CASE WHEN NOT scoped THEN $out_of_scope
             WHEN trap IS NOT NULL THEN trap
             WHEN NOT within_patterns THEN $pattern_budget
+            WHEN NOT planned THEN $not_planned
             WHEN host_rank > $max_pages_per_host THEN $host_budget
        END AS left_out
 FROM host_ranked
@@ -123,14 +132,20 @@ LINKS_PART = """
     {not_dropped}
 """
 
-# The frontier: the kept URLs with a priority (until recrawl priorities exist: seeds first,
-# deeper pages later) and the validators of their latest answer.
+# The frontier: the kept URLs with a priority (the plan's front-queue level; without one,
+# seeds first and deeper pages later) and the validators of their latest answer; within a
+# shard in the plan's order (expected gain), then by host, depth and URL.
 FRONTIER_SQL = """
-SELECT url, host, depth, least(depth + 1, $levels)::INTEGER AS priority, {validators}, shard
+SELECT url, host, depth, coalesce(level, least(depth + 1, $levels))::INTEGER AS priority, {validators}, shard
 FROM fates {validators_join}
 WHERE left_out IS NULL
-ORDER BY shard_no, host, depth, url
+ORDER BY shard_no, plan_rank NULLS LAST, host, depth, url
 """
+
+# The plan's columns in `judged`, with and without a plan.
+PLAN_JOIN = "LEFT JOIN plan USING (url)"
+PLAN_COLUMNS = "plan.planned, plan.plan_rank, plan.level"
+NO_PLAN_COLUMNS = "NULL::BOOLEAN AS planned, NULL::BIGINT AS plan_rank, NULL::INTEGER AS level"
 
 # The validators of each URL's latest answer, so the fetch can be a conditional GET, and
 # when it was last captured whole, so a 304 revisit record can point at that capture.
@@ -154,10 +169,14 @@ WHERE left_out IS NOT NULL GROUP BY left_out ORDER BY left_out
 """
 
 
-def build_frontier(settings: CrawlSettings, inputs: CrawlHistory) -> FrontierResult:
-    """The day's frontier as one Arrow table with a shard column, and its counts."""
+def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | None = None) -> FrontierResult:
+    """The day's frontier as one Arrow table with a shard column, and its counts.
+
+    plan: the day's plan (url, planned, plan_rank, level; recrawl_inputs.load_plan), or None."""
     con = duckdb.connect()
     register_url_rules(con, settings)
+    if plan is not None:
+        con.register("plan", plan.select(["url", "planned", "plan_rank", "level"]))
     fates_params = {
         "seeds": str(inputs.seeds),
         "max_pages_per_host": settings.max_pages_per_host,
@@ -165,13 +184,15 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory) -> FrontierRes
         "out_of_scope": DropReason.OUT_OF_SCOPE,
         "pattern_budget": DropReason.PATTERN_BUDGET,
         "host_budget": DropReason.HOST_BUDGET,
+        "not_planned": DropReason.NOT_PLANNED,
     }
     links_part = ""
     if inputs.links:
         fates_params["links"] = [str(p) for p in inputs.links]
         has_reason = "dropped_reason" in columns_of(fates_params["links"])
         links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
-    con.execute(FATES_SQL.format(links_part=links_part), fates_params)
+    con.execute(FATES_SQL.format(links_part=links_part, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
+                                 plan_join="" if plan is None else PLAN_JOIN), fates_params)
 
     frontier_params: dict = {"levels": len(settings.priority_weights)}
     if inputs.fetch_logs:

@@ -10,7 +10,9 @@ Three kinds of URL share the day's budget (settings.daily_fetch_budget):
 - discovery: never fetched; settings.discovery_share of the budget (what one kind leaves
   unused goes to the other);
 - gone: the last answers were 404 (retried after not_found_retry_days, doubling per repeat,
-  at most not_found_max_days) or 410 (after gone_retry_days; 0 = never).
+  at most not_found_max_days) or 410 (after gone_retry_days; 0 = never); a URL tried but
+  never answered with content for a lasting reason (robots.txt refusal, a redirect, another
+  4xx: NO_CONTENT_CLASSES) comes back on the 404 interval too, not daily as a new URL.
 
 Importance w = host importance x (1 + in-links). Expected gain, in importance-weighted days
 of fresh copy: refresh w (1 - e^{-λτ}) (1 - e^{-λI}) / λ (the chance the copy is stale after
@@ -32,12 +34,18 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from ..crawler.vocabulary import StatusClass
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
 
 SECONDS_A_DAY = 86_400
 GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of a new one
 DEFAULT_RATE = 1 / 30  # changes a day assumed for a host the crawl has no history of
 NOT_FOUND, GONE = 404, 410
+# A URL tried but never answered with content, for a reason that lasts (transient failures,
+# 5xx and network errors, are retried the next day like any new URL).
+NO_CONTENT_CLASSES = (StatusClass.ROBOTS_DISALLOWED, StatusClass.REDIRECT, StatusClass.REDIRECT_LOOP,
+                      StatusClass.TOO_MANY_REDIRECTS, StatusClass.HTTP_4XX, StatusClass.TOO_LARGE,
+                      StatusClass.BLOCKED_ADDRESS)
 
 
 class Kind(StrEnum):
@@ -73,14 +81,15 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
     """Priorities for every known URL and the plan of `plan_date` (the day to be fetched).
 
     change_stats: ChangeStats.urls (url, host, change_rate, last_visit_at, last_fetched_at,
-    last_status, gone_streak, pending_change). inlinks: (url, inlinks) or None. hosts:
+    last_status, last_status_class, gone_streak, pending_change). inlinks: (url, inlinks) or None. hosts:
     (host, delay_s, flagged[, importance]) or None (every host: default_delay_s, not flagged,
     importance 1). known_urls: (url, host), every URL the crawl knows."""
     if settings.recrawl_objective not in OBJECTIVES:
         raise ValueError(f"setting recrawl_objective must be one of {OBJECTIVES}, "
                          f"not {settings.recrawl_objective!r}")
     _require(change_stats, "change_stats", {"url", "host", "change_rate", "last_visit_at", "last_fetched_at",
-                                            "last_status", "gone_streak", "pending_change"})
+                                            "last_status", "last_status_class", "gone_streak",
+                                            "pending_change"})
     _require(known_urls, "known_urls", {"url", "host"})
     if inlinks is not None:
         _require(inlinks, "inlinks", {"url", "inlinks"})
@@ -95,7 +104,8 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
         con.register("inlinks", inlinks.select(["url", "inlinks"]) if inlinks is not None
                      else pa.table({"url": pa.array([], pa.string()), "inlinks": pa.array([], pa.int64())}))
         con.register("host_facts", _host_facts(hosts))
-        pages = con.sql(_PAGES_SQL, params=_page_params()).to_arrow_table()
+        no_content = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
+        pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
         planned, allocation_counts = _schedule(pages, caps, now, settings)
     finally:
@@ -142,6 +152,7 @@ host_rates AS (
 SELECT e.url, e.host,
        dense_rank() OVER (ORDER BY e.host) - 1 AS host_index,
        CASE WHEN s.last_status IN ($not_found, $gone) AND s.gone_streak > 0 THEN $kind_gone
+            WHEN s.last_visit_at IS NULL AND s.last_status_class IN {no_content} THEN $kind_gone
             WHEN s.last_visit_at IS NULL THEN $kind_discovery ELSE $kind_refresh END AS kind,
        coalesce(s.change_rate, h.host_rate, (SELECT median(change_rate) FROM change_stats),
                 $default_rate) AS change_rate,

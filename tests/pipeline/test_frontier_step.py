@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.crawler.tables import FRONTIER_SCHEMA
 from crawl_assets.crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
@@ -211,3 +212,26 @@ def test_shards_past_s99_keep_their_order(tmp_path):
     assert all({shard_key(shard_of(h, 120)) for h in rows.column("host").to_pylist()} <= {shard}
                for shard, rows in parts)
     assert sum(rows.num_rows for _, rows in parts) == 400
+
+
+def test_with_a_plan_the_frontier_holds_the_planned_urls_in_plan_order_at_their_levels(tmp_path):
+    import pyarrow as pa
+
+    settings = settings_for(tmp_path, max_pages_per_host=3)
+    write_seeds(tmp_path, ["http://a.test/", "http://b.test/"])
+    write_links(tmp_path, "2026-11-28", [("http://a.test/", f"http://a.test/p{n}", 1) for n in range(6)])
+    # Planned yesterday for today: p4 first, then p1; the seed of a.test and p0 not due; p2, p3
+    # and p5 over the budget. b.test's seed was added after the plan was made.
+    plan = pa.table({"url": ["http://a.test/", "http://a.test/p0", "http://a.test/p1", "http://a.test/p2",
+                             "http://a.test/p3", "http://a.test/p4", "http://a.test/p5"],
+                     "planned": [False, False, True, False, False, True, False],
+                     "plan_rank": pa.array([None, None, 2, None, None, 1, None], pa.int64()),
+                     "level": pa.array([5, 5, 3, 5, 5, 1, 5], pa.int32())})
+    result = build_frontier(settings, history_before(tmp_path, DAY), plan)
+    rows = [(r["url"], r["priority"]) for r in result.table.to_pylist()]
+    assert [u for u, _ in rows if "a.test" in u] == ["http://a.test/p4", "http://a.test/p1"]  # plan order
+    assert dict(rows) == {"http://a.test/p4": 1, "http://a.test/p1": 3, "http://b.test/": 1}
+    assert result.counts.left_out_by_reason == {DropReason.NOT_PLANNED: 5}
+    # Without the plan the same history gives every URL within the host budget, shallowest first.
+    assert sorted(frontier_urls(build_frontier(settings, history_before(tmp_path, DAY)))) == [
+        "http://a.test/", "http://a.test/p0", "http://a.test/p1", "http://b.test/"]

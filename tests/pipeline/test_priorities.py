@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from crawl_assets.crawler.settings import CrawlSettings
+from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.pipeline.priorities_step import Kind, recrawl_priorities
 from crawl_assets.pipeline.refresh_allocation import allocate, freshness
 
@@ -33,6 +34,7 @@ def stats_table(rows):
     return pa.table({"url": urls, "host": hosts, "change_rate": pa.array(rates, pa.float64()),
                      "last_visit_at": stamp, "last_fetched_at": stamp,
                      "last_status": pa.array(status, pa.int32()), "gone_streak": pa.array(streak, pa.int64()),
+                     "last_status_class": [StatusClass.OK if s == 200 else StatusClass.HTTP_4XX for s in status],
                      "pending_change": pa.array([False] * len(urls))})
 
 
