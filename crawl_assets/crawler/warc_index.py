@@ -19,8 +19,6 @@ are those of each record's gzip member, so a reader can seek straight to it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ import surt
 from fastwarc.warc import ArchiveIterator
 
 from .vocabulary import WarcRecordKind
+from .warc import payload_digest
 
 REVISIT_MIME = "warc/revisit"  # what pywb's index says a revisit's mime is
 INDEXED_TYPES = frozenset({"response", "revisit", "resource", "metadata"})  # cdxj-indexer's default
@@ -79,10 +78,6 @@ def timestamp14(warc_date: str) -> str:
 
 def parse_warc_date(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
-def sha1_digest(payload: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
 
 
 @dataclass(frozen=True)
@@ -155,7 +150,7 @@ def index_warc(path: Path) -> list[IndexedRecord]:
                 status = http.status_code if http is not None and kind in ("response", "revisit") else None
                 digest = headers.get("WARC-Payload-Digest")
                 if digest is None and kind != WarcRecordKind.REVISIT:  # computed as warcio does
-                    digest = sha1_digest(record.reader.read())
+                    digest = payload_digest(record.reader.read())
                 date = headers.get("WARC-Date")
                 pending.append((offset, dict(
                     urlkey=url_key(url), timestamp=timestamp14(date), captured_at=parse_warc_date(date),

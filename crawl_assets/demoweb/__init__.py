@@ -15,13 +15,14 @@ Host plug-ins (host_protocol.py, plugins.py), each opt-in by keyword or CLI flag
 """
 
 from .access_log import AccessLog, AccessRecord
-from .hostile_hosts import HostileHost, add_hostile_hosts
+from .hostile_hosts import add_hostile_hosts
 from .neardup_hosts import NEAR_DUP_KINDS, NearDupGroup, add_near_duplicate_hosts
 from .politeness_hosts import add_politeness_hosts
 from .process import DemoWebProcess, DemoWebStartError, start_demoweb
 from .responses import Response
 from .server import DemoWebServer, DemoWebThread
 from .site_shape import HOME_PAGE
+from .spec_hosts import HostileHost
 from .trap_hosts import TRAP_KINDS, TrapHost, add_trap_hosts
 from .web import DemoWeb
 

@@ -20,16 +20,15 @@ the server starts every run with a fresh count (DemoWeb.with_fresh_state()).
 from __future__ import annotations
 
 import functools
-import threading
 import zlib
-from dataclasses import dataclass, field
 from random import Random
 from typing import Iterator, Mapping
 
-from .host_protocol import HostPlugin, bare_path, normalize_host, register_hosts
+from .host_protocol import HostPlugin, bare_path, register_hosts
 from .page_shell import simple_page
 from .randomness import stable_int
 from .responses import HTML_TYPE, PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
+from .spec_hosts import HostileHost, HostSpec, SpecHostHandler, described_hosts
 
 # kind -> hostname label. The order is the order of hostile_hosts().
 KINDS: dict[str, str] = {
@@ -64,29 +63,6 @@ CRAWL_DELAY_S = 60
 _CHUNK = 64 * 1024
 
 
-@dataclass(frozen=True)
-class HostileHost:
-    """What a hostile host does and what a correct crawler should end with.
-
-    urls: the hostile URLs (absolute, with port), all linked from `home`.
-    expected: the status class for the hostile URLs; `expected_by_url` has it per URL
-      (they differ only for robots_huge: /blocked/x.html is disallowed, /open.html is ok).
-    home_expected: the status class for `home` (not ok when robots.txt itself is the trap).
-    config: kind-specific facts for assertions (seconds, sizes, links, ...).
-    """
-
-    hostname: str
-    kind: str
-    home: str
-    urls: tuple[str, ...]
-    expected: str
-    expected_by_url: Mapping[str, str]
-    home_expected: str
-    description: str
-    assumes: str = ""
-    config: Mapping[str, object] = field(default_factory=dict)
-
-
 def hostile_hostname(kind: str, domain: str = "demo.test") -> str:
     return f"{KINDS[kind]}.{domain}"
 
@@ -98,10 +74,7 @@ def add_hostile_hosts(web) -> dict[str, str]:
 
 def hostile_hosts(web) -> list["HostileHost"]:
     """The hostile hosts registered on `web`, described, in KINDS order."""
-    handlers = [h for h in web.special_handlers().values() if isinstance(h, HostileHandler)]
-    order = list(KINDS)
-    handlers.sort(key=lambda h: (order.index(h.kind), h.hostname))
-    return [h.describe(web) for h in handlers]
+    return described_hosts(web, HostileHandler)
 
 
 PLUGIN = HostPlugin(option="hostile", summary_key="hostile",
@@ -232,19 +205,6 @@ _MALFORMED_LINKS = ("/soup/one.html", "/soup/two.html", "/soup/three.html", "/so
                     "/soup/five.html", "/soup/six.html")
 
 
-@dataclass(frozen=True)
-class HostSpec:
-    """What a special host serves, for its home page and its HostileHost description."""
-
-    title: str
-    description: str
-    paths: tuple[str, ...]  # hostile paths, linked from home ('/' may be one)
-    expected: str
-    home_expected: str = "ok"
-    assumes: str = ""
-    expected_by_path: Mapping[str, str] = field(default_factory=dict)
-
-
 _SPECS: dict[str, HostSpec] = {
     "slow_drip": HostSpec("Slow drip", "200 with Content-Length 100000, sent 1 byte per second.",
                        ("/drip.html",), "timeout", assumes="a whole-fetch time limit of a few seconds"),
@@ -296,48 +256,16 @@ _SPECS: dict[str, HostSpec] = {
 }
 
 
-class HostileHandler:
+class HostileHandler(SpecHostHandler):
     """The HostHandler of one hostile host: DemoWeb calls it with (web, path, headers)."""
 
-    def __init__(self, kind: str, hostname: str):
-        if kind not in KINDS:
-            raise ValueError(f"unknown hostile kind {kind!r}")
-        self.kind = kind
-        self.hostname = normalize_host(hostname)
-        self.spec = _SPECS[kind]
-        self._lock = threading.Lock()
-        self._hits: dict[str, int] = {}
-
-    def __repr__(self) -> str:
-        return f"HostileHandler({self.kind!r}, {self.hostname!r})"
-
-    def fresh(self) -> "HostileHandler":
-        """The same host with its request counts reset."""
-        return HostileHandler(self.kind, self.hostname)
-
-    def _hit(self, path: str) -> int:
-        """1 for the first request of `path` since this handler was made, 2 for the next..."""
-        with self._lock:
-            count = self._hits.get(path, 0) + 1
-            self._hits[path] = count
-            return count
-
-    def base(self, web) -> str:
-        return f"http://{self.hostname}:{web.port}"
+    KINDS = KINDS
+    SPECS = _SPECS
 
     # ---- description ----------------------------------------------------------------
 
-    def describe(self, web) -> HostileHost:
-        spec = self.spec
-        base = self.base(web)
-        urls = tuple(base + p for p in spec.paths)
-        by_url = {base + p: spec.expected_by_path.get(p, spec.expected) for p in spec.paths}
-        return HostileHost(self.hostname, self.kind, base + "/", urls, spec.expected, by_url,
-                           spec.home_expected, spec.description, spec.assumes,
-                           self._config(base))
-
-    def _config(self, base: str) -> dict:
-        kind = self.kind
+    def config(self, web) -> dict:
+        kind, base = self.kind, self.base(web)
         if kind == "slow_drip":
             return {"content_length": DRIP_LENGTH, "bytes_per_s": DRIP_BYTES_PER_S}
         if kind == "endless_body":
@@ -378,7 +306,7 @@ class HostileHandler:
         if bare == "/robots.txt":
             return self._robots()
         if bare == "/":
-            return self._home()
+            return self.home_page()
         response = getattr(self, "_serve_" + self.kind)(web, bare)
         return response if response is not None else error_response(404, "Not Found")
 
@@ -390,15 +318,6 @@ class HostileHandler:
         if self.kind == "crawl_delay_60":
             return robots_allow_all(self.hostname, f"Crawl-delay: {CRAWL_DELAY_S}")
         return robots_allow_all(self.hostname)
-
-    def _home(self) -> Response:
-        links = [p for p in self.spec.paths if p != "/"]
-        items = "\n".join(f'<li><a href="{p}">{p}</a></li>' for p in links)
-        return body_response(simple_page(self.spec.title, f"<p>{self.spec.description}</p>\n<ul>\n{items}\n</ul>"))
-
-    @staticmethod
-    def _plain_page(title: str) -> Response:
-        return body_response(simple_page(title, '<p>An ordinary page. <a href="/">Home</a></p>'))
 
     def _serve_slow_drip(self, web, path):
         if path == "/drip.html":
@@ -442,21 +361,21 @@ class HostileHandler:
                 return None
             if hop < CHAIN_HOPS:
                 return self._redirect(web, f"{prefix}{hop + 1}")
-            return self._plain_page("End of the chain")
+            return self.plain_page("End of the chain")
 
     def _serve_rate_limited(self, web, path):
         if path == "/busy.html":
-            if self._hit(path) == 1:
+            if self.hit(path) == 1:
                 return error_response(429, "Too Many Requests",
                                       [("Retry-After", str(RATE_LIMIT_RETRY_AFTER_S))])
-            return self._plain_page("Not busy any more")
+            return self.plain_page("Not busy any more")
 
     def _serve_flapping_503(self, web, path):
         if path == "/flaky.html":
-            if self._hit(path) <= FLAP_FAILURES:
+            if self.hit(path) <= FLAP_FAILURES:
                 return error_response(503, "Service Unavailable",
                                       [("Retry-After", str(FLAP_RETRY_AFTER_S))])
-            return self._plain_page("Up again")
+            return self.plain_page("Up again")
 
     def _serve_not_found(self, web, path):
         return None  # everything but / and /robots.txt is a 404
@@ -472,7 +391,7 @@ class HostileHandler:
         if path == "/tag-soup.html":
             return body_response(_malformed_html(self.base(web)))
         if path in _MALFORMED_LINKS:
-            return self._plain_page("Found in the soup")
+            return self.plain_page("Found in the soup")
 
     def _serve_wrong_charset(self, web, path):
         if path == "/latin1.html":
@@ -484,12 +403,12 @@ class HostileHandler:
 
     def _serve_robots_500(self, web, path):
         if path == "/page.html":
-            return self._plain_page("Behind a broken robots.txt")
+            return self.plain_page("Behind a broken robots.txt")
 
     def _serve_robots_huge(self, web, path):
         if path in ("/blocked/x.html", "/open.html"):
-            return self._plain_page("Blocked" if path.startswith("/blocked/") else "Open")
+            return self.plain_page("Blocked" if path.startswith("/blocked/") else "Open")
 
     def _serve_crawl_delay_60(self, web, path):
         if path == "/page.html":
-            return self._plain_page("Slow down")
+            return self.plain_page("Slow down")

@@ -47,15 +47,14 @@ those headers (only) differ between runs; every other byte is deterministic.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from email.utils import formatdate
 from typing import Mapping
 
-from .host_protocol import HostPlugin, bare_path, normalize_host, register_hosts
-from .hostile_hosts import HostileHost, HostSpec
+from .host_protocol import HostPlugin, bare_path, register_hosts
 from .page_shell import simple_page
 from .responses import PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
+from .spec_hosts import HostileHost, HostSpec, SpecHostHandler, described_hosts
 
 # kind -> hostname label. The order is the order of politeness_hosts().
 KINDS: dict[str, str] = {
@@ -137,10 +136,7 @@ def add_politeness_hosts(web) -> dict[str, str]:
 
 def politeness_hosts(web) -> list[HostileHost]:
     """The politeness hosts registered on `web`, described, in KINDS order."""
-    handlers = [h for h in web.special_handlers().values() if isinstance(h, PolitenessHandler)]
-    order = list(KINDS)
-    handlers.sort(key=lambda h: (order.index(h.kind), h.hostname))
-    return [h.describe(web) for h in handlers]
+    return described_hosts(web, PolitenessHandler)
 
 
 PLUGIN = HostPlugin(option="politeness", summary_key="politeness",
@@ -155,32 +151,11 @@ def _retry_after_date(seconds: float) -> str:
     return formatdate(math.ceil(time.time() + seconds), usegmt=True)
 
 
-class PolitenessHandler:
+class PolitenessHandler(SpecHostHandler):
     """The HostHandler of one politeness host: DemoWeb calls it with (web, path, headers)."""
 
-    def __init__(self, kind: str, hostname: str):
-        if kind not in KINDS:
-            raise ValueError(f"unknown politeness host kind {kind!r}; known: {list(KINDS)}")
-        self.kind = kind
-        self.hostname = normalize_host(hostname)
-        self.spec = _SPECS[kind]
-        self._lock = threading.Lock()
-        self._hits: dict[str, int] = {}
-
-    def __repr__(self) -> str:
-        return f"PolitenessHandler({self.kind!r}, {self.hostname!r})"
-
-    def fresh(self) -> "PolitenessHandler":
-        """The same host with its request counts reset."""
-        return PolitenessHandler(self.kind, self.hostname)
-
-    def _hit(self, path: str) -> int:
-        with self._lock:
-            self._hits[path] = count = self._hits.get(path, 0) + 1
-            return count
-
-    def base(self, web) -> str:
-        return f"http://{self.hostname}:{web.port}"
+    KINDS = KINDS
+    SPECS = _SPECS
 
     def _domain(self, web) -> str:
         """The domain this host was registered under (its label is one DNS label)."""
@@ -192,14 +167,7 @@ class PolitenessHandler:
 
     # ---- description ----------------------------------------------------------------
 
-    def describe(self, web) -> HostileHost:
-        spec, base = self.spec, self.base(web)
-        urls = tuple(base + p for p in spec.paths)
-        by_url = {base + p: spec.expected_by_path.get(p, spec.expected) for p in spec.paths}
-        return HostileHost(self.hostname, self.kind, base + "/", urls, spec.expected, by_url,
-                           spec.home_expected, spec.description, spec.assumes, self._config(web))
-
-    def _config(self, web) -> dict:
+    def config(self, web) -> dict:
         kind, target = self.kind, self.sibling(web, "redirect_target")
         if kind == "cross_host_redirect":
             return {"target_host": politeness_hostname("redirect_target", self._domain(web)),
@@ -236,7 +204,7 @@ class PolitenessHandler:
         if bare == "/robots.txt" or (self.kind in _ROBOTS_KINDS and bare.startswith(("/robots/", "/site/"))):
             response = self._robots(web, bare)
         elif bare == "/":
-            response = self._home()
+            response = self.home_page()
         else:
             response = getattr(self, "_serve_" + self.kind)(web, bare)
         if response is None:
@@ -244,14 +212,6 @@ class PolitenessHandler:
         if self.kind == "slow_host":
             response.delay_s = SLOW_RESPONSE_S  # a fresh Response per request: safe to set
         return response
-
-    def _home(self) -> Response:
-        items = "\n".join(f'<li><a href="{p}">{p}</a></li>' for p in self.spec.paths if p != "/")
-        return body_response(simple_page(self.spec.title, f"<p>{self.spec.description}</p>\n<ul>\n{items}\n</ul>"))
-
-    @staticmethod
-    def _plain_page(title: str) -> Response:
-        return body_response(simple_page(title, '<p>An ordinary page. <a href="/">Home</a></p>'))
 
     @staticmethod
     def _redirect(location: str, status: int = 301) -> Response:
@@ -295,23 +255,23 @@ class PolitenessHandler:
 
     def _serve_redirect_target(self, web, path):
         if path in self.spec.paths:
-            return self._plain_page("Blocked" if path.startswith("/blocked/") else "Target page")
+            return self.plain_page("Blocked" if path.startswith("/blocked/") else "Target page")
 
     def _serve_robots_cross_host(self, web, path):
         if path in self.spec.paths:
-            return self._plain_page("Under borrowed rules")
+            return self.plain_page("Under borrowed rules")
 
     def _serve_robots_same_host(self, web, path):
         if path in self.spec.paths:
-            return self._plain_page("Under moved rules")
+            return self.plain_page("Under moved rules")
 
     def _serve_robots_redirect_chain(self, web, path):
         if path == "/page.html":
-            return self._plain_page("Behind a long robots.txt chain")
+            return self.plain_page("Behind a long robots.txt chain")
 
     def _serve_robots_bad_location(self, web, path):
         if path == "/page.html":
-            return self._plain_page("Behind a broken robots.txt redirect")
+            return self.plain_page("Behind a broken robots.txt redirect")
 
     def _serve_retry_after_long(self, web, path):
         if path == "/busy.html":
@@ -321,17 +281,17 @@ class PolitenessHandler:
 
     def _serve_retry_after_date(self, web, path):
         if path == "/soon.html":
-            if self._hit(path) == 1:
+            if self.hit(path) == 1:
                 return error_response(503, "Service Unavailable",
                                       [("Retry-After", _retry_after_date(SOON_RETRY_AFTER_S))])
-            return self._plain_page("Back again")
+            return self.plain_page("Back again")
         if path == "/later.html":
             return error_response(429, "Too Many Requests",
                                   [("Retry-After", _retry_after_date(LONG_RETRY_AFTER_S))])
 
     def _serve_slow_host(self, web, path):
         if path in self.spec.paths:
-            return self._plain_page("Slowly served")
+            return self.plain_page("Slowly served")
 
 
 def _chain_hop(path: str) -> int | None:

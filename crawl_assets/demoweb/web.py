@@ -30,7 +30,7 @@ from typing import Mapping
 
 from .change_model import PageState, moment
 from .host_protocol import HostHandler, normalize_host
-from .hostile_hosts import HostileHost, hostile_hosts
+from .hostile_hosts import hostile_hosts
 from .neardup_hosts import NearDupGroup, near_duplicate_groups, near_duplicate_homes
 from .ordinary_site import OrdinarySite, unknown_host
 from .plugins import PLUGIN_OPTIONS, PLUGINS
@@ -38,6 +38,7 @@ from .politeness_hosts import politeness_hosts
 from .responses import Response
 from .robots_variants import has_private_pages, robots_rules, robots_txt
 from .site_shape import HOME_PAGE, PRIVATE_PAGES, SiteShape
+from .spec_hosts import HostileHost
 from .trap_hosts import TrapHost, trap_hosts
 
 
