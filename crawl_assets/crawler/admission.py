@@ -8,7 +8,7 @@ links the trap defences accept and that belong to this batch's hosts are admitte
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from rbloom import Bloom
@@ -66,8 +66,11 @@ class Admission:
         self.traps.dropped[host][reason] += 1
         return False
 
-    def links_found(self, page: FetchTask, targets: list[str]) -> None:
-        """Report the links of `page` and admit those this batch should fetch (one level deeper)."""
+    def links_found(self, page: FetchTask, targets: list[str], unfollowed: Sequence[str] = (),
+                    why_unfollowed: DropReason | None = None) -> None:
+        """Report the links of `page` and admit those this batch should fetch (one level deeper).
+        `unfollowed`: links the page asks not to follow (`why_unfollowed`, page_signals.py): reported
+        with it, not admitted, and not refused either (another page may link them followably)."""
         depth = page.depth + 1
         priority = min(page.priority + 1, self.priority_levels)
         for target in targets:
@@ -87,6 +90,10 @@ class Admission:
             self.links.append(Link(page.url, target, target_host, depth, is_new, reason))
             if reason is None and self.follows_links_to(target_host):
                 self.admit(FetchTask(target, target_host, depth, priority))
+        for target in unfollowed:
+            known = target in self._queued or target in self._refused
+            is_new = not known and (self.seen is None or target not in self.seen)
+            self.links.append(Link(page.url, target, host_of(target), depth, is_new, why_unfollowed))
 
     def redirect_found(self, page: FetchTask, target: str, chain: tuple[str, ...]) -> None:
         """A redirect continues the same fetch as a task of the target's host: same depth, the

@@ -1,44 +1,61 @@
 """What one answer leaves behind: its WARC records (a response, or a revisit when an earlier
-capture holds the payload) and its fetch-log row, with the content's digest, SimHash and
-outlinks when it is a page."""
+capture holds the payload) and its fetch-log row, with the content's digest, SimHash,
+outlinks and the page's own robots signals (page_signals.py) when it is a page."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from .answer_policy import DeadEndRedirect, LeaveHostAlone, Redirect, Verdict, status_class_of
 from .content import examine
 from .fetch_record import FetchRecord
 from .http_exchange import HopResult
+from .page_signals import PageDirectives, header_directives
 from .trap_defences import TrapDefences
-from .vocabulary import StatusClass, WarcRecordKind
+from .vocabulary import DropReason, StatusClass, WarcRecordKind
 from .warc import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter, payload_digest, warc_date
 from .workbench import FetchTask
 
 PAGE_CLASSES = frozenset({StatusClass.OK, StatusClass.TOO_LARGE})  # answers whose content is examined
 
 
+class FoundLinks(NamedTuple):
+    """The outlinks of an answer: those to follow, and those reported but not followed."""
+
+    follow: list[str]
+    unfollowed: list[str] = []
+    reason: DropReason | None = None  # why `unfollowed` are not: PAGE_NOFOLLOW or NOFOLLOW_LINK
+
+
+NO_LINKS = FoundLinks([])
+
+
 class Capture:
     def __init__(self, warc: WarcFileWriter, max_body_bytes: int, traps: TrapDefences,
-                 known_payloads: dict[str, tuple[str, str]] | None = None):
-        """known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier."""
+                 known_payloads: dict[str, tuple[str, str]] | None = None, agent: str = ""):
+        """known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
+        agent: our product token (lower case), whose robots <meta>/X-Robots-Tag rules apply."""
+        self.agent = agent
         self.warc = warc
         self.max_body_bytes = max_body_bytes
         self.traps = traps
         self._archived: dict[str, tuple[str, str]] = dict(known_payloads or {})
 
-    def record(self, task: FetchTask, hop: HopResult, verdict: Verdict) -> tuple[FetchRecord, list[str]]:
+    def record(self, task: FetchTask, hop: HopResult, verdict: Verdict) -> tuple[FetchRecord, FoundLinks]:
         """The fetch-log row of this answer, and the outlinks of its content."""
         timing = dict(fetched_at=hop.started_at, ip=hop.ip, attempts=task.attempt,
                       duration_ms=round(hop.elapsed_s * 1000, 3))
         exchange = hop.exchange
         if exchange is None:
             return FetchRecord(task.url, task.host, task.depth, hop.error_class or StatusClass.NETWORK_ERROR,
-                               error=hop.error, **timing), []
+                               error=hop.error, **timing), NO_LINKS
         digest, revisit = self._revisit_for(task, exchange, hop.truncated)
         location = self.warc.write(exchange, revisit, digest)
         status_class = StatusClass.TOO_LARGE if hop.truncated else status_class_of(exchange.status)
         error = redirect_to = None
         sha256 = simhash = None
-        outlinks: list[str] = []
+        found = NO_LINKS
+        directives = PageDirectives()
         if isinstance(verdict, Redirect):
             redirect_to = verdict.target
         elif isinstance(verdict, DeadEndRedirect):
@@ -49,8 +66,13 @@ class Capture:
         elif status_class in PAGE_CLASSES:
             self.traps.observe_fetch(task.host)
             facts = examine(exchange.body, hop.header("content-type"), hop.header("content-encoding"),
-                            task.url, self.max_body_bytes)
-            sha256, simhash, error, outlinks = facts.sha256, facts.simhash, facts.error, facts.outlinks
+                            task.url, self.max_body_bytes, self.agent)
+            sha256, simhash, error = facts.sha256, facts.simhash, facts.error
+            directives = facts.directives
+            if hop.header("x-robots-tag") is not None:  # each header line read on its own
+                directives |= header_directives((v for k, v in exchange.response_headers
+                                                 if k.lower() == "x-robots-tag"), self.agent)
+            found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
             if facts.too_large:
                 status_class, error = StatusClass.TOO_LARGE, "decoded body is larger than the size cap"
         record = FetchRecord(
@@ -61,8 +83,17 @@ class Capture:
             warc_type=WarcRecordKind.REVISIT if revisit else WarcRecordKind.RESPONSE,
             refers_to=revisit.refers_to_uri if revisit else None,
             warc_file=location.filename, warc_offset=location.offset, warc_length=location.length,
-            outlinks=len(outlinks), **timing)
-        return record, outlinks
+            outlinks=len(found.follow) + len(found.unfollowed), noindex=directives.noindex,
+            nofollow=directives.nofollow, **timing)
+        return record, found
+
+    @staticmethod
+    def _links(follow: list[str], nofollow: list[str], page_nofollow: bool) -> FoundLinks:
+        if page_nofollow:
+            return FoundLinks([], follow + nofollow, DropReason.PAGE_NOFOLLOW)
+        if nofollow:
+            return FoundLinks(follow, nofollow, DropReason.NOFOLLOW_LINK)
+        return FoundLinks(follow)
 
     def _revisit_for(self, task: FetchTask, exchange: Exchange, truncated: bool) -> tuple[str | None, Revisit | None]:
         """(payload digest, revisit): a 304, or a payload archived before, is written as a

@@ -1,15 +1,16 @@
 """What a fetched body is: its media type (headers first, sniffing second, never the URL's
-extension), its decoded content, digest and outlinks."""
+extension), its decoded content, digest, outlinks and robots <meta> directives."""
 
 from __future__ import annotations
 
 import hashlib
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .decoding import DecodingError, decode_body
-from .links import extract_links
+from .links import scan_page
+from .page_signals import NO_DIRECTIVES, PageDirectives
 from .simhash import page_text, simhash64
 from .urls import UrlError, normalize_url
 
@@ -61,27 +62,30 @@ def media_type_of(content_type: str | None, body: bytes) -> str:
 class ContentFacts:
     media_type: str
     sha256: str | None
-    outlinks: list[str]
+    outlinks: list[str]  # to follow
     simhash: int | None = None  # 64-bit SimHash of an HTML page's main text
     too_large: bool = False  # decoded content passed the size cap (a compression bomb)
     error: str | None = None
+    nofollow_links: list[str] = field(default_factory=list)  # linked with rel="nofollow" only
+    directives: PageDirectives = NO_DIRECTIVES  # of the page's robots <meta> tags
 
 
 def examine(body: bytes, content_type: str | None, content_encoding: str | None,
-            url: str, limit: int) -> ContentFacts:
-    """Decode the body, hash it, and list its links if it is HTML (anything else is not parsed)."""
+            url: str, limit: int, agent: str = "") -> ContentFacts:
+    """Decode the body, hash it, and list its links if it is HTML (anything else is not
+    parsed); `agent`: our product token, whose robots <meta> tags apply besides "robots"."""
     try:
         content, too_large = decode_body(body, content_encoding, limit)
     except DecodingError as exc:
         return ContentFacts(media_type_of(content_type, b""), None, [], error=str(exc))
     media_type = media_type_of(content_type, content)
     digest = hashlib.sha256(content).hexdigest()
-    fingerprint = None
     if media_type in HTML_TYPES:
-        links = extract_links(content, url)
-        fingerprint = simhash64(page_text(content))
-    elif media_type in XML_TYPES:
+        scan = scan_page(content, url, agent)
+        return ContentFacts(media_type, digest, scan.links, simhash64(page_text(content)), too_large,
+                            nofollow_links=scan.nofollow_links, directives=scan.directives)
+    if media_type in XML_TYPES:
         links = sitemap_urls(content) or []  # sitemaps feed the frontier; other XML is not parsed
     else:
         links = []
-    return ContentFacts(media_type, digest, links, fingerprint, too_large)
+    return ContentFacts(media_type, digest, links, None, too_large)

@@ -36,7 +36,7 @@ from .fetch_record import BatchOutput, FetchRecord
 from .http_exchange import HopResult, HttpExchanger
 from .politeness import HostPoliteness
 from .resolver import Resolver
-from .robots import policy_from_response
+from .robots import policy_from_response, product_token
 from .settings import CrawlSettings
 from .trap_defences import TrapDefences
 from .visit_state import RobotsEntry, VisitState
@@ -71,7 +71,8 @@ class FetchEngine:
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
         self.exchanger = HttpExchanger(settings, Resolver(settings.resolver_overrides, timeout_s=settings.connect_timeout_s),
                                        connections or ConnectionFactory())
-        self.capture = Capture(warc, settings.max_body_bytes, traps, known_payloads)
+        self.capture = Capture(warc, settings.max_body_bytes, traps, known_payloads,
+                               agent=product_token(settings.user_agent).lower())
         self._rng = rng or random.Random()
 
     def _new_host(self, host: str) -> VisitState:
@@ -164,7 +165,7 @@ class FetchEngine:
             return politeness.next_delay()
         if isinstance(verdict, Outcome):
             politeness.retry_after_s = verdict.host_wait_s  # spaces the host's next URL too
-        record, outlinks = self.capture.record(task, hop, verdict)
+        record, found = self.capture.record(task, hop, verdict)
         if isinstance(verdict, LeaveHostAlone):
             self._record(record)
             self._leave_alone(state, (StatusClass.DEFERRED_RETRY_AFTER, (
@@ -173,8 +174,8 @@ class FetchEngine:
             return self._delay_after(state, hop)
         if isinstance(verdict, Redirect):
             self.admission.redirect_found(task, verdict.target, verdict.chain)
-        elif outlinks:
-            self.admission.links_found(task, outlinks)
+        elif found.follow or found.unfollowed:
+            self.admission.links_found(task, found.follow, found.unfollowed, found.reason)
         self._record(record)
         return self._delay_after(state, hop)
 

@@ -34,6 +34,8 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("warc_offset", pa.int64()),
     ("warc_length", pa.int64()),
     ("outlinks", pa.int32()),
+    ("noindex", pa.bool_()),  # <meta name="robots"> or X-Robots-Tag said noindex (page_signals.py)
+    ("nofollow", pa.bool_()),  # ... or nofollow: none of the page's links was followed
 ])
 
 LINKS_SCHEMA = pa.schema([
@@ -42,7 +44,7 @@ LINKS_SCHEMA = pa.schema([
     ("target_host", pa.string()),
     ("depth", pa.int32()),  # the target's depth: the source's depth + 1
     ("is_new", pa.bool_()),  # never seen by the crawl before this link
-    ("dropped_reason", pa.string()),  # set when a trap defence refused the target
+    ("dropped_reason", pa.string()),  # set when a rule refused the target (vocabulary.DropReason)
 ])
 
 DROPPED_SCHEMA = pa.schema([("host", pa.string()), ("reason", pa.string()), ("urls", pa.int64())])

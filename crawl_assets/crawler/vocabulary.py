@@ -59,6 +59,9 @@ class DropReason(StrEnum):
     BLOCKLIST_URL = "blocklist_url"
     DEMOTED_HOST = "demoted_host"
     HOST_GROWTH_CAPPED = "host_growth_capped"
+    # The page's own signals (crawler/page_signals.py): links reported, not followed.
+    PAGE_NOFOLLOW = "page_nofollow"  # the page's robots <meta> or X-Robots-Tag said nofollow
+    NOFOLLOW_LINK = "nofollow_link"  # the link's rel said nofollow (or ugc, sponsored)
 
 
 # Refusals that a later cycle may lift: the URL stays known and comes back.

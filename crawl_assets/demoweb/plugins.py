@@ -7,7 +7,8 @@ from .hostile_hosts import PLUGIN as HOSTILE
 from .host_protocol import HostPlugin
 from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
 from .politeness_hosts import PLUGIN as POLITENESS
+from .signal_hosts import PLUGIN as PAGE_SIGNALS
 from .trap_hosts import PLUGIN as TRAPS
 
-PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS)
+PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS)
 PLUGIN_OPTIONS: tuple[str, ...] = tuple(p.option for p in PLUGINS)

@@ -23,12 +23,13 @@ from ..crawler.seen_filter import load_filter
 from ..crawler.settings import CrawlSettings
 from ..crawler.sharding import shard_index
 from ..crawler.tables import dropped_table, fetch_log_table, fetch_tasks, links_table
-from ..crawler.vocabulary import WarcRecordKind
+from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..crawler.warc import warc_date
 from ..layout import columns_of, frontier_file, latest_before, shard_files
 from .recrawl_plan import plan_path
 from .warc_index_step import index_warc_files
 
+UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
 
 
@@ -134,6 +135,11 @@ class FetchCounts:
     status_classes: Mapping[str, int]
     http_statuses: Mapping[str, int]
     dropped_by_reason: Mapping[str, Mapping[str, int]]  # reason -> {host: URLs}, top 20 hosts
+    # Pages' own signals (crawler/page_signals.py): pages fetched and archived but marked
+    # noindex, pages whose links were all left unfollowed, and link rows not followed by reason.
+    noindex_pages: int = 0
+    nofollow_pages: int = 0
+    unfollowed_links: Mapping[str, int] = field(default_factory=dict)  # page_nofollow, nofollow_link
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,10 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         status_classes=dict(Counter(r.status_class for r in output.records)),
         http_statuses=dict(Counter(str(r.status) for r in output.records if r.status is not None)),
         dropped_by_reason=top_hosts_by_reason(output.dropped),
+        noindex_pages=sum(r.noindex for r in output.records),
+        nofollow_pages=sum(r.nofollow for r in output.records),
+        unfollowed_links=dict(Counter(link.dropped_reason for link in output.links
+                                      if link.dropped_reason in UNFOLLOWED)),
     )
     return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts)
 
