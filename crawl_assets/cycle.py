@@ -19,10 +19,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dagster import DagsterInstance, materialize
+from dagster import DagsterEventType, DagsterInstance, materialize
 
 from .assets import ALL_ASSETS
-from .crawler.settings import SettingsError, load_settings
+from .crawler.crawl_errors import CrawlError, CrawlInputError
+from .crawler.settings import load_settings
 from .jobs import (
     CLOSE_STAGE,
     DRIVER_TAG,
@@ -71,6 +72,17 @@ class CycleReport:
                 f"longest shard {longest:.1f} s, all shard runs together {total:.1f} s{partial}")
 
 
+def failure_reason(instance: DagsterInstance, run_id: str) -> str:
+    """What made a run fail, in its own words: a crawl error's sentence (assets/failures.py)."""
+    for entry in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
+        failure = entry.dagster_event.step_failure_data
+        if failure.user_failure_data and failure.user_failure_data.description:
+            return failure.user_failure_data.description
+        if failure.error:
+            return failure.error.message.strip().splitlines()[-1]
+    return "see it in the UI"
+
+
 def daily_spec(job_name: str, date: str) -> RunSpec:
     return RunSpec(f"{job_name}[{date}]", job_name, partition_tags(daily_partitions, date))
 
@@ -86,13 +98,15 @@ def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
     started = time.monotonic()
     (frontier,) = queue.run_all([daily_spec(frontier_job.name, date)], 1, progress)
     if not frontier.succeeded:
-        raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): see it in the UI")
+        raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): "
+                          f"{failure_reason(queue.instance, frontier.run_id)}")
     fetches = queue.run_all([fetch_spec(date, shard) for shard in shards], parallel, progress)
     # A shard that failed after its retries leaves a partial day: the day still closes.
     (close,) = queue.run_all([daily_spec(day_close_job.name, date)], 1, progress)
     report = CycleReport(date, frontier, tuple(fetches), close, time.monotonic() - started)
     if not close.succeeded:
-        raise CycleFailed(f"{close.label} failed (run {close.run_id}): see it in the UI")
+        raise CycleFailed(f"{close.label} failed (run {close.run_id}): "
+                          f"{failure_reason(queue.instance, close.run_id)}")
     return report
 
 
@@ -120,10 +134,29 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
 
 
 def days_between(first: str, last: str) -> list[str]:
-    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    start, end = iso_day(first, "--date"), iso_day(last, "--until")
     if end < start:
-        raise ValueError(f"--until {last} is before --date {first}")
+        raise CrawlInputError(f"--until {last} is before --date {first}: give the earlier day first")
     return [(start + dt.timedelta(days=n)).isoformat() for n in range((end - start).days + 1)]
+
+
+def iso_day(text: str, option: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise CrawlInputError(f"{option} {text!r} is not a date: write it as YYYY-MM-DD") from None
+
+
+def check_days(days: list[str], start_date: str) -> None:
+    """Every day is a daily partition: from the crawl's start_date up to today (UTC)."""
+    last = daily_partitions.get_last_partition_key()
+    for day in days:
+        if day < start_date:
+            raise CrawlInputError(f"{day} is before the crawl's start_date {start_date}: "
+                                  "pick a later day, or move start_date in recrawl.toml")
+        if last is None or day > last:
+            raise CrawlInputError(f"{day} is after today's partition {last} (UTC): "
+                                  "a day can be crawled once it has begun")
 
 
 def today() -> str:
@@ -133,11 +166,9 @@ def today() -> str:
 def run_days(days: list[str], shards: list[str] | None = None,
              progress: Callable[[str], None] = print) -> list[CycleReport]:
     """Cycles for `days` in order through the instance in DAGSTER_HOME (started services
-    stop at the end); raises CycleFailed, LaunchError or SettingsError with a clear message."""
+    stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message."""
     settings = load_settings()
-    for day in days:
-        if day < settings.start_date:
-            raise SettingsError(f"{day} is before the crawl's start_date {settings.start_date} (recrawl.toml)")
+    check_days(days, settings.start_date)
     home = dagster_home()
     instance = open_instance(home)
     reports = []
@@ -162,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         days = days_between(args.date, args.until or args.date)
         reports = run_days(days, args.shards.split(",") if args.shards else None,
                            progress=lambda line: print(line, flush=True))
-    except (CycleFailed, LaunchError, SettingsError, ValueError) as exc:
+    except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1
     return 1 if any(report.failed_shards for report in reports) else 0

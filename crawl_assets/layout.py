@@ -77,7 +77,7 @@ def priority_hosts_file(root: Path, date: str) -> Path:
 def latest_before(root: Path, table: str, date: str) -> Path | None:
     """The newest daily file of `table` from a day before `date` (ISO dates sort as text)."""
     days = sorted(p for p in (root / table).glob("date=*/*")
-                  if p.parent.name[5:] < date and not p.name.endswith(".tmp"))
+                  if p.parent.name[5:] < date and not p.name.endswith((".tmp", ".sha256")))
     return days[-1] if days else None
 
 

@@ -21,9 +21,11 @@ from ..pipeline.dedup_step import (
     warc_text_reader,
 )
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 
 @asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("fetch_batch")])
+@fails_with_crawl_errors
 def simhash_index(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Fingerprints of every page fetched so far and their near-duplicate pairs (permuted blocks)."""
     settings = crawl_settings.load()
@@ -45,6 +47,7 @@ class ClusterConfig(Config):
 
 
 @asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("simhash_index")])
+@fails_with_crawl_errors
 def near_duplicate_clusters(context: AssetExecutionContext, config: ClusterConfig,
                             crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Groups of pages within the SimHash threshold, with a representative page for each (the

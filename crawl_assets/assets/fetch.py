@@ -20,6 +20,7 @@ from ..metadata_tables import counts_table
 from ..partitions import fetch_partitions, split_fetch_key
 from ..pipeline.fetch_step import fetch_inputs, run_fetch_step, seen_filter_path
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 with warnings.catch_warnings():  # the mapping is marked beta; it is the documented way to do this
     warnings.simplefilter("ignore")
@@ -35,6 +36,7 @@ with warnings.catch_warnings():  # the mapping is marked beta; it is the documen
     # then two later; a shard that still fails leaves a partial day, closed on what landed.
     retry_policy=RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL),
 )
+@fails_with_crawl_errors
 def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Fetches every frontier URL of one host shard for one day, one request in flight per host."""
     settings = crawl_settings.load()

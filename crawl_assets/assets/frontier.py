@@ -7,9 +7,11 @@ from ..partitions import daily_partitions
 from ..pipeline.crawl_history import history_before
 from ..pipeline.frontier_step import build_frontier
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 
 @asset(group_name="frontier", partitions_def=daily_partitions, deps=[AssetKey("seeds")])
+@fails_with_crawl_errors
 def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Seeds and links found on earlier days, normalised, de-duplicated, one file per shard.
 

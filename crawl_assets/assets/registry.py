@@ -15,10 +15,12 @@ from ..pipeline.registry_step import (
     load_registry_urls,
 )
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 
 @asset(group_name="seen", partitions_def=daily_partitions,
        deps=[AssetKey("seeds"), AssetKey("fetch_batch")])
+@fails_with_crawl_errors
 def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Every URL discovered up to the day: first seen, depth, discovered from, last fetched."""
     root = crawl_settings.load().data_root
@@ -35,6 +37,7 @@ def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
 
 @asset(group_name="seen", partitions_def=daily_partitions, deps=[AssetKey("url_registry")],
        check_specs=SEEN_FILTER_CHECKS)
+@fails_with_crawl_errors
 def seen_url_filter(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """A Bloom filter (default 0.1% false positives) of every URL in the day's registry."""
     root = crawl_settings.load().data_root

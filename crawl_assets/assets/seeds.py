@@ -7,11 +7,13 @@ from ..crawler.seed_files import read_seed_files
 from ..crawler.urls import host_of
 from ..layout import seeds_file, write_parquet_atomic
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 MAX_REPORTED_BAD_LINES = 50
 
 
 @asset(group_name="frontier")
+@fails_with_crawl_errors
 def seeds(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """URLs from seeds_dir/*.txt (one a line, '#' comments); bad lines are skipped and listed."""
     settings = crawl_settings.load()

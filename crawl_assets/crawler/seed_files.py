@@ -1,6 +1,8 @@
 """Seed lists: *.txt files, one URL a line, '#' starts a comment.
 
 A bad line never fails the crawl: it is reported with its file and line number and skipped.
+A file that cannot be read at all (permissions, a folder named *.txt) stops the seed list with
+a CrawlInputError naming it. No seed file at all is an empty list: an empty day.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .crawl_errors import CrawlInputError
 from .urls import UrlError, normalize_url
 
 
@@ -38,6 +41,9 @@ def read_seed_files(seeds_dir: Path) -> tuple[list[Seed], list[BadSeedLine]]:
         except UnicodeDecodeError as exc:
             bad.append(BadSeedLine(str(path), 0, "", f"not UTF-8 text ({exc.reason})"))
             continue
+        except OSError as exc:  # a whole list unread would silently shrink the crawl: stop
+            raise CrawlInputError(f"the seed file {path} cannot be read ({exc.strerror or exc}): "
+                                  f"make it readable, or move it out of {seeds_dir}") from None
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.split("#", 1)[0].strip()
             if not line:

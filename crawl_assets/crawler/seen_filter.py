@@ -7,6 +7,7 @@ Bloom filter cannot forget, so it is rebuilt from the authoritative URL registry
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,7 +15,10 @@ from pathlib import Path
 import xxhash
 from rbloom import Bloom
 
+from .crawl_errors import CrawlInputError
+
 DEFAULT_FP_RATE = 0.001
+DIGEST_SUFFIX = ".sha256"
 _I128_OFFSET = 1 << 127  # rbloom wants a signed 128-bit integer
 # rbloom rounds the number of hash functions down, which lands its measured rate ~3-7% above
 # the one asked for (0.00107 at 10M URLs for 0.001); asking for 10% less keeps the stated
@@ -36,15 +40,33 @@ def build_filter(urls: Iterable[str], expected_items: int, fp_rate: float = DEFA
     return bloom
 
 
+def digest_file(path: Path) -> Path:
+    """Beside each filter, the SHA-256 of its bytes: rbloom takes the filter's size from the
+    file's length, so a truncated filter would load silently and answer wrongly."""
+    return path.with_name(path.name + DIGEST_SUFFIX)
+
+
 def save_filter(bloom: Bloom, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     bloom.save(str(tmp))
+    digest_file(path).write_text(hashlib.sha256(tmp.read_bytes()).hexdigest() + "\n")
     tmp.replace(path)
 
 
 def load_filter(path: Path) -> Bloom:
-    return Bloom.load(str(path), url_hash)
+    """The filter saved at path; CrawlInputError when the file is truncated or corrupt."""
+    path = Path(path)
+    redo = (f"materialise seen_url_filter for {path.parent.name.removeprefix('date=')} again "
+            "(it is rebuilt from the URL registry), or move the file away")
+    digest = digest_file(path)
+    if digest.exists() and hashlib.sha256(path.read_bytes()).hexdigest() != digest.read_text().strip():
+        raise CrawlInputError(f"the seen-URL filter {path} does not match its checksum "
+                              f"({digest.name}): it is truncated or corrupt; {redo}")
+    try:
+        return Bloom.load(str(path), url_hash)
+    except (OSError, ValueError) as exc:
+        raise CrawlInputError(f"the seen-URL filter {path} cannot be read ({exc}): {redo}") from None
 
 
 def measured_fp_rate(bloom: Bloom, sample_size: int = 100_000, seed: int = 0) -> float:

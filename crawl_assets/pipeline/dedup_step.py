@@ -20,11 +20,12 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.simhash import clusters, near_duplicate_pairs
 from ..layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
 from .fetch_step import demoted_hosts
+from .input_files import readable_parquet
 
 
 def dedup_inputs(root: Path, date: str) -> tuple[Path, ...]:
     """The fetch logs of every day up to and including `date`."""
-    logs = shard_files(root, "fetch_log", through=date)
+    logs = readable_parquet(shard_files(root, "fetch_log", through=date))
     if not logs:
         raise FileNotFoundError(f"no fetch logs under {root / 'fetch_log'} up to {date}: "
                                 "materialise fetch_batch first")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 from rbloom import Bloom
 
 from ..crawler.batch import run_fetch_batch
+from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.seen_filter import load_filter
 from ..crawler.settings import CrawlSettings
 from ..crawler.sharding import shard_index
@@ -26,6 +26,7 @@ from ..crawler.tables import dropped_table, fetch_log_table, fetch_tasks, links_
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..crawler.warc import warc_date
 from ..layout import columns_of, frontier_file, latest_before, shard_files
+from .input_files import read_table_checked, readable_parquet
 from .recrawl_plan import plan_path
 from .warc_index_step import index_warc_files
 
@@ -39,8 +40,8 @@ SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept o
 def load_shard_frontier(root: Path, date: str, shard: str) -> pa.Table:
     path = frontier_file(root, date, shard)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: materialise frontier_snapshot for {date} first")
-    return pq.read_table(path)
+        raise CrawlInputError(f"{path} is missing: materialise frontier_snapshot for {date} first")
+    return read_table_checked(path)
 
 
 def seen_filter_path(root: Path, date: str) -> Path | None:
@@ -73,7 +74,7 @@ def demoted_hosts(host_quality: pa.Table, settings: CrawlSettings) -> frozenset[
 def load_demoted_hosts(root: Path, date: str, settings: CrawlSettings) -> frozenset[str]:
     """Hosts demoted by the last near-duplicate count of a day before `date`."""
     path = latest_before(root, "host_quality", date)
-    return demoted_hosts(pq.read_table(path), settings) if path else frozenset()
+    return demoted_hosts(read_table_checked(path), settings) if path else frozenset()
 
 
 # The first full capture of every payload: its digest, URI and time.
@@ -91,7 +92,7 @@ def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
 
     Held in memory: fine for this crawl's size; a much larger archive would want a Bloom
     filter in front of an on-disk index instead."""
-    files = [str(p) for p in shard_files(root, "fetch_log", before=date)]
+    files = [str(p) for p in readable_parquet(shard_files(root, "fetch_log", before=date))]
     if not files or "warc_type" not in columns_of(files):
         return {}  # nothing archived yet, or only by a version without payload digests
     rows = duckdb.connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,

@@ -139,7 +139,7 @@ def test_an_empty_shard_gets_an_empty_file(tmp_path):
 
 
 def test_without_seeds_the_error_says_what_to_materialise(tmp_path):
-    with pytest.raises(FileNotFoundError, match="materialise `seeds` first"):
+    with pytest.raises(CrawlInputError, match="materialise `seeds` first"):
         history_before(tmp_path, DAY)
 
 

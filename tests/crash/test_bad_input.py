@@ -1,0 +1,124 @@
+"""Every bad input gets one sentence that names it and says what to do, at the command line and
+as the Dagster run's failure, and nothing already crawled is changed."""
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from dagster import DagsterEventType, instance_for_test, materialize
+
+from crawl_assets import cycle
+from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.crawler.crawl_errors import CrawlInputError
+from crawl_assets.crawler.seed_files import read_seed_files
+from crawl_assets.crawler.seen_filter import build_filter, load_filter, save_filter
+from crawl_assets.layout import fetch_log_file, frontier_file, seeds_file, seen_filter_file
+from crawl_assets.partitions import fetch_partition_key
+from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.pipeline.fetch_step import load_seen_filter
+from crawl_assets.resources import CrawlSettingsResource
+from pipeline.crawl_files import fetch_row, settings_for, write_fetch_log, write_seeds
+
+DAY, DAY_BEFORE = "2026-11-29", "2026-11-28"
+
+
+def resources_for(tmp_path: Path) -> dict:
+    return {"crawl_settings": CrawlSettingsResource(data_root=str(tmp_path / "data"),
+                                                    seeds_dir=str(tmp_path / "seeds"), settings_files=[])}
+
+
+def failure_of(result) -> str:
+    (event,) = result.get_step_failure_events()
+    data = event.step_failure_data
+    return data.user_failure_data.description if data.user_failure_data else data.error.message
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_no_seed_file_at_all_is_an_empty_day_not_a_traceback(tmp_path):
+    resources = resources_for(tmp_path)  # the seeds folder does not even exist
+    with instance_for_test() as instance:
+        cycle.run_cycle(DAY, instance, resources["crawl_settings"], shards=["s00"])
+    root = tmp_path / "data"
+    assert pq.read_table(seeds_file(root)).num_rows == 0
+    assert pq.read_table(frontier_file(root, DAY, "s00")).num_rows == 0
+    assert pq.read_table(fetch_log_file(root, DAY, "s00")).num_rows == 0
+
+
+def test_an_unreadable_seed_file_is_named_and_the_seed_table_is_kept(tmp_path):
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "good.txt").write_text("http://a.example/\n")
+    resources = resources_for(tmp_path)
+    with instance_for_test() as instance:
+        assert materialize([seeds], instance=instance, resources=resources).success
+        before = tree_bytes(tmp_path / "data")
+        (tmp_path / "seeds" / "broken.txt").mkdir()  # unreadable as a file, even for root
+        result = materialize([seeds], instance=instance, resources=resources, raise_on_error=False)
+    message = failure_of(result)
+    assert "seed file" in message and "broken.txt" in message and "make it readable" in message
+    assert tree_bytes(tmp_path / "data") == before
+    with pytest.raises(CrawlInputError, match="broken.txt"):
+        read_seed_files(tmp_path / "seeds")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--date", "2099-01-01"], ["2099-01-01 is after today's partition", "once it has begun"]),
+    (["--date", "2026-13-40"], ["--date '2026-13-40' is not a date", "YYYY-MM-DD"]),
+    (["--date", "2000-01-01"], ["2000-01-01 is before the crawl's start_date", "recrawl.toml"]),
+    (["--date", "2026-11-20", "--until", "2026-11-10"], ["--until 2026-11-10 is before --date"]),
+])
+def test_a_date_outside_the_partitions_is_one_sentence_and_exit_status_1(argv, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    assert cycle.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert all(word in err for word in words), err
+    assert not (tmp_path / "home").exists()  # refused before any service started
+
+
+def test_a_truncated_or_corrupt_seen_filter_is_named(tmp_path):
+    path = seen_filter_file(tmp_path, DAY_BEFORE)
+    save_filter(build_filter([f"http://a.example/{n}" for n in range(100)], 100), path)
+    assert "http://a.example/7" in load_seen_filter(tmp_path, DAY)
+    whole = path.read_bytes()
+    for broken in (whole[:-1], whole[:50], b"\xff" * 8 + whole[8:]):
+        path.write_bytes(broken)
+        with pytest.raises(CrawlInputError, match="seen-URL filter .*seen_urls.bloom.*seen_url_filter for 2026-11-28"):
+            load_seen_filter(tmp_path, DAY)
+    path.with_name(path.name + ".sha256").unlink()  # a filter saved before checksums: rbloom's own check
+    path.write_bytes(b"")
+    with pytest.raises(CrawlInputError, match="cannot be read"):
+        load_filter(path)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_corrupt_parquet_file_of_an_earlier_day_fails_the_run_once_and_names_it(tmp_path, damage):
+    root = tmp_path / "data"
+    write_seeds(root, ["http://a.example/"])
+    write_fetch_log(root, DAY_BEFORE, [fetch_row("http://a.example/", "2026-11-28T10:00:00")])
+    log = fetch_log_file(root, DAY_BEFORE, "s00")
+    whole = log.read_bytes()
+    log.write_bytes(whole[: len(whole) // 2] if damage == "truncated" else b"not parquet at all" * 10)
+    before = tree_bytes(root)
+    with pytest.raises(CrawlInputError, match=r"fetch_log.parquet is corrupt or truncated .*fetch_batch 2026-11-28\|s00 again"):
+        history_before(root, DAY)
+    with instance_for_test() as instance:
+        result = materialize([frontier_snapshot], instance=instance, resources=resources_for(tmp_path),
+                             partition_key=DAY, raise_on_error=False)
+    assert not result.success and "fetch_log.parquet is corrupt or truncated" in failure_of(result)
+    assert tree_bytes(root) == before  # no frontier written, the damaged file left for a person
+
+
+def test_a_missing_frontier_fails_the_fetch_batch_once_without_retries(tmp_path):
+    settings = settings_for(tmp_path / "data")
+    write_seeds(settings.data_root, ["http://a.example/"])
+    key = fetch_partition_key(DAY, "s00")
+    with instance_for_test() as instance:
+        result = materialize([fetch_batch], instance=instance, resources=resources_for(tmp_path),
+                             partition_key=key, raise_on_error=False)
+        events = instance.all_logs(result.run_id)
+    assert "frontier.parquet is missing: materialise frontier_snapshot for 2026-11-29 first" in failure_of(result)
+    kinds = [e.dagster_event.event_type for e in events if e.dagster_event]
+    assert DagsterEventType.STEP_UP_FOR_RETRY not in kinds and kinds.count(DagsterEventType.STEP_START) == 1
