@@ -1,10 +1,11 @@
 """The one Definitions entry point (workspace.yaml points here)."""
 
-from dagster import Definitions, in_process_executor
+from dagster import Definitions
 
 from sensors import ALL_SENSORS
 
 from .assets import ALL_ASSETS
+from .cluster import run_executor
 from .jobs import ALL_JOBS
 from .resources import CrawlSettingsResource
 from .schedules import ALL_SCHEDULES
@@ -17,5 +18,6 @@ defs = Definitions(
     resources={"crawl_settings": CrawlSettingsResource()},
     # Each run executes its steps in the run's own process: a step's work is I/O or DuckDB (which
     # has its own threads), and a process per step would import the package again for each.
-    executor=in_process_executor,
+    # A deployment of several machines sends them to Celery workers instead (cluster.py).
+    executor=run_executor(),
 )
