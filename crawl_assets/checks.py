@@ -17,12 +17,12 @@ from .pipeline import checks_step
 from .pipeline.checks_step import Verdict
 
 FETCH_CHECKS = [
-    AssetCheckSpec("polite_spacing", asset="fetch_batch", blocking=True,
+    AssetCheckSpec("polite_spacing", asset="fetch_log", blocking=True,
                    description="No two requests to one host closer than default_delay_s, "
                                "from the fetch log's own start times and durations."),
-    AssetCheckSpec("frontier_accounted_for", asset="fetch_batch", blocking=True,
+    AssetCheckSpec("frontier_accounted_for", asset="fetch_log", blocking=True,
                    description="Every frontier URL has a fetch-log row (fetched, refused with a reason, deferred)."),
-    AssetCheckSpec("warc_offsets_match", asset="fetch_batch", blocking=True,
+    AssetCheckSpec("warc_offsets_match", asset="warc_archive", blocking=True,
                    description="warcio and FastWARC read every WARC file, and each fetch-log offset "
                                "is a record of that URL and kind."),
 ]
@@ -45,8 +45,8 @@ def _result(spec: AssetCheckSpec, verdict: Verdict) -> AssetCheckResult:
         metadata["examples"] = MetadataValue.md("\n".join(f"- {e}" for e in verdict.examples))
     if verdict.measured is not None:
         metadata["measured"] = verdict.measured
-    return AssetCheckResult(check_name=spec.name, passed=verdict.passed, metadata=metadata,
-                            severity=AssetCheckSeverity.ERROR)
+    return AssetCheckResult(asset_key=spec.asset_key, check_name=spec.name, passed=verdict.passed,
+                            metadata=metadata, severity=AssetCheckSeverity.ERROR)
 
 
 def fetch_check_results(settings: CrawlSettings, fetch_log: pa.Table, frontier: pa.Table,

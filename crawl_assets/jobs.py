@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dagster import AssetSelection, define_asset_job
 
+from .assets.fetch import FETCH_ASSETS
 from .partitions import daily_partitions, fetch_partitions
 
 # Dagster tags every run of a fetch partition with its shard under this key, whatever started
@@ -24,8 +25,8 @@ seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds
 # frontier; it closes with everything that reads the fetch batches (registry, seen filter,
 # dedup, change statistics, report, catalog, ...).
 FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
-FETCH_STAGE = AssetSelection.assets("fetch_batch")
-CLOSE_STAGE = AssetSelection.assets("fetch_batch").downstream(include_self=False)
+FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS)  # fetch_log, warc_archive, links, dropped_urls
+CLOSE_STAGE = FETCH_STAGE.downstream(include_self=False)
 
 frontier_job = define_asset_job("frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions)
 fetch_job = define_asset_job("fetch_job", selection=FETCH_STAGE, partitions_def=fetch_partitions)
@@ -39,6 +40,7 @@ dedup_job = define_asset_job(
     "dedup_job", selection=AssetSelection.assets("simhash_index", "near_duplicate_clusters"),
     partitions_def=daily_partitions)
 
-catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"))
+catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"),
+                                partitions_def=daily_partitions)
 
 ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, dedup_job, catalog_job]

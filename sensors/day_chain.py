@@ -72,7 +72,7 @@ def close_day_after_fetch(context: SensorEvaluationContext):
     finished; then day_close_job[D] runs on what landed (its day_report says which shards
     are missing: a partial day)."""
     state = json.loads(context.cursor) if context.cursor else {"after": None, "open": []}
-    records, state["after"] = _new_materialisations(context.instance, "fetch_batch", state["after"])
+    records, state["after"] = _new_materialisations(context.instance, "fetch_log", state["after"])
     open_days = sorted(set(state["open"]) | {split_fetch_key(r.partition_key)[0] for r in records})
     requests, still_open = [], []
     for date in open_days:

@@ -19,6 +19,7 @@ from support import DEMO_SETTINGS, DemoWebProcess
 HOSTS = 4
 PAGES_PER_HOST = 8
 DELAY_S = 0.05
+PREVIOUS_DAY_WAIT_S = 300.0
 
 
 @dataclass
@@ -42,7 +43,9 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
     overlay = folder / "orchestration.toml"
     overlay.write_text(f'[crawl]\ndata_root = "{folder / "data"}"\nseeds_dir = "{seeds_dir}"\n'
                        f"shard_count = 2\ndefault_delay_s = {DELAY_S}\nmax_pages_per_host = {PAGES_PER_HOST}\n"
-                       f'start_date = "2026-11-01"\nmax_parallel_shards = 2\n')
+                       f'start_date = "2026-11-01"\nmax_parallel_shards = 2\n'
+                       # a frontier whose previous day never closes fails in minutes, not hours
+                       f"previous_day_wait_s = {PREVIOUS_DAY_WAIT_S}\n")
     return [str(DEMO_SETTINGS), str(overlay)]
 
 

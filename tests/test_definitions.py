@@ -15,17 +15,46 @@ def test_definitions_load_and_validate():
 def test_assets_partitions_and_jobs_are_present():
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert keys == {"seeds", "frontier_snapshot", "fetch_batch", "url_registry", "seen_url_filter",
-                    "simhash_index", "near_duplicate_clusters", "crawl_catalog"}
+    assert {"seeds", "frontier_snapshot", "fetch_log", "warc_archive", "links", "dropped_urls", "url_registry",
+            "seen_url_filter", "simhash_index", "near_duplicate_clusters", "crawl_catalog"} <= keys
+    assert "fetch_batch" not in keys  # the fetch is one step writing four assets
 
-    fetch = graph.get(AssetKey("fetch_batch")).partitions_def
+    fetch = graph.get(AssetKey("fetch_log")).partitions_def
     assert isinstance(fetch, MultiPartitionsDefinition)
     assert {d.name for d in fetch.partitions_defs} == {"date", "shard"}
     assert SHARD_KEYS == [f"s{i:02d}" for i in range(8)]
     # The first partition is the crawl's own start_date (recrawl.toml), not a date in the code.
     assert graph.get(AssetKey("frontier_snapshot")).partitions_def.get_partition_keys()[0] == "2026-11-01"
-    # Fetch batches depend on the same day's frontier.
-    assert AssetKey("frontier_snapshot") in graph.get(AssetKey("fetch_batch")).parent_keys
+    # The four fetch outputs come from one step, on the same partitions, each reading the day's frontier.
+    fetch_outputs = ["fetch_log", "warc_archive", "links", "dropped_urls"]
+    assert {graph.get(AssetKey(key)).assets_def.node_def.name for key in fetch_outputs} == {"fetch_batch"}
+    for key in fetch_outputs:
+        assert graph.get(AssetKey(key)).partitions_def == fetch
+        assert AssetKey("frontier_snapshot") in graph.get(AssetKey(key)).parent_keys
+    # What is built from the archives and the links shows in the lineage.
+    assert AssetKey("warc_archive") in graph.get(AssetKey("near_duplicate_clusters")).parent_keys
+    assert AssetKey("links") in graph.get(AssetKey("url_registry")).parent_keys
+
+
+def parents_of(asset: str, partition: str) -> set[tuple[str, str]]:
+    """(asset, partition) of every upstream partition Dagster waits for before this one."""
+    parents = defs.resolve_asset_graph().get_parents_partitions(AssetKey(asset), partition).parent_partitions
+    return {(p.asset_key.to_user_string(), p.partition_key) for p in parents}
+
+
+def test_days_are_declared_in_order():
+    # fetch_log[D|s] reads every shard's fetch log of the day before (payloads archived before).
+    assert {("fetch_log", f"2026-11-28|{s}") for s in SHARD_KEYS} <= parents_of("fetch_log", "2026-11-29|s03")
+    assert ("frontier_snapshot", "2026-11-29") in parents_of("fetch_log", "2026-11-29|s03")
+    # frontier_snapshot[D] follows frontier_snapshot[D-1]; the crawl's first day has no day before.
+    assert ("frontier_snapshot", "2026-11-28") in parents_of("frontier_snapshot", "2026-11-29")
+    assert {p for p in parents_of("frontier_snapshot", "2026-11-01") if p[0] == "frontier_snapshot"} == set()
+    assert not {p for p in parents_of("fetch_log", "2026-11-01|s00") if p[0] == "fetch_log"}
+    # The catalog of a day waits for that day's outputs only, so it never looks stale.
+    catalog = parents_of("crawl_catalog", "2026-11-29")
+    assert {("fetch_log", f"2026-11-29|{s}") for s in SHARD_KEYS} <= catalog
+    assert ("url_registry", "2026-11-29") in catalog
+    assert not {p for p in catalog if p[1] and "2026-11-28" in p[1]}
 
 
 
@@ -39,10 +68,10 @@ def test_each_job_selects_its_assets_over_its_partitions():
     expected = {  # job -> (assets it materialises, its partitions)
         "seeds_job": ({"seeds"}, None),
         "frontier_job": ({"seeds", "frontier_snapshot"}, daily_partitions),
-        "fetch_job": ({"fetch_batch"}, fetch_partitions),
+        "fetch_job": ({"fetch_log", "warc_archive", "links", "dropped_urls"}, fetch_partitions),
         "seen_job": ({"url_registry", "seen_url_filter"}, daily_partitions),
         "dedup_job": ({"simhash_index", "near_duplicate_clusters"}, daily_partitions),
-        "catalog_job": ({"crawl_catalog"}, None),
+        "catalog_job": ({"crawl_catalog"}, daily_partitions),
     }
     for name, (assets, partitions) in expected.items():
         assert selected(name) == assets, name
@@ -50,7 +79,7 @@ def test_each_job_selects_its_assets_over_its_partitions():
     # The day closes with everything that reads the fetch batches, never the fetch itself.
     closing = selected("day_close_job")
     assert {"url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters"} <= closing
-    assert not closing & {"seeds", "frontier_snapshot", "fetch_batch"}
+    assert not closing & {"seeds", "frontier_snapshot", "fetch_log", "warc_archive", "links", "dropped_urls"}
     shards = fetch_partitions.get_partitions_def_for_dimension("shard").get_partition_keys()
     assert shards == SHARD_KEYS
 
@@ -59,6 +88,14 @@ def test_every_fetch_run_is_tagged_with_its_shard():
     job = defs.resolve_job_def("fetch_job")
     tags = job.get_tags_for_partition_key("2026-11-29|s03", None)
     assert tags["dagster/partition/shard"] == "s03"
+    # Runs launched from the asset graph, backfills and automation run the implicit asset job:
+    # they carry the same tag, the key of dagster.yaml's one-run-per-shard limit.
+    fetch_outputs = [AssetKey(k) for k in ("fetch_log", "warc_archive", "links", "dropped_urls")]
+    for selected_keys in (fetch_outputs, fetch_outputs[1:2]):
+        implicit = defs.resolve_implicit_job_def_def_for_assets(selected_keys)
+        assert implicit.name.startswith("__ASSET_JOB")
+        tags = implicit.get_tags_for_partition_key("2026-11-29|s03", set(selected_keys))
+        assert tags["dagster/partition/shard"] == "s03"
 
 
 def test_dagster_yaml_loads_and_allows_one_run_per_shard(tmp_path):

@@ -24,7 +24,7 @@ from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
 
-@asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("fetch_batch")])
+@asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("fetch_log")])
 @fails_with_crawl_errors
 def simhash_index(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Fingerprints of every page fetched so far and their near-duplicate pairs (permuted blocks)."""
@@ -46,7 +46,8 @@ class ClusterConfig(Config):
     min_jaccard: float = 0.8
 
 
-@asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("simhash_index")])
+@asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("simhash_index"),
+                                                                     AssetKey("warc_archive")])
 @fails_with_crawl_errors
 def near_duplicate_clusters(context: AssetExecutionContext, config: ClusterConfig,
                             crawl_settings: CrawlSettingsResource) -> MaterializeResult:

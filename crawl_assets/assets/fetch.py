@@ -1,67 +1,136 @@
-"""fetch_batch[D, shard]: fetch the shard's frontier politely; WARC files, fetch log, links."""
+"""The fetch of one day's host shard, fetch_batch[D|shard]: one run, four assets on the same
+partitions, so the lineage graph shows the archives and what is built from them:
+
+- fetch_log: one row per request (status, timings, validators, where its WARC record is);
+- warc_archive: the WARC files of the batch, each with its CDXJ and Parquet capture index;
+- links: every link found, with the trap defences' verdict;
+- dropped_urls: the URLs the trap defences refused, counted by reason and host.
+
+Inputs: the day's frontier (declared), the fetch logs of earlier days (declared as a
+dependency of fetch_log on yesterday's fetch logs, all shards: the payloads archived before,
+so copies become revisit records), and yesterday's seen-URL filter and host near-duplicate
+ratios. Those two are read from disk without a declared dependency: they are built from the
+fetch logs, and Dagster refuses a dependency cycle between two assets even across days
+(dagster-io/dagster#13368). frontier_snapshot[D] waits for the previous day to close
+(pipeline/day_order.py), and the fetch runs after it, so the order holds all the same.
+"""
 
 import warnings
 
 from dagster import (
+    AllPartitionMapping,
     AssetDep,
-    Backoff,
     AssetExecutionContext,
     AssetKey,
+    AssetSpec,
+    DimensionPartitionMapping,
     MaterializeResult,
     MetadataValue,
+    MultiPartitionMapping,
     MultiToSingleDimensionPartitionMapping,
-    RetryPolicy,
-    asset,
+    TimeWindowPartitionMapping,
+    multi_asset,
 )
 
 from ..checks import FETCH_CHECKS, fetch_check_results
 from ..layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
 from ..metadata_tables import counts_table
 from ..partitions import fetch_partitions, split_fetch_key
-from ..pipeline.fetch_step import fetch_inputs, run_fetch_step, seen_filter_path
+from ..pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
 from ..resources import CrawlSettingsResource
+from ..run_policies import fetch_retry_policy
 from .failures import fails_with_crawl_errors
 
-with warnings.catch_warnings():  # the mapping is marked beta; it is the documented way to do this
+FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS = "fetch_log", "warc_archive", "links", "dropped_urls"
+FETCH_ASSETS = (FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS)
+
+with warnings.catch_warnings():  # these mappings are marked beta; they are the documented way
     warnings.simplefilter("ignore")
+    # fetch[D|s] reads the frontier of day D, every shard's file of it
     DATE_OF_FETCH_PARTITION = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
+    # fetch_log[D|s] reads the fetch logs of day D-1, all shards (none before the first day)
+    PREVIOUS_DAY_ALL_SHARDS = MultiPartitionMapping({
+        "date": DimensionPartitionMapping("date", TimeWindowPartitionMapping(
+            start_offset=-1, end_offset=-1, allow_nonexistent_upstream_partitions=True)),
+        "shard": DimensionPartitionMapping("shard", AllPartitionMapping()),
+    })
+
+FRONTIER_OF_THE_DAY = AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)
 
 
-@asset(
-    group_name="fetch",
+def _spec(key: str, description: str, *deps: AssetDep) -> AssetSpec:
+    return AssetSpec(key, group_name="fetch", description=description, deps=[FRONTIER_OF_THE_DAY, *deps])
+
+
+@multi_asset(
+    name="fetch_batch",
+    specs=[
+        _spec(FETCH_LOG, "One row per request of the shard's batch: status class, timings, validators, "
+                         "the WARC record it wrote.",
+              AssetDep(AssetKey(FETCH_LOG), partition_mapping=PREVIOUS_DAY_ALL_SHARDS)),
+        _spec(WARC_ARCHIVE, "The batch's WARC files (gzip per record), each with a CDXJ and a Parquet "
+                            "capture index beside it."),
+        _spec(LINKS, "Every link found in the batch's pages, with the trap defences' verdict."),
+        _spec(DROPPED_URLS, "URLs the trap defences refused, by reason and host."),
+    ],
     partitions_def=fetch_partitions,
-    deps=[AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)],
     check_specs=FETCH_CHECKS,
-    # A failed batch (a crash, the machine's network down) is tried again twice, a minute and
-    # then two later; a shard that still fails leaves a partial day, closed on what landed.
-    retry_policy=RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL),
+    # Tried again twice (fetch_retry_delay_s apart, doubling); a shard that still fails
+    # leaves a partial day, closed on what landed (day_report names it).
+    retry_policy=fetch_retry_policy(),
 )
 @fails_with_crawl_errors
-def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
+def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource):
     """Fetches every frontier URL of one host shard for one day, one request in flight per host."""
     settings = crawl_settings.load()
     date, shard = split_fetch_key(context.partition_key)
-    root = settings.data_root
+    root, folder = settings.data_root, warc_dir(settings.data_root, date, shard)
     inputs = fetch_inputs(root, date, shard, settings)
-    result = run_fetch_step(settings, shard, inputs, warc_dir(root, date, shard),
+    result = run_fetch_step(settings, shard, inputs, folder,
                             warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}")
     write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
     write_parquet_atomic(result.links, links_file(root, date, shard))
     write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
+    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, folder)
+    metadata = fetch_metadata(result, root, date, shard)
+    return tuple(MaterializeResult(asset_key=key, metadata=metadata[key],
+                                   check_results=[c for c in checks if c.asset_key == AssetKey(key)])
+                 for key in FETCH_ASSETS)
+
+
+def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str, dict]:
+    """What each of the four assets shows in the UI for the batch."""
     counts = result.counts
     seen_path = seen_filter_path(root, date)
-    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, warc_dir(root, date, shard))
-    return MaterializeResult(check_results=checks, metadata={
-        **{name: getattr(counts, name) for name in (
-            "frontier_urls", "fetched", "discovered_in_batch", "hosts", "links", "new_links",
-            "revisit_records", "demoted_hosts", "urls_dropped", "bytes", "warc_bytes")},
-        "urls_dropped_by_reason": MetadataValue.json(dict(counts.dropped_by_reason)),
-        "status_classes": MetadataValue.json(dict(counts.status_classes)),
-        "status_class_table": counts_table(counts.status_classes, "status_class"),
-        "dagster/row_count": counts.fetched,
-        "http_statuses": MetadataValue.json(dict(counts.http_statuses)),
-        "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
-        "warc_files": MetadataValue.json([str(p) for p in result.warc_files]),
-        "superseded_warc_files": len(result.superseded),
-        "fetch_log": MetadataValue.path(str(fetch_log_file(root, date, shard))),
-    })
+    return {
+        FETCH_LOG: {
+            **{name: getattr(counts, name) for name in (
+                "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
+                "noindex_pages", "nofollow_pages")},
+            "status_classes": MetadataValue.json(dict(counts.status_classes)),
+            "status_class_table": counts_table(counts.status_classes, "status_class"),
+            "dagster/row_count": counts.fetched,
+            "http_statuses": MetadataValue.json(dict(counts.http_statuses)),
+            "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
+            "path": MetadataValue.path(str(fetch_log_file(root, date, shard))),
+        },
+        WARC_ARCHIVE: {
+            "warc_files": MetadataValue.json([str(p) for p in result.warc_files]),
+            "warc_bytes": counts.warc_bytes,
+            "revisit_records": counts.revisit_records,
+            "superseded_warc_files": len(result.superseded),
+            "path": MetadataValue.path(str(warc_dir(root, date, shard))),
+        },
+        LINKS: {
+            "links": counts.links,
+            "new_links": counts.new_links,
+            "unfollowed_links": MetadataValue.json(dict(counts.unfollowed_links)),  # page_nofollow, nofollow_link
+            "dagster/row_count": result.links.num_rows,
+            "path": MetadataValue.path(str(links_file(root, date, shard))),
+        },
+        DROPPED_URLS: {
+            "urls_dropped": counts.urls_dropped,
+            "urls_dropped_by_reason": MetadataValue.json(dict(counts.dropped_by_reason)),
+            "path": MetadataValue.path(str(dropped_file(root, date, shard))),
+        },
+    }

@@ -1,16 +1,36 @@
-"""frontier_snapshot[D]: seeds plus every link discovered before day D, split by host shard."""
+"""frontier_snapshot[D]: seeds plus every link discovered before day D, split by host shard.
 
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+Days are built in order: the frontier of D depends on the frontier of D-1 (a dependency on its
+own earlier partition, which Dagster allows, so a backfill builds one day's frontier after the
+other), and waits until the previous crawl day has closed (pipeline/day_order.py says why that
+part cannot be a declared dependency)."""
+
+from dagster import (
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    MaterializeResult,
+    MetadataValue,
+    TimeWindowPartitionMapping,
+    asset,
+)
 
 from ..layout import frontier_file, write_parquet_atomic
 from ..partitions import daily_partitions
 from ..pipeline.crawl_history import history_before
+from ..pipeline.day_order import urls_new_since, wait_for_previous_day
 from ..pipeline.frontier_step import build_frontier
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
 
-@asset(group_name="frontier", partitions_def=daily_partitions, deps=[AssetKey("seeds")])
+# The day before (none before the crawl's first day): its URLs, to count today's new ones.
+PREVIOUS_DAY = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1,
+                                          allow_nonexistent_upstream_partitions=True)
+
+
+@asset(group_name="frontier", partitions_def=daily_partitions,
+       deps=[AssetKey("seeds"), AssetDep(AssetKey("frontier_snapshot"), partition_mapping=PREVIOUS_DAY)])
 @fails_with_crawl_errors
 def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Seeds and links found on earlier days, normalised, de-duplicated, one file per shard.
@@ -20,6 +40,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     """
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
+    previous = wait_for_previous_day(root, date, settings.previous_day_wait_s, log=context.log.info)
     frontier = build_frontier(settings, history_before(root, date))
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, date, shard))
@@ -28,6 +49,8 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
         "urls": counts.urls,
         "hosts": counts.hosts,
         "urls_per_shard": MetadataValue.json(dict(counts.urls_per_shard)),
+        "urls_new_since_previous_day": urls_new_since(root, previous.day, frontier.table),
+        "previous_day": previous.day or "none (the crawl's first day)",
         "urls_left_out": counts.left_out,
         "urls_left_out_by_reason": MetadataValue.json(dict(counts.left_out_by_reason)),
         "path": MetadataValue.path(str(frontier_file(root, date, "*").parent.parent)),

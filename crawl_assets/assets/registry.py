@@ -19,7 +19,7 @@ from .failures import fails_with_crawl_errors
 
 
 @asset(group_name="seen", partitions_def=daily_partitions,
-       deps=[AssetKey("seeds"), AssetKey("fetch_batch")])
+       deps=[AssetKey("seeds"), AssetKey("fetch_log"), AssetKey("links")])
 @fails_with_crawl_errors
 def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Every URL discovered up to the day: first seen, depth, discovered from, last fetched."""

@@ -44,6 +44,9 @@ class CrawlSettings:
     # A failed fetch-batch run tries its step again twice, this long and then twice this long
     # later (crawl_assets/run_policies.py); a shard that still fails leaves a partial day.
     fetch_retry_delay_s: float = 60.0
+    # A day's frontier waits this long for the crawl's previous day to close (its seen-URL
+    # filter and host near-duplicate ratios written: pipeline/day_order.py), then fails.
+    previous_day_wait_s: float = 12 * 3600.0
     user_agent: str = "recrawl/0.1 (+https://example.org/recrawl-bot)"
     # Politeness: seconds between the end of one request to a host and the start of the next.
     default_delay_s: float = 1.0

@@ -1,10 +1,12 @@
+from pathlib import Path
+
 import pyarrow.parquet as pq
 from dagster import instance_for_test, materialize
 
 from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
-from crawl_assets.layout import fetch_log_file, warc_dir
+from crawl_assets.layout import fetch_log_file, links_file, warc_dir
 from crawl_assets.partitions import fetch_partition_key
 from support import write_test_settings
 
@@ -31,7 +33,17 @@ def test_a_rerun_replaces_the_partition_but_keeps_the_old_archives(tmp_path):
     assert kept and all(first.run_id[:8] in name for name in kept)
     log = pq.read_table(fetch_log_file(settings.data_root, DAY, shard)).to_pylist()
     assert {row["warc_file"] for row in log if row["warc_file"]} == set(current)
-    (event,) = second.get_asset_materialization_events()
-    metadata = event.materialization.metadata
+    # One run lands the four assets of the partition, each with what it holds.
+    events = {e.asset_key.to_user_string(): e.materialization for e in second.get_asset_materialization_events()}
+    assert sorted(events) == ["dropped_urls", "fetch_log", "links", "warc_archive"]
+    assert {e.partition for e in events.values()} == {str(key)}
+    assert sorted(Path(p).name for p in events["warc_archive"].metadata["warc_files"].value) == current
+    assert events["links"].metadata["dagster/row_count"].value == pq.read_metadata(
+        links_file(settings.data_root, DAY, shard)).num_rows > 0
+    # The blocking checks belong to the asset they judge.
+    checks = {(c.asset_key.to_user_string(), c.check_name): c.passed for c in second.get_asset_check_evaluations()}
+    assert checks == {("fetch_log", "polite_spacing"): True, ("fetch_log", "frontier_accounted_for"): True,
+                      ("warc_archive", "warc_offsets_match"): True}
+    metadata = events["fetch_log"].metadata
     assert metadata["fetched"].value == len(log) > 0
     assert metadata["status_classes"].value.get("ok", 0) > 0

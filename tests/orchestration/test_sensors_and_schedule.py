@@ -31,7 +31,7 @@ def stand_in_frontier() -> None:
     pass
 
 
-@asset(name="fetch_batch", partitions_def=fetch_partitions)
+@asset(name="fetch_log", partitions_def=fetch_partitions)
 def stand_in_fetch(context) -> None:
     if context.partition_key.keys_by_dimension["shard"] == "s01":
         raise Failure("this shard fails, retries included")

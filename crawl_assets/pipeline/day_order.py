@@ -1,0 +1,97 @@
+"""Day order: a day's frontier is built only once the crawl's previous day has closed.
+
+Day D reads what day D-1 left: its links and fetch logs (the frontier), and the files its
+close wrote (the seen-URL filter and the hosts' near-duplicate ratios, read by the fetch
+batches; the recrawl plan, read by the frontier). Dagster cannot declare these reads: links[D-1] is built from frontier_snapshot[D-1],
+and Dagster refuses a dependency cycle between two assets even across partitions
+(dagster-io/dagster#13368; only an asset's dependency on its own earlier partitions is
+allowed). So the frontier checks them here and waits: launched early (a backfill over several
+days starts every day's frontier once the seeds are done), it builds from the same files the
+nightly cycle would have seen, never from half a day.
+
+"The previous day" is the latest earlier day that has a frontier (a day nobody crawled is
+skipped); it is closed when each file below exists and is newer than that day's last fetch
+log (a fetch run again after the close makes the close stale).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..crawler.crawl_errors import CrawlError
+from ..layout import host_dup_ratio_file, priorities_file, seen_filter_file
+
+# The close's outputs the next day reads: the asset that writes each, and its file.
+CLOSE_OUTPUTS: dict[str, Callable[[Path, str], Path]] = {
+    "seen_url_filter": seen_filter_file,
+    "near_duplicate_clusters": host_dup_ratio_file,
+    "recrawl_priorities": priorities_file,  # the plan for the next day (pipeline/recrawl_plan.py)
+}
+POLL_S = 2.0  # how often a waiting frontier looks again (the limit: previous_day_wait_s)
+
+
+class PreviousDayOpen(CrawlError):
+    """The previous crawl day did not close in time; the message names what is missing."""
+
+
+@dataclass(frozen=True)
+class PreviousDay:
+    day: str | None  # the latest earlier day with a frontier; None on the crawl's first day
+    missing: tuple[str, ...] = ()  # close outputs not written (or stale) yet
+
+    @property
+    def closed(self) -> bool:
+        return not self.missing
+
+
+def crawled_days(root: Path) -> list[str]:
+    """Days with a frontier file, in order."""
+    return sorted({p.parent.parent.name.removeprefix("date=")
+                   for p in (root / "frontier").glob("date=*/shard=*/frontier.parquet")})
+
+
+def previous_day(root: Path, date: str) -> PreviousDay:
+    earlier = [day for day in crawled_days(root) if day < date]
+    if not earlier:
+        return PreviousDay(None)
+    day = earlier[-1]
+    logs = list((root / "fetch_log" / f"date={day}").glob("shard=*/*.parquet"))
+    last_fetch = max((p.stat().st_mtime for p in logs), default=0.0)
+    missing = tuple(asset for asset, file_of in CLOSE_OUTPUTS.items()
+                    if not file_of(root, day).exists() or file_of(root, day).stat().st_mtime < last_fetch)
+    return PreviousDay(day, missing)
+
+
+def wait_for_previous_day(root: Path, date: str, wait_limit_s: float,
+                          log: Callable[[str], None] = lambda line: None, poll_s: float = POLL_S) -> PreviousDay:
+    """Returns once the previous crawl day is closed (at once when it is, or there is none);
+    raises PreviousDayOpen after `wait_limit_s`."""
+    deadline = time.monotonic() + wait_limit_s
+    state = previous_day(root, date)
+    if not state.closed:
+        log(f"waiting for {state.day} to close before building {date}: {', '.join(state.missing)} not written yet")
+    while not state.closed:
+        if time.monotonic() > deadline:
+            raise PreviousDayOpen(
+                f"the frontier of {date} needs the crawl's previous day {state.day} closed, but "
+                f"{', '.join(f'{a}[{state.day}]' for a in state.missing)} did not land within "
+                f"{wait_limit_s:.0f} s (previous_day_wait_s): run day_close_job for {state.day} (or all of that day's "
+                f"fetch batches first), then this frontier again")
+        time.sleep(poll_s)
+        state = previous_day(root, date)
+    return state
+
+
+def urls_new_since(root: Path, day: str | None, frontier: pa.Table) -> int:
+    """How many of `frontier`'s URLs were not in the frontier of `day` (all of them without one)."""
+    files = sorted((root / "frontier" / f"date={day}").glob("shard=*/frontier.parquet")) if day else []
+    if not files:
+        return frontier.num_rows
+    before = set(pq.read_table(files, columns=["url"]).column("url").to_pylist())
+    return sum(url not in before for url in frontier.column("url").to_pylist())
