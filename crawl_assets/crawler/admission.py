@@ -61,6 +61,10 @@ class Admission:
         self.workbench.add(task)
         return True
 
+    def already_done(self, urls: Iterable[str]) -> None:
+        """URLs a resumed batch finished before its crash: links to them are not queued again."""
+        self._queued.update(urls)
+
     def _refuse(self, url: str, host: str, reason: DropReason) -> bool:
         self._refused[url] = reason
         self.traps.dropped[host][reason] += 1

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from rbloom import Bloom
 
+from .checkpoint import BatchProgress
 from .engine import FetchEngine
 from .fetch_record import BatchOutput
+from .progress import Checkpointer, ResumePoint, restore, resume_point
 from .workbench import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
@@ -26,6 +28,7 @@ SOFTWARE = "recrawl/0.1 (warcio)"
 class BatchResult:
     output: BatchOutput
     warc_files: list[Path]
+    resumed_from: ResumePoint | None = None  # the checkpoint it started from, with progress=
 
 
 def in_scope(host: str, settings: CrawlSettings) -> bool:
@@ -36,13 +39,15 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
                     demoted_hosts: frozenset[str] = frozenset(),
                     known_payloads: dict[str, tuple[str, str]] | None = None,
-                    follow_links: bool = True) -> BatchResult:
+                    follow_links: bool = True, progress: BatchProgress | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
     known_payloads: payloads archived earlier, so copies become revisit records;
     follow_links=False: fetch the tasks only (a day's recrawl plan): links and redirect
-    targets are recorded, and planned from the next day on."""
+    targets are recorded, and planned from the next day on.
+    progress: where the batch checkpoints (progress.py); an earlier attempt's checkpoint
+    there is resumed. A crash or BatchStopped leaves the open WARC file for the resume."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -50,8 +55,21 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
 
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
+    point = resume_point(progress, warc_dir, list(tasks)) if progress else None
+    payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
-                             known_payloads=known_payloads)
-        output = asyncio.run(engine.run(tasks))
-    return BatchResult(output, warc.closed_files)
+                             known_payloads=payloads)
+        if point is None:
+            output = asyncio.run(engine.run(tasks))
+            return BatchResult(output, warc.close())
+        warc.adopt([warc_dir / name for name in point.warc.kept])
+        restore(engine, point)
+        checkpointer = Checkpointer(progress, engine, warc, point)
+        try:
+            asyncio.run(engine.run(point.tasks, on_tick=checkpointer.tick, tick_s=settings.checkpoint_interval_s))
+        except BaseException:
+            warc.abandon()  # like a kill: the last checkpoint is the state to resume from
+            raise
+    output = checkpointer.finish()
+    return BatchResult(output, warc.closed_files, point)

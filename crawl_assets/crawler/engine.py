@@ -32,8 +32,10 @@ from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirec
 from .capture import Capture
 from .clients import ConnectionFactory
 from .clock import MonotonicClock
+from .crawl_errors import BatchStopped
 from .fetch_record import BatchOutput, FetchRecord
 from .http_exchange import HopResult, HttpExchanger
+from .leases import LeaseTable
 from .politeness import HostPoliteness
 from .resolver import Resolver
 from .robots import policy_from_response, product_token
@@ -74,29 +76,54 @@ class FetchEngine:
         self.capture = Capture(warc, settings.max_body_bytes, traps, known_payloads,
                                agent=product_token(settings.user_agent).lower())
         self._rng = rng or random.Random()
+        self.leases = LeaseTable(self.clock, settings.lease_timeout_s)
 
     def _new_host(self, host: str) -> VisitState:
         return VisitState(host, HostPoliteness.from_settings(self.settings))
 
-    async def run(self, tasks: Iterable[FetchTask]) -> BatchOutput:
+    async def run(self, tasks: Iterable[FetchTask], on_tick: Callable[[], None] | None = None,
+                  tick_s: float = 60.0) -> BatchOutput:
+        """on_tick: called every tick_s seconds between turns (checkpoints, progress.py); each
+        tick also puts back the tasks of expired leases (leases.py)."""
         for task in tasks:
             self.admission.admit(task)
+        workers = [asyncio.create_task(self._worker()) for _ in range(self.settings.max_concurrent_hosts)]
+        ticker = asyncio.create_task(self._tick(on_tick, tick_s))
         try:
-            await asyncio.gather(*(self._worker() for _ in range(self.settings.max_concurrent_hosts)))
+            # The first worker to fail (BatchStopped: the disk is full) stops the others.
+            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+            for finished in done:
+                finished.result()
         finally:
+            for task in (*workers, ticker):
+                task.cancel()
+            await asyncio.gather(*workers, ticker, return_exceptions=True)
             for state in self.workbench.hosts.values():
                 await self._disconnect(state)
         return self.output
 
+    async def _tick(self, on_tick: Callable[[], None] | None, tick_s: float) -> None:
+        while True:
+            await asyncio.sleep(tick_s)
+            for task in self.leases.expired():  # its worker is gone or stuck: queue it again
+                self.workbench.add_first(task)
+            if on_tick is not None:
+                on_tick()
+
     async def _worker(self) -> None:
         while (turn := await self.workbench.acquire()) is not None:
             state, task = turn
+            lease = self.leases.grant(task)
             try:
                 delay = await self._take_turn(state, task)
+            except BatchStopped:
+                raise
             except Exception as exc:  # one bad page must not end the batch
                 self._record(FetchRecord(task.url, task.host, task.depth, StatusClass.ERROR,
                                          error=f"{type(exc).__name__}: {exc}"))
                 delay = self.settings.default_delay_s
+            finally:
+                self.leases.finish(lease)
             if not state.back_queue:
                 await self._disconnect(state)  # idle hosts hold no connection
             self.workbench.release(state, delay, park=self._waits_elsewhere(state))

@@ -53,6 +53,10 @@ class CrawlSettings:
     max_concurrent_hosts: int = 64
     connect_timeout_s: float = 5.0
     fetch_timeout_s: float = 30.0
+    # A fetch batch checkpoints its progress this often (crawler/checkpoint.py): a crash loses
+    # at most this much work. A URL held by a worker longer than lease_timeout_s is queued again.
+    checkpoint_interval_s: float = 30.0
+    lease_timeout_s: float = 300.0
     max_body_bytes: int = 5 * 1024 * 1024
     # Same-shard links found during a batch are fetched in the same batch, within these bounds.
     max_pages_per_host: int = 200

@@ -2,11 +2,15 @@
 
 A file is written under "<name>.open" and renamed when closed, so a crash never leaves a
 half-written file under a name that looks complete. Files roll over at a size limit.
+A checkpoint asks sync() for every file's length once its bytes are on disk (checkpoint.py
+cuts a file back to that length when the batch resumes). A full disk stops the batch
+(BatchStopped) and leaves the open file as it is, for the resume to cut back.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import io
 import os
@@ -17,6 +21,7 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from .crawl_errors import BatchStopped
 from .vocabulary import WarcRecordKind
 
 try:  # ISA-L's deflate: measured on the demo web's pages, level 2 makes files the size of
@@ -79,6 +84,13 @@ class Exchange:
     truncated: bool = False  # body cut off at the size cap
 
 
+def stop_if_disk_full(exc: OSError, directory: Path) -> None:
+    """A full disk stops the batch at its last checkpoint (BatchStopped); other errors are the caller's."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        raise BatchStopped(f"the disk holding {directory} is full ({exc.strerror}): the fetch batch "
+                           "stopped at its last checkpoint; free some space and run it again to resume") from exc
+
+
 def warc_date(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -94,6 +106,7 @@ class WarcFileWriter:
         self.max_file_bytes = max_file_bytes
         self.info = info or {}
         self.closed_files: list[Path] = []
+        self._closed_lengths: dict[str, int] = {}
         self._serial = 0
         self._file: io.BufferedWriter | None = None
         self._writer: WARCWriter | None = None
@@ -116,7 +129,11 @@ class WarcFileWriter:
         self._buffer.truncate()
         self._writer.write_record(record)
         compressor = deflate.compressobj(GZIP_LEVEL, deflate.DEFLATED, deflate.MAX_WBITS | 16)
-        self._file.write(compressor.compress(self._buffer.getvalue()) + compressor.flush())
+        try:
+            self._file.write(compressor.compress(self._buffer.getvalue()) + compressor.flush())
+        except OSError as exc:
+            stop_if_disk_full(exc, self.directory)
+            raise
 
     def write(self, exchange: Exchange, revisit: Revisit | None = None,
               digest: str | None = None) -> WarcLocation:
@@ -180,13 +197,44 @@ class WarcFileWriter:
     def _close_current(self) -> None:
         if self._file is None:
             return
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        length = self._flush()
         self._file.close()
         final = self.directory / self._name
         os.replace(self.directory / (self._name + OPEN_SUFFIX), final)
         self.closed_files.append(final)
+        self._closed_lengths[self._name] = length
         self._file = self._writer = None
+
+    def _flush(self) -> int:
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            stop_if_disk_full(exc, self.directory)
+            raise
+        return self._file.tell()
+
+    def sync(self) -> dict[str, int]:
+        """Every file's name and length with its bytes on disk: the closed ones and the open one."""
+        lengths = dict(self._closed_lengths)
+        if self._file is not None:
+            lengths[self._name] = self._flush()
+        return lengths
+
+    def adopt(self, paths: list[Path]) -> None:
+        """Closed files of an earlier attempt at this batch (resumed), counted as this writer's."""
+        for path in paths:
+            self.closed_files.append(Path(path))
+            self._closed_lengths[Path(path).name] = Path(path).stat().st_size
+
+    def abandon(self) -> None:
+        """Stop without closing: the open file keeps its ".open" name for the resume to cut back."""
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass  # its buffered tail is lost; the checkpoint does not count it
+            self._file = self._writer = None
 
     def close(self) -> list[Path]:
         """Close the current file; returns every file this writer completed."""

@@ -147,6 +147,12 @@ class Workbench:
         state.in_heap = True
         self._changed.set()
 
+    def queued_tasks(self) -> list[FetchTask]:
+        """Every task waiting, in the front queues and the back queues (for a checkpoint)."""
+        waiting = [task for queue in self.front_queues for task in queue]
+        waiting += [task for state in self.hosts.values() for task in state.back_queue]
+        return waiting
+
     # -- the worker protocol ----------------------------------------------------------------
 
     def busy(self) -> bool:

@@ -18,6 +18,7 @@ import pyarrow as pa
 from rbloom import Bloom
 
 from ..crawler.batch import run_fetch_batch
+from ..crawler.checkpoint import BatchProgress
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.seen_filter import load_filter
 from ..crawler.settings import CrawlSettings
@@ -32,6 +33,7 @@ from .warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
+CHECKPOINT_DIR = "checkpoint"  # the batch's progress (crawler/checkpoint.py): a rerun resumes from it
 
 
 # -- inputs, one loader each ------------------------------------------------------------
@@ -160,7 +162,8 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     previous = sorted(warc_dir.glob("*.warc.gz"))
     batch = run_fetch_batch(settings, shard_index(shard), tasks, warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
-                            demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links)
+                            demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
+                            progress=BatchProgress(warc_dir / CHECKPOINT_DIR))
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []
