@@ -8,7 +8,7 @@ DEMO_SETTINGS := settings/demo.toml
 # `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
 SETTINGS ?=
 
-.PHONY: setup system-packages replay-tools demo test ui crawl demoweb clean
+.PHONY: setup system-packages replay-tools cluster-tools demo test ui crawl demoweb clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,11 +27,25 @@ demo: setup
 	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.demo
 
 # System pieces the tests drive: Debian's chromium for the UI test (Playwright uses it; it
-# never downloads a browser of its own). Installed with apt-get when missing (CI runs as root).
+# never downloads a browser of its own), PostgreSQL and Redis for the cluster test (it starts
+# its own servers on loopback; none is left running). Installed with apt-get when missing (CI
+# runs as root).
 system-packages:
 	@command -v chromium >/dev/null || { \
 	  echo "installing Debian's chromium for the UI test"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@{ ls /usr/lib/postgresql/*/bin/initdb && command -v redis-server; } >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql and redis-server for the cluster test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; }
+
+# dagster-postgres and dagster-celery (the `cluster` extra) in a venv of their own: each of their
+# releases pins one dagster release exactly, and .venv keeps the project's (docs/SCALE.md).
+CLUSTER := .tools/cluster
+cluster-tools: $(CLUSTER)/.installed
+$(CLUSTER)/.installed: pyproject.toml
+	test -x $(CLUSTER)/bin/python || $(PYTHON) -m venv $(CLUSTER)
+	$(CLUSTER)/bin/python -m pip install --quiet -e '.[cluster]'
+	touch $@
 
 # pywb (the replay test's `wayback` and `wb-manager`) in a venv of its own: it requires
 # brotlipy, whose `brotli` package shadows Google's brotli that the crawler decodes with.
@@ -41,7 +55,7 @@ $(PYWB)/bin/wayback:
 	test -x $(PYWB)/bin/python || $(PYTHON) -m venv $(PYWB)
 	$(PYWB)/bin/python -m pip install --quiet 'pywb==2.10.0'
 
-test: setup system-packages replay-tools
+test: setup system-packages replay-tools cluster-tools
 	$(BIN)/python -m pytest -q
 
 # The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.

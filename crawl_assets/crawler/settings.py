@@ -118,6 +118,9 @@ def _coerce(key: str, value, source: str, base_dir: Path):
     """Turn one TOML value into the field's type, or raise SettingsError naming it."""
     try:
         if key in _PATH_KEYS:
+            if "://" in str(value):  # docs/SCALE.md: a shared root is a mounted file system for now
+                raise ValueError("a URL is not a folder yet: mount the shared store (NFS, CephFS, "
+                                 "s3fs) at the same path on every machine and give that path")
             path = Path(value)
             return path if path.is_absolute() else (base_dir / path).resolve()
         if key == "host_scope":

@@ -47,3 +47,11 @@ def test_the_postgres_instance_file_keeps_the_one_run_per_shard_limit(capsys):
     assert {"key": SHARD_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits
     assert main(["instance-file", "--postgres"]) == 0
     assert yaml.safe_load(capsys.readouterr().out) == postgres
+
+
+def test_an_object_store_url_as_data_root_says_to_mount_it(tmp_path):
+    from crawl_assets.crawler.settings import SettingsError, load_settings
+
+    (tmp_path / "s3.toml").write_text('[crawl]\ndata_root = "s3://crawl-bucket/recrawl"\n')
+    with pytest.raises(SettingsError, match="data_root.*mount the shared store"):
+        load_settings(tmp_path / "s3.toml")
