@@ -57,19 +57,22 @@ def picture(name: str, path: Path, png: bytes, title: str) -> dict[str, Metadata
     return {name: MetadataValue.md(inline), f"{name}_png": MetadataValue.path(str(path))}
 
 
-def fetch_log_metadata(fetch_log: pa.Table, dropped: pa.Table, top: int = 20) -> dict[str, object]:
-    """A fetch batch's tables: status classes and HTTP statuses, URLs refused by reason and the
-    hosts that lost most, the hosts spaced widest and answering 429 most; the fetch log's rows
-    and columns."""
+def fetch_log_metadata(fetch_log: pa.Table) -> dict[str, object]:
+    """A fetch batch's log: pages by status class and by HTTP status, the hosts spaced widest
+    and answering 429 most, its rows and columns."""
     hosts = host_tables(fetch_log)
-    by_host = dropped.sort_by([("urls", "descending"), ("host", "ascending")]).slice(0, top)
-    statuses = {str(k): n for k, n in counts_by(fetch_log.filter(fetch_log["status"].is_valid()), "status").items()}
+    answered = fetch_log.filter(fetch_log["status"].is_valid())
     return {
         "status_classes": counts_table(counts_by(fetch_log, "status_class"), "status_class", "pages"),
-        "http_statuses": counts_table(statuses, "http_status", "pages"),
-        "drop_reasons": counts_table(counts_by(dropped, "reason", "urls"), "reason", "urls"),
-        "dropped_by_host": arrow_table(by_host),
+        "http_statuses": counts_table(counts_by(answered, "status"), "http_status", "pages"),
         "hosts_widest_spacing": arrow_table(hosts.widest_spacing),
         "hosts_most_429": arrow_table(hosts.most_429),
         **table_metadata(fetch_log),
     }
+
+
+def dropped_metadata(dropped: pa.Table, top: int = 20) -> dict[str, object]:
+    """URLs the trap defences refused: by reason, and the `top` (host, reason) rows that lost most."""
+    by_host = dropped.sort_by([("urls", "descending"), ("host", "ascending")]).slice(0, top)
+    return {"drop_reasons": counts_table(counts_by(dropped, "reason", "urls"), "reason", "urls"),
+            "dropped_by_host": arrow_table(by_host), **table_metadata(dropped)}

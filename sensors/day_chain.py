@@ -15,20 +15,19 @@ from dagster import (
     AssetKey,
     AssetRecordsFilter,
     DagsterInstance,
-    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
-    RunsFilter,
     SensorEvaluationContext,
     SensorResult,
     sensor,
 )
 
+from crawl_assets.assets.fetch import FETCH_LOG
 from crawl_assets.jobs import DRIVER_TAG, day_close_job, fetch_job
 from crawl_assets.launcher import partition_tags
 from crawl_assets.partitions import SHARD_KEYS, fetch_partition_key, fetch_partitions, split_fetch_key
+from crawl_assets.run_status import failed_fetch_runs, latest_fetch_run
 
-FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 BATCH = 100  # event records read per tick
 
 
@@ -60,12 +59,6 @@ def fetch_after_frontier(context: SensorEvaluationContext):
     return SensorResult(run_requests=requests, cursor=str(last) if last is not None else None)
 
 
-def latest_fetch_status(instance: DagsterInstance, date: str, shard: str) -> DagsterRunStatus | None:
-    key = str(fetch_partition_key(date, shard))
-    records = instance.get_run_records(RunsFilter(tags={"dagster/partition": key}), limit=1)
-    return records[0].dagster_run.status if records else None
-
-
 @sensor(job=day_close_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=30)
 def close_day_after_fetch(context: SensorEvaluationContext):
     """A day with a landed fetch batch stays open until every shard's latest fetch run has
@@ -76,9 +69,9 @@ def close_day_after_fetch(context: SensorEvaluationContext):
     open_days = sorted(set(state["open"]) | {split_fetch_key(r.partition_key)[0] for r in records})
     requests, still_open = [], []
     for date in open_days:
-        statuses = {shard: latest_fetch_status(context.instance, date, shard) for shard in SHARD_KEYS}
-        if all(status in FINISHED for status in statuses.values()):
-            failed = sorted(s for s, status in statuses.items() if status != DagsterRunStatus.SUCCESS)
+        runs = [latest_fetch_run(context.instance, date, shard) for shard in SHARD_KEYS]
+        if all(run is not None and run.is_finished for run in runs):
+            failed = sorted(failed_fetch_runs(context.instance, date, SHARD_KEYS))
             requests.append(RunRequest(run_key=f"close-{date}-{state['after']}", partition_key=date,
                                        tags={"crawl/failed_shards": ",".join(failed)} if failed else {}))
         else:

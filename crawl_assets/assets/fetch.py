@@ -34,7 +34,7 @@ from dagster import (
 
 from ..checks import FETCH_CHECKS, fetch_check_results
 from ..layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
-from ..metadata_tables import counts_table
+from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
 from ..partitions import fetch_partitions, split_fetch_key
 from ..pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
 from ..resources import CrawlSettingsResource
@@ -107,10 +107,7 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             **{name: getattr(counts, name) for name in (
                 "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
                 "noindex_pages", "nofollow_pages")},
-            "status_classes": MetadataValue.json(dict(counts.status_classes)),
-            "status_class_table": counts_table(counts.status_classes, "status_class"),
-            "dagster/row_count": counts.fetched,
-            "http_statuses": MetadataValue.json(dict(counts.http_statuses)),
+            **fetch_log_metadata(result.fetch_log),  # status tables, host tables, rows, columns
             "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
             "path": MetadataValue.path(str(fetch_log_file(root, date, shard))),
         },
@@ -125,12 +122,12 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             "links": counts.links,
             "new_links": counts.new_links,
             "unfollowed_links": MetadataValue.json(dict(counts.unfollowed_links)),  # page_nofollow, nofollow_link
-            "dagster/row_count": result.links.num_rows,
+            **table_metadata(result.links),
             "path": MetadataValue.path(str(links_file(root, date, shard))),
         },
         DROPPED_URLS: {
             "urls_dropped": counts.urls_dropped,
-            "urls_dropped_by_reason": MetadataValue.json(dict(counts.dropped_by_reason)),
+            **dropped_metadata(result.dropped),  # by reason, the hosts that lost most
             "path": MetadataValue.path(str(dropped_file(root, date, shard))),
         },
     }

@@ -16,6 +16,7 @@ import pyarrow as pa  # noqa: E402
 
 SIZE_IN = (6.4, 3.2)
 DPI = 80  # about 500 x 250 pixels: small enough to embed in the day's metadata
+MIN_BAR_SLOTS = 7  # the x axis holds at least a week
 
 
 def _png(figure) -> bytes:
@@ -36,13 +37,14 @@ def status_mix_png(status_mix: pa.Table) -> bytes:
     bottom = np.zeros(len(days))
     for name in classes:
         heights = np.array([pages.get((day, name), 0) for day in days], dtype=float)
-        axes.bar(days, heights, bottom=bottom, label=name)
+        axes.bar(range(len(days)), heights, bottom=bottom, label=name, width=0.7)
         bottom += heights
+    axes.set_xlim(-0.6, max(len(days), MIN_BAR_SLOTS) - 0.4)  # a first day is a bar, not a wall
     axes.set_ylabel("fetch-log rows")
     axes.set_title("Status mix per day")
-    axes.tick_params(axis="x", labelrotation=45, labelsize=7)
+    axes.set_xticks(range(len(days)), days, rotation=45, fontsize=7, ha="right")
     if classes:
-        axes.legend(fontsize=7, loc="upper left")
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _png(figure)
 
 

@@ -16,6 +16,7 @@ from dagster import (
     materialize,
 )
 
+from crawl_assets.assets.fetch import FETCH_LOG
 from crawl_assets.definitions import defs
 from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG
 from crawl_assets.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
@@ -31,7 +32,7 @@ def stand_in_frontier() -> None:
     pass
 
 
-@asset(name="fetch_log", partitions_def=fetch_partitions)
+@asset(name=FETCH_LOG, partitions_def=fetch_partitions)
 def stand_in_fetch(context) -> None:
     if context.partition_key.keys_by_dimension["shard"] == "s01":
         raise Failure("this shard fails, retries included")

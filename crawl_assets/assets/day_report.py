@@ -1,0 +1,44 @@
+"""day_report[D]: the day in a few tables, a summary and pictures, and whether it is partial.
+
+It runs in the day's close (day_close_job) on whatever landed: a shard whose fetch run failed
+after its retries is missing from the day, and the report names it (`partial`,
+`missing_shards`, and the failed run of each)."""
+
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+
+from ..layout import day_report_dir, write_bytes_atomic
+from ..metadata_tables import arrow_table, counts_table, picture, table_metadata
+from ..partitions import daily_partitions
+from ..pipeline.report_charts import status_mix_png
+from ..pipeline.report_step import day_report as build_day_report, summary_markdown
+from ..resources import CrawlSettingsResource
+from ..run_status import failed_fetch_runs
+from .fetch import DROPPED_URLS, FETCH_LOG
+
+
+@asset(group_name="report", partitions_def=daily_partitions,
+       deps=[AssetKey(FETCH_LOG), AssetKey(DROPPED_URLS)])
+def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
+    """Status classes, drop reasons, the hosts spaced widest and answering 429 most, the status
+    mix of every day so far (a picture), and the shards missing from the day."""
+    settings = crawl_settings.load()
+    date, shards = context.partition_key, settings.shard_keys()
+    report = build_day_report(settings.data_root, date, shards)
+    failed = failed_fetch_runs(context.instance, date, list(report.missing))
+    folder = day_report_dir(settings.data_root, date)
+    summary = summary_markdown(report, failed)
+    write_bytes_atomic(summary.encode(), folder / "summary.md")
+    mix = status_mix_png(report.status_mix)
+    write_bytes_atomic(mix, folder / "status_mix.png")
+    return MaterializeResult(metadata={
+        "partial": report.partial,
+        "shards_landed": len(report.landed),
+        "missing_shards": ", ".join(f"{s} ({failed[s]})" if s in failed else s for s in report.missing) or "none",
+        "summary": MetadataValue.md(summary),
+        "status_classes": counts_table(report.status_classes, "status_class", "pages"),
+        "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),
+        "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
+        "hosts_most_429": arrow_table(report.hosts.most_429),
+        **table_metadata(report.fetch_log),
+        **picture("status_mix", folder / "status_mix.png", mix, f"Status mix up to {date}"),
+    })
