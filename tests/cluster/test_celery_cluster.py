@@ -1,0 +1,133 @@
+"""One day of the demo web crawled by a deployment of the distributed pieces, on this machine:
+records in PostgreSQL, every run's steps on two Celery workers fed through Redis, runs submitted
+by `python -m crawl_assets.cycle` (which starts `dagster dev` for the daemon). Each shard's fetch
+step runs on one worker, every host's requests fall inside its own shard's step (the demo web's
+access log), and the outputs equal those of the same day crawled in one process.
+
+The servers are Debian's postgresql and redis-server (`make system-packages`), started by the
+test on loopback; the distributed libraries live in .tools/cluster (`make cluster-tools`)."""
+
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from crawl_assets.cluster import CELERY_BROKER_ENV, POSTGRES_URL_ENV, instance_file
+from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
+from crawl_assets.crawler.sharding import shard_key, shard_keys, shard_of
+from crawl_assets.jobs import SHARD_TAG
+from crawl_assets.layout import fetch_log_file, frontier_file, links_file
+from services import postgres_bin, postgres_server, redis_server, stop
+from support import DEMO_SETTINGS, DemoWebProcess, assert_polite
+
+CLUSTER_PYTHON = PROJECT_ROOT / ".tools" / "cluster" / "bin" / "python"
+SHARDS = 4
+HOSTS = 8
+WORKERS = ("fetch1@recrawl-test", "fetch2@recrawl-test")
+DAY = (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=1)).isoformat()
+
+pytestmark = [
+    pytest.mark.timeout(420),
+    pytest.mark.skipif(not CLUSTER_PYTHON.exists(), reason=f"{CLUSTER_PYTHON} is missing (make cluster-tools)"),
+    pytest.mark.skipif(postgres_bin() is None or shutil.which("redis-server") is None,
+                       reason="postgresql or redis-server is missing (make system-packages installs them)"),
+]
+
+
+def write_settings(folder: Path, web) -> Path:
+    """The demo settings, SHARDS shards, outputs and seeds under `folder`."""
+    seeds = folder / "seeds"
+    seeds.mkdir(parents=True)
+    (seeds / "demo.txt").write_text("\n".join(web.seed_urls()) + "\n")
+    overlay = folder / "test.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{folder / "data"}"\nseeds_dir = "{seeds}"\n'
+                       f"shard_count = {SHARDS}\nmax_parallel_shards = {SHARDS}\n"
+                       "default_delay_s = 0.03\nmax_pages_per_host = 40\n")
+    return overlay
+
+
+def crawl_env(overlay: Path, **extra: str) -> dict:
+    return os.environ | {SETTINGS_ENV: f"{DEMO_SETTINGS}:{overlay}", "PYTHONUNBUFFERED": "1"} | extra
+
+
+def outputs(root: Path) -> dict:
+    """What the day produced, without times, run ids and file names: the frontier, every fetch
+    (URL, answer, payload digest, record kind) and every link, per shard."""
+    found = {}
+    for shard in shard_keys(SHARDS):
+        fetches = pq.read_table(fetch_log_file(root, DAY, shard)).to_pylist()
+        links = pq.read_table(links_file(root, DAY, shard)).to_pylist()
+        found[shard] = {
+            "frontier": sorted(pq.read_table(frontier_file(root, DAY, shard)).column("url").to_pylist()),
+            "fetches": sorted((r["url"], r["status"], r["status_class"], r["payload_digest"], r["warc_type"])
+                              for r in fetches),
+            "links": sorted((r["source"], r["target"], r["dropped_reason"]) for r in links),
+        }
+    return found
+
+
+def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
+    with DemoWebProcess(hosts=HOSTS, pages_per_host=6) as web, postgres_server() as pg, redis_server() as broker:
+        cluster, single = tmp_path / "cluster", tmp_path / "single"
+        home = cluster / "dagster_home"
+        home.mkdir(parents=True)
+        (home / "dagster.yaml").write_text(instance_file(postgres=True))
+        env = crawl_env(write_settings(cluster, web.web), DAGSTER_HOME=str(home),
+                        **{POSTGRES_URL_ENV: pg, CELERY_BROKER_ENV: broker})
+        workers = [subprocess.Popen([CLUSTER_PYTHON, "-m", "crawl_assets.cluster", "worker", "--name", name,
+                                     "--pool", "solo"], cwd=PROJECT_ROOT, env=env,
+                                    stdout=open(cluster / f"{name.split('@')[0]}.log", "wb"),
+                                    stderr=subprocess.STDOUT)
+                   for name in WORKERS]
+        try:
+            cycle = subprocess.run([CLUSTER_PYTHON, "-m", "crawl_assets.cycle", "--date", DAY], cwd=PROJECT_ROOT,
+                                   env=env, capture_output=True, text=True, timeout=300)
+            assert cycle.returncode == 0, cycle.stdout[-3000:] + cycle.stderr[-3000:]
+            records = subprocess.run([CLUSTER_PYTHON, Path(__file__).parent / "run_records.py"], env=env,
+                                     capture_output=True, text=True, check=True).stdout
+        finally:
+            for worker in workers:
+                stop(worker, signal.SIGTERM)
+        cluster_done = dt.datetime.now().timestamp()
+
+        # The same day in one process, SQLite records and in-process steps (make crawl's way).
+        baseline = subprocess.run(
+            [sys.executable, "-c", "import sys; from dagster import DagsterInstance; "
+             "from crawl_assets.cycle import run_cycle; from crawl_assets.resources import CrawlSettingsResource; "
+             "run_cycle(sys.argv[1], DagsterInstance.ephemeral(), CrawlSettingsResource())", DAY],
+            cwd=PROJECT_ROOT, env=crawl_env(write_settings(single, web.web)), capture_output=True, text=True)
+        assert baseline.returncode == 0, baseline.stderr[-3000:]
+        access = [row for row in web.stop() if row["end"] <= cluster_done]
+
+    runs = [json.loads(line) for line in records.splitlines()]
+    assert runs and all(run["status"] == "SUCCESS" for run in runs), [(r["job"], r["status"]) for r in runs]
+    # Every step of every run went to a Celery worker, and both workers took part (which worker
+    # takes a step is Celery's choice: an idle one; the runs of a day keep both busy).
+    assert all(step.get("worker") in WORKERS for run in runs for step in run["steps"].values())
+    assert {step["worker"] for run in runs for step in run["steps"].values()} == set(WORKERS)
+    fetch_runs = {run["tags"][SHARD_TAG]: run for run in runs if SHARD_TAG in run["tags"]}
+    assert sorted(fetch_runs) == shard_keys(SHARDS)  # one run per shard
+    fetch_steps = {shard: only(run["steps"].values()) for shard, run in fetch_runs.items()}
+
+    # Per-shard exclusivity: every request to a host came while its own shard's fetch step ran,
+    # on the one worker that ran it, and never two at once to one host.
+    hosts = {row["host"] for row in access if row["host"]}
+    assert hosts == {web.web.hostname(i) for i in range(HOSTS)}
+    for row in access:
+        step = fetch_steps[shard_key(shard_of(row["host"], SHARDS))]
+        assert step["start"] <= row["start"] and row["end"] <= step["end"], row
+    assert_polite(access, 0.03)
+
+    assert outputs(cluster / "data") == outputs(single / "data")
+
+
+def only(items):
+    (item,) = items
+    return item
