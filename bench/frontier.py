@@ -72,7 +72,8 @@ def generate(root: Path, urls: int, hosts: int) -> None:
             if day_no == 1:
                 con.execute(f"""COPY (SELECT target AS url, target_host AS host, depth, 200 AS status,
                     'ok' AS status_class, TIMESTAMPTZ '2026-11-28 10:00:00+00' AS fetched_at,
-                    '"' || md5(target) || '"' AS etag, NULL::VARCHAR AS last_modified
+                    '"' || md5(target) || '"' AS etag, NULL::VARCHAR AS last_modified,
+                    'sha1:' || md5(target) AS payload_digest
                     FROM links WHERE shard_no = {shard} AND hash(target) % 5 = 0)
                     TO '{log}' (FORMAT parquet)""")
 
