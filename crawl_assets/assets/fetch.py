@@ -43,6 +43,9 @@ from .failures import fails_with_crawl_errors
 
 FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS = "fetch_log", "warc_archive", "links", "dropped_urls"
 FETCH_ASSETS = (FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS)
+# A finished batch is not fetched again unless its run carries this tag ("true"): then it
+# starts over and its earlier WARC files are moved aside (pipeline/fetch_step.py).
+REFETCH_TAG = "recrawl/refetch"
 
 with warnings.catch_warnings():  # these mappings are marked beta; they are the documented way
     warnings.simplefilter("ignore")
@@ -87,7 +90,8 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     root, folder = settings.data_root, warc_dir(settings.data_root, date, shard)
     inputs = fetch_inputs(root, date, shard, settings)
     result = run_fetch_step(settings, shard, inputs, folder,
-                            warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}")
+                            warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}",
+                            refetch=context.run.tags.get(REFETCH_TAG) == "true")
     write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
     write_parquet_atomic(result.links, links_file(root, date, shard))
     write_parquet_atomic(result.dropped, dropped_file(root, date, shard))

@@ -14,7 +14,7 @@ from rbloom import Bloom
 from .checkpoint import BatchProgress
 from .engine import FetchEngine
 from .fetch_record import BatchOutput
-from .progress import Checkpointer, ResumePoint, restore, resume_point
+from .progress import Checkpointer, ResumePoint, output_of, restore, resume_point
 from .workbench import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
@@ -47,7 +47,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     follow_links=False: fetch the tasks only (a day's recrawl plan): links and redirect
     targets are recorded, and planned from the next day on.
     progress: where the batch checkpoints (progress.py); an earlier attempt's checkpoint
-    there is resumed. A crash or BatchStopped leaves the open WARC file for the resume."""
+    there is resumed, and a finished one is the result (nothing is fetched again). A crash or
+    BatchStopped leaves the open WARC file for the resume."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -56,6 +57,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
     point = resume_point(progress, warc_dir, list(tasks)) if progress else None
+    if point is not None and point.checkpoint.finished:  # done before: the same output, nothing fetched
+        return BatchResult(output_of(progress, point.checkpoint), [warc_dir / n for n in point.warc.kept], point)
     payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,

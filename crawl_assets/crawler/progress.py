@@ -83,6 +83,14 @@ def restore(engine: FetchEngine, point: ResumePoint) -> None:
             engine.admission.traps.dropped[host][reason] += count
 
 
+def output_of(progress: BatchProgress, checkpoint: Checkpoint) -> BatchOutput:
+    """A batch's output as its checkpoint holds it: one final row per URL (the latest, should
+    a reclaimed lease have answered twice), the links, the drop counts."""
+    latest = {r.url: r for r in progress.records(checkpoint)}
+    dropped = {host: Counter(reasons) for host, reasons in checkpoint.dropped.items()}
+    return BatchOutput(records=list(latest.values()), links=progress.links(checkpoint), dropped=dropped)
+
+
 class Checkpointer:
     """Takes the checkpoints of one running batch (tick) and the final one (finish)."""
 
@@ -97,12 +105,9 @@ class Checkpointer:
         self._write(finished=False)
 
     def finish(self) -> BatchOutput:
-        """The last checkpoint, marked finished, and the batch's whole output read back from it
-        (one final row per URL: the latest, should a reclaimed lease have answered twice)."""
+        """The last checkpoint, marked finished, and the batch's whole output read back from it."""
         self._write(finished=True)
-        latest = {r.url: r for r in self.progress.records(self.last)}
-        return BatchOutput(records=list(latest.values()), links=self.progress.links(self.last),
-                           dropped=self.engine.output.dropped)
+        return output_of(self.progress, self.last)
 
     def _write(self, finished: bool) -> None:
         engine, output = self.engine, self.engine.output

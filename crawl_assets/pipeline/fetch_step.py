@@ -153,17 +153,25 @@ class FetchResult:
     warc_files: tuple[Path, ...]
     superseded: tuple[Path, ...]  # WARC files of earlier runs of the partition, moved aside
     counts: FetchCounts
+    reused: bool = False  # the partition's batch had finished before: nothing was fetched
 
 
 def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, warc_dir: Path,
-                   warc_prefix: str) -> FetchResult:
-    """Fetch the shard's frontier (and same-shard links found on the way) into warc_dir."""
+                   warc_prefix: str, refetch: bool = False) -> FetchResult:
+    """Fetch the shard's frontier (and same-shard links found on the way) into warc_dir.
+
+    A batch that was cut short resumes from its checkpoint; one that finished is not fetched
+    again (the same result comes back, and writing it again changes nothing) unless
+    `refetch`: then it starts over, and its earlier WARC files are moved aside at the end."""
     tasks = fetch_tasks(inputs.frontier)
     previous = sorted(warc_dir.glob("*.warc.gz"))
+    progress = BatchProgress(warc_dir / CHECKPOINT_DIR)
+    if refetch:
+        progress.clear()
     batch = run_fetch_batch(settings, shard_index(shard), tasks, warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
-                            progress=BatchProgress(warc_dir / CHECKPOINT_DIR))
+                            progress=progress)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []
@@ -197,7 +205,8 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         unfollowed_links=dict(Counter(link.dropped_reason for link in output.links
                                       if link.dropped_reason in UNFOLLOWED)),
     )
-    return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts)
+    reused = batch.resumed_from is not None and batch.resumed_from.checkpoint.finished
+    return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts, reused)
 
 
 def top_hosts_by_reason(dropped: Mapping[str, Mapping[str, int]], top: int = 20) -> dict[str, dict[str, int]]:

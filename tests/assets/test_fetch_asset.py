@@ -5,6 +5,7 @@ import pyarrow.parquet as pq
 from dagster import instance_for_test, materialize
 
 from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.assets.fetch import REFETCH_TAG
 from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.vocabulary import StatusClass
@@ -27,7 +28,8 @@ def test_a_rerun_replaces_the_partition_but_keeps_the_old_archives(tmp_path):
             materialize([seeds], instance=instance, resources=resources)
             materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
             first = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
-            second = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
+            second = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key,
+                                 tags={REFETCH_TAG: "true"})  # a finished partition is fetched again only if asked
 
     folder = warc_dir(settings.data_root, DAY, shard)
     current = sorted(p.name for p in folder.glob("*.warc.gz"))

@@ -1,0 +1,59 @@
+"""Materialising a finished fetch partition again fetches nothing and changes nothing; with the
+refetch tag it starts over, replaces the outputs and keeps the older WARC files aside."""
+
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from dagster import instance_for_test, materialize
+
+from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.assets.fetch import REFETCH_TAG
+from crawl_assets.crawler.sharding import shard_key, shard_of
+from crawl_assets.layout import fetch_log_file, links_file, warc_dir
+from crawl_assets.partitions import fetch_partition_key
+from support import DemoWebProcess, write_test_settings
+
+DAY = "2026-11-29"
+
+
+def archive_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.warc.gz"))}
+
+
+def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path):
+    with DemoWebProcess(hosts=2, pages_per_host=6) as server:
+        resource = write_test_settings(tmp_path, server.web)
+        settings = resource.load()
+        root = settings.data_root
+        shard = shard_key(shard_of(server.web.hostname(0), settings.shard_count))
+        key = fetch_partition_key(DAY, shard)
+        resources = {"crawl_settings": resource}
+        folder = warc_dir(root, DAY, shard)
+        with instance_for_test() as instance:
+            materialize([seeds], instance=instance, resources=resources)
+            materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
+            first = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
+            log, links, archives = (pq.read_table(fetch_log_file(root, DAY, shard)),
+                                    pq.read_table(links_file(root, DAY, shard)), archive_bytes(folder))
+            between = time.time()
+            again = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
+            after_again = time.time()
+            assert pq.read_table(fetch_log_file(root, DAY, shard)).equals(log)
+            assert pq.read_table(links_file(root, DAY, shard)).equals(links)
+            assert archive_bytes(folder) == archives and not (folder / "superseded").exists()
+            forced = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key,
+                                 tags={REFETCH_TAG: "true"})
+        rows = server.stop()
+
+    assert again.success and forced.success and log.num_rows > 0
+    assert not [r for r in rows if between <= r["start"] <= after_again]  # the no-op asked nothing
+    pages = lambda selected: sorted((r["host"], r["path"]) for r in selected if r["path"] != "/robots.txt")
+    assert pages(r for r in rows if r["start"] > after_again) == pages(r for r in rows if r["start"] < between)
+    current = archive_bytes(folder)
+    assert current and all(forced.run_id[:8] in name for name in current)
+    assert archive_bytes(folder / "superseded") == archives  # the older archives, kept aside whole
+    assert all(first.run_id[:8] in name for name in archives)
+    refetched = pq.read_table(fetch_log_file(root, DAY, shard)).to_pylist()
+    assert {r["url"] for r in refetched} == set(log["url"].to_pylist())
+    assert {r["warc_file"] for r in refetched if r["warc_file"]} <= set(current)
