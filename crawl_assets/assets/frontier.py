@@ -5,6 +5,8 @@ own earlier partition, which Dagster allows, so a backfill builds one day's fron
 other), and waits until the previous crawl day has closed (pipeline/day_order.py says why that
 part cannot be a declared dependency)."""
 
+import warnings
+
 from dagster import (
     AssetDep,
     AssetExecutionContext,
@@ -25,8 +27,10 @@ from .failures import fails_with_crawl_errors
 
 
 # The day before (none before the crawl's first day): its URLs, to count today's new ones.
-PREVIOUS_DAY = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1,
-                                          allow_nonexistent_upstream_partitions=True)
+with warnings.catch_warnings():  # the parameter is marked beta; it is the documented way to do this
+    warnings.simplefilter("ignore")
+    PREVIOUS_DAY = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1,
+                                              allow_nonexistent_upstream_partitions=True)
 
 
 @asset(group_name="frontier", partitions_def=daily_partitions,
