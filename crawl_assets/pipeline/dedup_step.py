@@ -28,7 +28,7 @@ def dedup_inputs(root: Path, date: str) -> tuple[Path, ...]:
     logs = readable_parquet(shard_files(root, "fetch_log", through=date))
     if not logs:
         raise FileNotFoundError(f"no fetch logs under {root / 'fetch_log'} up to {date}: "
-                                "materialise fetch_batch first")
+                                "materialise fetch_log first")
     return logs
 
 

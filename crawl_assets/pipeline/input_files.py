@@ -18,9 +18,9 @@ from ..crawler.crawl_errors import CrawlInputError
 WRITTEN_BY = {
     "seeds_table": "seeds",
     "frontier": "frontier_snapshot",
-    "fetch_log": "fetch_batch",
-    "links": "fetch_batch",
-    "dropped_urls": "fetch_batch",
+    "fetch_log": "fetch_log",  # the fetch_batch step writes these three and warc_archive
+    "links": "links",
+    "dropped_urls": "dropped_urls",
     "url_registry": "url_registry",
     "simhash_index": "simhash_index",
     "near_duplicates": "near_duplicate_clusters",

@@ -102,7 +102,7 @@ def test_a_corrupt_parquet_file_of_an_earlier_day_fails_the_run_once_and_names_i
     whole = log.read_bytes()
     log.write_bytes(whole[: len(whole) // 2] if damage == "truncated" else b"not parquet at all" * 10)
     before = tree_bytes(root)
-    with pytest.raises(CrawlInputError, match=r"fetch_log.parquet is corrupt or truncated .*fetch_batch 2026-11-28\|s00 again"):
+    with pytest.raises(CrawlInputError, match=r"fetch_log.parquet is corrupt or truncated .*fetch_log 2026-11-28\|s00 again"):
         history_before(root, DAY)
     with instance_for_test() as instance:
         result = materialize([frontier_snapshot], instance=instance, resources=resources_for(tmp_path),

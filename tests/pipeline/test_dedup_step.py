@@ -65,5 +65,5 @@ def test_minhash_confirmation_rejects_pairs_whose_texts_differ(tmp_path):
 
 
 def test_without_fetch_logs_the_error_says_what_to_materialise(tmp_path):
-    with pytest.raises(FileNotFoundError, match="materialise fetch_batch first"):
+    with pytest.raises(FileNotFoundError, match="materialise fetch_log first"):
         dedup_inputs(tmp_path, DAY)
