@@ -103,3 +103,21 @@ def test_dagster_yaml_loads_and_allows_one_run_per_shard(tmp_path):
     instance = DagsterInstance.from_config(str(tmp_path))
     (limit,) = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
     assert limit == {"key": "dagster/partition/shard", "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+
+
+def test_the_first_partition_is_the_settings_start_date(tmp_path):
+    """"Materialize all" offers the days since the crawl's own start_date: a crawl that starts
+    later offers fewer days, whatever date the code was written on."""
+    import os
+    import subprocess
+    import sys
+
+    overlay = tmp_path / "later.toml"
+    overlay.write_text('[crawl]\nstart_date = "2026-11-27"\n')
+    show = ("from crawl_assets.definitions import defs; from dagster import AssetKey; "
+            "g = defs.resolve_asset_graph(); "
+            "print(g.get(AssetKey('frontier_snapshot')).partitions_def.get_first_partition_key(), "
+            "g.get(AssetKey('fetch_log')).partitions_def.get_first_partition_key())")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", show], capture_output=True, text=True, check=True,
+                         cwd=PROJECT_ROOT, env=os.environ | {"RECRAWL_SETTINGS": str(overlay)}).stdout.split()
+    assert out == ["2026-11-27", "2026-11-27|s00"]
