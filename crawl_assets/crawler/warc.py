@@ -14,6 +14,7 @@ import errno
 import hashlib
 import io
 import os
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,6 +65,24 @@ class Revisit:
 def payload_digest(body: bytes) -> str:
     """The WARC-Payload-Digest of a body as received, the way warcio writes it."""
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+
+
+_EMPTY_DIGEST = payload_digest(b"")
+_RESPONSE_TYPE = "application/http; msgtype=response"
+_REQUEST_TYPE = "application/http; msgtype=request"
+
+
+def _record_bytes(fields: list[tuple[str, str]], block: bytes, payload: bytes = b"") -> bytes:
+    """One uncompressed WARC/1.1 record: header fields, the block (HTTP head, then payload)."""
+    head = "WARC/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in fields)
+    return head.encode("utf-8") + b"\r\n" + block + payload + b"\r\n\r\n"
+
+
+def _http_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:
+    """An HTTP message head as warcio writes it; ValueError when a header is not ASCII
+    (warcio then %-encodes it: the caller leaves such records to warcio)."""
+    text = first_line + "\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers) + "\r\n"
+    return text.encode("ascii")
 
 
 @dataclass(frozen=True)
@@ -123,14 +142,22 @@ class WarcFileWriter:
         info = {"software": self.software, "format": "WARC File Format 1.1", **self.info}
         self._write_member(self._writer.create_warcinfo_record(self._name, info))
 
-    def _write_member(self, record) -> None:
-        """Serialise one record and append it to the file as its own gzip member."""
+    def _record_bytes_of(self, record) -> bytes:
+        """A warcio record serialised (uncompressed)."""
         self._buffer.seek(0)
         self._buffer.truncate()
         self._writer.write_record(record)
+        return self._buffer.getvalue()
+
+    def _write_member(self, record) -> None:
+        """Serialise one warcio record and append it to the file as its own gzip member."""
+        self._write_bytes(self._record_bytes_of(record))
+
+    def _write_bytes(self, record: bytes) -> None:
+        """Append one serialised record to the file as its own gzip member."""
         compressor = deflate.compressobj(GZIP_LEVEL, deflate.DEFLATED, deflate.MAX_WBITS | 16)
         try:
-            self._file.write(compressor.compress(self._buffer.getvalue()) + compressor.flush())
+            self._file.write(compressor.compress(record) + compressor.flush())
         except OSError as exc:
             stop_if_disk_full(exc, self.directory)
             raise
@@ -142,6 +169,70 @@ class WarcFileWriter:
         if self._file is None:
             self._open()
         assert self._writer is not None and self._file is not None
+        try:
+            response, request = self._serialise(exchange, revisit, digest)
+        except UnicodeEncodeError:  # a header that is not ASCII: warcio %-encodes it
+            response, request = self._serialise_with_warcio(exchange, revisit, digest)
+        offset = self._file.tell()
+        self._write_bytes(response)
+        length = self._file.tell() - offset
+        self._write_bytes(request)
+        location = WarcLocation(self._name, offset, length)
+        if self._file.tell() >= self.max_file_bytes:
+            self._close_current()
+        return location
+
+    def _serialise(self, exchange: Exchange, revisit: Revisit | None, digest: str | None) -> tuple[bytes, bytes]:
+        """The response (or revisit) and request records, byte for byte what warcio's
+        WARCWriter writes for them (same fields in the same order), without its per-header
+        list scans: on the fetch path that was half the cost of archiving a page."""
+        date = warc_date(exchange.fetched_at)
+        headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
+        status_line = f"{exchange.status} {exchange.reason}".strip()
+        http_head = _http_head(f"{exchange.http_version} {status_line}" if status_line else exchange.http_version,
+                               headers)
+        fields = [("WARC-Date", date), ("WARC-IP-Address", exchange.ip)]
+        if revisit is None:
+            if exchange.truncated:
+                fields.append(("WARC-Truncated", "length"))
+            if digest:
+                fields.append(("WARC-Payload-Digest", digest))
+            kind, payload = WarcRecordKind.RESPONSE, exchange.body
+        else:
+            fields.append(("WARC-Profile", revisit.profile))
+            if revisit.refers_to_uri and revisit.refers_to_date:
+                fields += [("WARC-Refers-To-Target-URI", revisit.refers_to_uri),
+                           ("WARC-Refers-To-Date", revisit.refers_to_date)]
+            if revisit.profile == IDENTICAL_PAYLOAD:
+                fields.append(("WARC-Payload-Digest", digest or payload_digest(exchange.body)))
+            elif digest:  # a 304: the digest of the earlier capture's payload, when known
+                fields.append(("WARC-Payload-Digest", digest))
+            # Headers only (see _serialise_with_warcio): a 304 revisit has no HTTP block at all.
+            kind, payload = WarcRecordKind.REVISIT, b""
+            if revisit.profile != IDENTICAL_PAYLOAD:
+                http_head = b""
+        record_id = f"<urn:uuid:{uuid.uuid4()}>"
+        fields += [("WARC-Type", kind), ("WARC-Record-ID", record_id), ("WARC-Target-URI", exchange.url)]
+        if kind == WarcRecordKind.RESPONSE and not digest:
+            fields.append(("WARC-Payload-Digest", payload_digest(payload)))
+        block_digest = hashlib.sha1(http_head)
+        block_digest.update(payload)
+        fields += [("WARC-Block-Digest", "sha1:" + base64.b32encode(block_digest.digest()).decode("ascii")),
+                   ("Content-Type", _RESPONSE_TYPE), ("Content-Length", str(len(http_head) + len(payload)))]
+        response = _record_bytes(fields, http_head, payload)
+
+        request_head = _http_head(f"{exchange.method} {exchange.request_target}", exchange.request_headers)
+        request = _record_bytes([
+            ("WARC-Date", date), ("WARC-IP-Address", exchange.ip), ("WARC-Concurrent-To", record_id),
+            ("WARC-Type", WarcRecordKind.REQUEST), ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid4()}>"),
+            ("WARC-Target-URI", exchange.url), ("WARC-Payload-Digest", _EMPTY_DIGEST),
+            ("WARC-Block-Digest", payload_digest(request_head)), ("Content-Type", _REQUEST_TYPE),
+            ("Content-Length", str(len(request_head)))], request_head)
+        return response, request
+
+    def _serialise_with_warcio(self, exchange: Exchange, revisit: Revisit | None,
+                               digest: str | None) -> tuple[bytes, bytes]:
+        """The same records built by warcio (which %-encodes headers that are not ASCII)."""
         writer = self._writer
         date = warc_date(exchange.fetched_at)
 
@@ -185,14 +276,7 @@ class WarcFileWriter:
                 "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
             },
         )
-        offset = self._file.tell()
-        self._write_member(response)
-        length = self._file.tell() - offset
-        self._write_member(request)
-        location = WarcLocation(self._name, offset, length)
-        if self._file.tell() >= self.max_file_bytes:
-            self._close_current()
-        return location
+        return self._record_bytes_of(response), self._record_bytes_of(request)
 
     def _close_current(self) -> None:
         if self._file is None:
