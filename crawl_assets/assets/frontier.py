@@ -22,6 +22,7 @@ from ..partitions import daily_partitions
 from ..pipeline.crawl_history import history_before
 from ..pipeline.day_order import urls_new_since, wait_for_previous_day
 from ..pipeline.frontier_step import build_frontier
+from ..pipeline.recrawl_plan import load_plan, plan_path
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
@@ -45,7 +46,8 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     previous = wait_for_previous_day(root, date, settings.previous_day_wait_s, log=context.log.info)
-    frontier = build_frontier(settings, history_before(root, date))
+    # The plan recrawl_priorities made for today when yesterday closed (none on the first day).
+    frontier = build_frontier(settings, history_before(root, date), load_plan(root, date))
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, date, shard))
     counts = frontier.counts
@@ -53,6 +55,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
         "urls": counts.urls,
         "hosts": counts.hosts,
         "urls_per_shard": MetadataValue.json(dict(counts.urls_per_shard)),
+        "recrawl_plan": MetadataValue.path(str(plan_path(root, date) or "none: every known URL within the budgets")),
         "urls_new_since_previous_day": urls_new_since(root, previous.day, frontier.table),
         "previous_day": previous.day or "none (the crawl's first day)",
         "urls_left_out": counts.left_out,

@@ -75,6 +75,11 @@ class ChangeCounts:
     rate_p50: float
     rate_p90: float
     rate_p99: float
+    # The day itself (visits stamped on day D): the 304 share and what conditional GET saved.
+    day_visits: int = 0
+    day_not_modified: int = 0
+    day_not_modified_share: float = 0.0
+    day_bytes_saved: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,24 @@ class ChangeStats:
     urls: pa.Table  # one row per URL ever fetched
     hosts: pa.Table  # one row per host
     counts: ChangeCounts
+    rate_bands: pa.Table  # the distribution of estimated rates: band, changes_a_day_below, urls, share
+
+
+# Bands of the estimated rate (changes a day) for the distribution a data team reads.
+RATE_BANDS = ((1 / 365, "under once a year"), (1 / 30, "yearly to monthly"), (1 / 7, "monthly to weekly"),
+              (1.0, "weekly to daily"), (4.0, "daily to 4 a day"), (float("inf"), "over 4 a day"))
+
+
+def rate_bands(rates: pa.ChunkedArray) -> pa.Table:
+    """URLs per band of estimated change rate, slowest band first, every band listed."""
+    values = rates.fill_null(0.0).to_numpy(zero_copy_only=False)
+    uppers = np.array([upper for upper, _ in RATE_BANDS])
+    counts = np.bincount(np.searchsorted(uppers, values, side="right"), minlength=len(RATE_BANDS))
+    counts = counts[:len(RATE_BANDS)]
+    return pa.table({"band": [name for _, name in RATE_BANDS],
+                     "changes_a_day_below": pa.array(uppers, pa.float64()),
+                     "urls": pa.array(counts, pa.int64()),
+                     "share": pa.array(np.round(counts / max(len(values), 1), 4), pa.float64())})
 
 
 LASTMOD_EVIDENCE_SCHEMA = pa.schema([("url", pa.string()), ("lastmod", pa.timestamp("us", tz="UTC"))])
@@ -107,8 +130,8 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         counts = _counts(con)
     finally:
         con.close()
-    urls = urls.drop_columns(["lm_trusted"])
-    return ChangeStats(urls=urls, hosts=hosts, counts=counts)
+    urls = urls.drop_columns(["lm_trusted", "day_visits", "day_not_modified", "day_bytes_saved"])
+    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=rate_bands(urls["change_rate"]))
 
 
 def _end_of(date: str | Date) -> float:
@@ -216,7 +239,12 @@ SELECT k1, k2,
        arg_max(status, rn) AS last_status,
        arg_max(status_class, rn) AS last_status_class,
        count(*) - coalesce(max(rn) FILTER (status NOT IN {gone}), 0) AS gone_streak,
-       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved
+       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved,
+       -- the day D itself: what conditional GET saved that day
+       count(*) FILTER (is_visit AND t >= $end_day - 1) AS day_visits,
+       count(*) FILTER (status_class = $not_modified AND t >= $end_day - 1) AS day_not_modified,
+       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified AND t >= $end_day - 1), 0)
+         AS day_bytes_saved
 FROM judged
 GROUP BY k1, k2
 """
@@ -365,7 +393,8 @@ SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, 
        prior_rate, prior_days, lm_trusted, lm_checks, lm_agreements,
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
-       last_status, last_status_class, gone_streak, pending_change, bytes_saved
+       last_status, last_status_class, gone_streak, pending_change, bytes_saved,
+       day_visits, day_not_modified, day_bytes_saved
 FROM evidence JOIN pattern_b USING (url_pattern, host)
 ORDER BY url
 """
@@ -396,12 +425,16 @@ def _counts(con) -> ChangeCounts:
                coalesce(sum(boilerplate_changes), 0), coalesce(sum(not_modified), 0),
                coalesce(sum(bytes_saved), 0),
                count(DISTINCT host) FILTER (lm_trusted),
-               quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99])
+               quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99]),
+               coalesce(sum(day_visits), 0), coalesce(sum(day_not_modified), 0), coalesce(sum(day_bytes_saved), 0)
         FROM urls""").fetchone()
-    urls, visits, changes, boiler, not_modified, saved, trusted, quantiles = row
+    urls, visits, changes, boiler, not_modified, saved, trusted, quantiles, day_visits, day_304, day_saved = row
     q = quantiles or [0.0] * 4
     return ChangeCounts(urls=urls, visits=int(visits), changes=int(changes), boilerplate_changes=int(boiler),
                         not_modified=int(not_modified),
                         not_modified_share=round(not_modified / visits, 4) if visits else 0.0,
                         bytes_saved=int(saved), lm_trusted_hosts=trusted,
-                        rate_p10=q[0], rate_p50=q[1], rate_p90=q[2], rate_p99=q[3])
+                        rate_p10=q[0], rate_p50=q[1], rate_p90=q[2], rate_p99=q[3],
+                        day_visits=int(day_visits), day_not_modified=int(day_304),
+                        day_not_modified_share=round(day_304 / day_visits, 4) if day_visits else 0.0,
+                        day_bytes_saved=int(day_saved))

@@ -74,6 +74,7 @@ class PriorityCounts:
 class Priorities:
     urls: pa.Table  # one row per known URL, ordered by URL
     counts: PriorityCounts
+    hosts: pa.Table  # one row per host: host, cap (fetches a day), planned
 
 
 def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: pa.Table | None,
@@ -110,7 +111,10 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
         planned, allocation_counts = _schedule(pages, caps, now, settings)
     finally:
         con.close()
-    return Priorities(urls=planned, counts=_counts(planned, settings, allocation_counts))
+    per_host = np.bincount(pages["host_index"].to_numpy(zero_copy_only=False),
+                           weights=planned["planned"].to_numpy(zero_copy_only=False), minlength=len(caps))
+    hosts = caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
+    return Priorities(urls=planned, counts=_counts(planned, settings, allocation_counts), hosts=hosts)
 
 
 def _require(table: pa.Table, name: str, columns: set[str]) -> None:

@@ -1,0 +1,37 @@
+"""change_stats[D]: how often each URL changes, estimated from every fetch up to day D
+(Cho and Garcia-Molina's estimators, pooled per host and URL pattern), and per host."""
+
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+
+from ..layout import host_changes_file, url_changes_file, write_parquet_atomic
+from ..metadata_tables import arrow_table, table_metadata
+from ..partitions import daily_partitions
+from ..pipeline.change_stats_step import change_stats as estimate_changes
+from ..pipeline.recrawl_inputs import change_stats_inputs
+from ..resources import CrawlSettingsResource
+
+
+@asset(group_name="recrawl", partitions_def=daily_partitions, deps=[AssetKey("fetch_log")])
+def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
+    """Per URL: visits, changes between visits (text beyond the near-duplicate threshold; a 304
+    is unchanged), the estimated change rate and how much of it is the URL's own evidence."""
+    settings = crawl_settings.load()
+    date, root = context.partition_key, settings.data_root
+    stats = estimate_changes([str(p) for p in change_stats_inputs(root, date)], date, settings)
+    write_parquet_atomic(stats.urls, url_changes_file(root, date))
+    write_parquet_atomic(stats.hosts, host_changes_file(root, date))
+    counts = stats.counts
+    return MaterializeResult(metadata={
+        **table_metadata(stats.urls),
+        "not_modified_share_of_the_day": counts.day_not_modified_share,
+        "bytes_saved_by_conditional_get_of_the_day": counts.day_bytes_saved,
+        "visits_of_the_day": counts.day_visits,
+        "not_modified_of_the_day": counts.day_not_modified,
+        "change_rate_distribution": arrow_table(stats.rate_bands),
+        "median_changes_a_day": round(counts.rate_p50, 4),
+        "urls_changed_boilerplate_only": counts.boilerplate_changes,
+        "hosts_with_trusted_last_modified": counts.lm_trusted_hosts,
+        "visits": counts.visits,
+        "changes": counts.changes,
+        "path": MetadataValue.path(str(url_changes_file(root, date))),
+    })

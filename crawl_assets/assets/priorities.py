@@ -1,0 +1,53 @@
+"""recrawl_priorities[D]: when day D closes, every known URL's change rate, importance,
+next-due date and expected gain, and the plan for day D + 1 within the budgets, which the
+frontier of D + 1 follows (pipeline/recrawl_plan.py)."""
+
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+
+from ..layout import priorities_file, priority_hosts_file, write_parquet_atomic
+from ..metadata_tables import counts_table, table_metadata
+from ..partitions import daily_partitions
+from ..pipeline.priorities_step import recrawl_priorities as plan_recrawl
+from ..pipeline.recrawl_inputs import host_budgets, priorities_inputs
+from ..pipeline.recrawl_plan import next_day
+from ..resources import CrawlSettingsResource
+
+
+@asset(group_name="recrawl", partitions_def=daily_partitions,
+       deps=[AssetKey("change_stats"), AssetKey("links"), AssetKey("dropped_urls"),
+             AssetKey("near_duplicate_clusters")])
+def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
+    """Freshness-optimal refresh frequencies (Cho and Garcia-Molina 2003) within the daily and
+    per-host budgets, a share for never-fetched URLs, a small budget for trap and
+    near-duplicate hosts, 404/410 back-off; the next day's plan with front-queue levels."""
+    settings = crawl_settings.load()
+    date, root = context.partition_key, settings.data_root
+    inputs = priorities_inputs(root, date, settings)
+    plan = plan_recrawl(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
+                        inputs.known_urls, next_day(date), settings)
+    hosts = host_budgets(inputs.hosts, plan.hosts)
+    write_parquet_atomic(plan.urls, priorities_file(root, date))
+    write_parquet_atomic(hosts, priority_hosts_file(root, date))
+    counts = plan.counts
+    planned = max(counts.planned, 1)
+    return MaterializeResult(metadata={
+        **table_metadata(plan.urls),
+        "plan_for": next_day(date),
+        "budget": counts.budget,
+        "planned": counts.planned,
+        "refresh_share_of_plan": round(counts.refresh_planned / planned, 4),
+        "discovery_share_of_plan": round(counts.discovery_planned / planned, 4),
+        "gone_share_of_plan": round(counts.gone_planned / planned, 4),
+        "planned_by_kind": counts_table({"refresh": counts.refresh_planned, "discovery": counts.discovery_planned,
+                                         "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls"),
+        "due": counts.due,
+        "flagged_hosts": counts_table(_flags(hosts), "flag", "hosts"),
+        "hosts_at_their_cap": counts.capped_hosts,
+        "expected_freshness": round(counts.expected_freshness, 4),
+        "path": MetadataValue.path(str(priorities_file(root, date))),
+    })
+
+
+def _flags(hosts) -> dict[str, int]:
+    flags = [f for f in hosts.column("flag").to_pylist() if f is not None]
+    return {flag: flags.count(flag) for flag in sorted(set(flags))}

@@ -1,0 +1,157 @@
+"""What change_stats[D] and recrawl_priorities[D] read of the crawl so far, each by one named
+loader. recrawl_priorities[D] is computed when day D closes and plans day D + 1
+(recrawl_plan.py says how that day reads it).
+
+Hosts are flagged here, once, for the priorities step's small budget: a trap host (the trap defences refused at least
+TRAP_MIN_REFUSED of its URLs, and at least one for every 1 / TRAP_REFUSED_PER_PAGE of its
+fetched pages) or a near-duplicate-heavy one (the fetch step's demotion rule over the day's
+host_quality).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..crawler.batch import in_scope
+from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.settings import CrawlSettings
+from ..crawler.vocabulary import DropReason, StatusClass
+from ..layout import columns_of, host_dup_ratio_file, shard_files, url_changes_file
+from .crawl_history import CrawlHistory, history_through
+from .fetch_step import demoted_hosts
+
+# Refusals that say a host generates URLs without end (calendars, facets, session paths).
+TRAP_REASONS = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
+                          DropReason.REPEATED_PATH_SEGMENTS, DropReason.PATTERN_BUDGET,
+                          DropReason.HOST_GROWTH_CAPPED})
+# An ordinary site may link to a stray over-long URL; a trap host keeps producing them (the
+# deep-path trap shows a few repeated-segment URLs a day, its budget spent before the rest).
+TRAP_MIN_REFUSED = 5
+TRAP_REFUSED_PER_PAGE = 0.1
+
+
+class HostFlag(StrEnum):
+    """Why a host gets settings.flagged_host_budget (recrawl_priorities host_budgets.flag)."""
+
+    TRAP = "trap"
+    NEAR_DUPLICATES = "near_duplicates"
+
+
+def change_stats_inputs(root: Path, date: str) -> tuple[Path, ...]:
+    """The fetch logs of every day up to and including `date`."""
+    files = shard_files(root, "fetch_log", through=date)
+    if not files:
+        raise CrawlInputError(f"no fetch log up to {date} under {root / 'fetch_log'}: "
+                                f"materialise fetch_batch for {date} first")
+    return files
+
+
+def load_url_changes(root: Path, date: str) -> pa.Table:
+    path = url_changes_file(root, date)
+    if not path.exists():
+        raise CrawlInputError(f"{path} is missing: materialise change_stats for {date} first")
+    return pq.read_table(path)
+
+
+# Every URL the crawl knows (seeds, and link targets no trap defence refused) with the
+# number of distinct other pages linking to it.
+KNOWN_URLS_SQL = """
+WITH found AS (
+    SELECT url, host, NULL::VARCHAR AS source FROM read_parquet($seeds)
+    {links_part}
+)
+SELECT url, any_value(host) AS host, count(DISTINCT source) FILTER (source <> url) AS inlinks
+FROM found GROUP BY url
+"""
+LINKS_PART = """
+    UNION ALL
+    SELECT target, target_host, source FROM read_parquet($links, union_by_name = true) {not_dropped}
+"""
+
+
+def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
+    """(url, host, inlinks) of every known URL on a host in scope."""
+    params: dict = {"seeds": str(history.seeds)}
+    links_part = ""
+    if history.links:
+        params["links"] = [str(p) for p in history.links]
+        has_reason = "dropped_reason" in columns_of(params["links"])
+        links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
+    con = duckdb.connect()
+    con.register("found", con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table())
+    # Scope is a Python rule: asked once per distinct host.
+    hosts = con.sql("SELECT DISTINCT host FROM found").fetchall()
+    con.register("scoped", pa.table({"host": pa.array([h for (h,) in hosts if in_scope(h, settings)], pa.string())}))
+    return con.sql("SELECT * FROM found SEMI JOIN scoped USING (host) ORDER BY url").to_arrow_table()
+
+
+# Hosts whose URLs the trap defences refused, through the day, against their fetched pages.
+TRAP_HOSTS_SQL = """
+WITH refused AS (
+    SELECT host, sum(urls) AS refused FROM read_parquet($dropped, union_by_name = true)
+    WHERE reason IN $reasons GROUP BY host
+),
+pages AS (
+    SELECT host, count(DISTINCT url) AS pages FROM read_parquet($fetch_logs, union_by_name = true)
+    WHERE status_class = $ok GROUP BY host
+)
+SELECT host FROM refused LEFT JOIN pages USING (host)
+WHERE refused >= $min_refused AND refused >= $per_page * coalesce(pages, 0)
+ORDER BY host
+"""
+
+
+def trap_hosts(root: Path, date: str) -> frozenset[str]:
+    dropped = shard_files(root, "dropped_urls", through=date)
+    fetch_logs = shard_files(root, "fetch_log", through=date)
+    if not dropped or not fetch_logs:
+        return frozenset()
+    rows = duckdb.connect().execute(TRAP_HOSTS_SQL, {
+        "dropped": [str(p) for p in dropped], "fetch_logs": [str(p) for p in fetch_logs],
+        "reasons": sorted(TRAP_REASONS), "ok": StatusClass.OK, "min_refused": TRAP_MIN_REFUSED,
+        "per_page": TRAP_REFUSED_PER_PAGE,
+    }).fetchall()
+    return frozenset(host for (host,) in rows)
+
+
+def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str]) -> pa.Table:
+    """(host, delay_s, flagged, flag) for the priorities step: each host's politeness delay
+    and whether it gets the small budget, and why."""
+    quality = host_dup_ratio_file(root, date)
+    near_dups = demoted_hosts(pq.read_table(quality), settings) if quality.exists() else frozenset()
+    traps = trap_hosts(root, date)
+    flags = [HostFlag.TRAP.value if h in traps else HostFlag.NEAR_DUPLICATES.value if h in near_dups else None
+             for h in hosts]
+    return pa.table({"host": pa.array(hosts, pa.string()),
+                     "delay_s": pa.array([settings.default_delay_s] * len(hosts), pa.float64()),
+                     "flagged": pa.array([f is not None for f in flags], pa.bool_()),
+                     "flag": pa.array(flags, pa.string())})
+
+
+@dataclass(frozen=True)
+class PrioritiesInputs:
+    change_stats: pa.Table  # change_stats[D] per URL
+    known_urls: pa.Table  # url, host, inlinks
+    hosts: pa.Table  # host, delay_s, flagged, flag
+
+
+def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> PrioritiesInputs:
+    urls = known_urls(history_through(root, date), settings)
+    stats = load_url_changes(root, date)
+    hosts = sorted(set(urls.column("host").to_pylist()) | set(stats.column("host").to_pylist()))
+    return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts))
+
+
+def host_budgets(facts: pa.Table, plan_hosts: pa.Table) -> pa.Table:
+    """Each host's daily cap and planned fetches (Priorities.hosts) with its flag, if any."""
+    con = duckdb.connect()
+    con.register("facts", facts)
+    con.register("plan_hosts", plan_hosts)
+    return con.sql("SELECT p.host, p.cap, p.planned, f.flag FROM plan_hosts p LEFT JOIN facts f USING (host) "
+                   "ORDER BY p.host").to_arrow_table()

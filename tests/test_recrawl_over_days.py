@@ -1,0 +1,192 @@
+"""Adaptive recrawl over five days of the demo web, which changes between days like the real
+web (Poisson changes per page, honest validators): each day's frontier follows the plan
+recrawl_priorities made the evening before. Daily-changing pages come back sooner than
+never-changing ones, unchanged pages answer 304, the daily budget holds every day, and the
+trap hosts flagged on day one get the small budget from day two on.
+
+The days run the pipeline steps the assets call, in the order a day's runs take (frontier,
+every shard's fetch, the close: URL registry and seen filter, change_stats, recrawl_priorities),
+without Dagster's run machinery, so five days stay fast; test_traps_over_cycles runs the same
+plan through Dagster.
+"""
+
+from datetime import date as Date
+from urllib.parse import urlsplit
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from crawl_assets.crawler.seed_files import read_seed_files
+from crawl_assets.crawler.seen_filter import save_filter
+from crawl_assets.crawler.urls import host_of
+from crawl_assets.crawler.vocabulary import DropReason, StatusClass
+from crawl_assets.demoweb.change_model import EPOCH
+from crawl_assets.layout import (
+    dropped_file,
+    fetch_log_file,
+    frontier_file,
+    glob_of,
+    links_file,
+    priorities_file,
+    priority_hosts_file,
+    seen_filter_file,
+    seeds_file,
+    url_changes_file,
+    url_registry_file,
+    warc_dir,
+    write_parquet_atomic,
+)
+from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.crawl_history import history_before, history_through
+from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
+from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.pipeline.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_inputs, host_budgets, priorities_inputs
+from crawl_assets.pipeline.recrawl_plan import load_plan, next_day
+from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
+from support import DemoWebProcess, write_test_settings
+
+DAYS = ["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23", "2026-11-24"]
+BUDGET, FLAGGED_BUDGET, HOST_BUDGET = 70, 3, 40
+WEB = {"seed": 4, "hosts": 4, "pages_per_host": 16, "traps": True}
+
+
+def demo_day(date: str) -> int:
+    """The demo web's day number of a crawl date: the web is served as it is that morning."""
+    return (Date.fromisoformat(date) - EPOCH.date()).days
+
+
+def crawl_day(settings, day: str) -> None:
+    """One day of the pipeline, each step's output written where its asset writes it."""
+    root = settings.data_root
+    frontier = build_frontier(settings, history_before(root, day), load_plan(root, day))
+    for shard, rows in frontier.shard_tables():
+        write_parquet_atomic(rows, frontier_file(root, day, shard))
+        if rows.num_rows:
+            result = run_fetch_step(settings, shard, fetch_inputs(root, day, shard, settings),
+                                    warc_dir(root, day, shard), warc_prefix=f"test-{day}-{shard}")
+            write_parquet_atomic(result.fetch_log, fetch_log_file(root, day, shard))
+            write_parquet_atomic(result.links, links_file(root, day, shard))
+            write_parquet_atomic(result.dropped, dropped_file(root, day, shard))
+    write_parquet_atomic(build_registry(day, history_through(root, day)).table, url_registry_file(root, day))
+    save_filter(build_seen_filter(load_registry_urls(root, day)), seen_filter_file(root, day))
+    stats = change_stats([str(p) for p in change_stats_inputs(root, day)], day, settings)
+    write_parquet_atomic(stats.urls, url_changes_file(root, day))
+    inputs = priorities_inputs(root, day, settings)
+    plan = recrawl_priorities(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
+                              inputs.known_urls, next_day(day), settings)
+    write_parquet_atomic(plan.urls, priorities_file(root, day))
+    write_parquet_atomic(host_budgets(inputs.hosts, plan.hosts), priority_hosts_file(root, day))
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recrawl_days")
+    port = 0
+    for day in DAYS:
+        # The same port every day, so URLs stay the same; the web moves on a day each time.
+        with DemoWebProcess(port=port, day=demo_day(day), **WEB) as server:
+            if day == DAYS[0]:
+                port = server.port
+                settings = write_test_settings(
+                    folder, server.web, extra=f"daily_fetch_budget = {BUDGET}\n"
+                    f"flagged_host_budget = {FLAGGED_BUDGET}\nmax_urls_per_pattern = 15\n"
+                    "host_growth_min_urls = 150\n").load()
+                seeds = [s.url for s in read_seed_files(settings.seeds_dir)[0]]
+                write_parquet_atomic(pa.table({"url": seeds, "host": [host_of(u) for u in seeds], "source": seeds}),
+                                     seeds_file(settings.data_root))
+            crawl_day(settings, day)
+            web = server.web
+    return web, settings
+
+
+def fetches(settings):
+    con = duckdb.connect()
+    glob = glob_of(settings.data_root, "fetch_log")
+    con.execute(f"CREATE VIEW f AS SELECT *, CAST(date AS VARCHAR) AS day FROM read_parquet('{glob}')")
+    return con
+
+
+def test_the_daily_budget_and_every_host_cap_hold_every_day(crawl):
+    web, settings = crawl
+    con = fetches(settings)
+    per_day = dict(con.execute("SELECT day, count(*) FROM f GROUP BY day").fetchall())
+    assert sorted(per_day) == DAYS
+    first_day_hosts = con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM f WHERE day = ? GROUP BY host)",
+                                  [DAYS[0]]).fetchone()[0]
+    assert first_day_hosts <= HOST_BUDGET  # the first day has no plan: the per-host budget only
+    for before, day in zip(DAYS, DAYS[1:]):
+        assert 0 < per_day[day] <= BUDGET, (day, per_day)
+        caps = {r["host"]: r["cap"] for r in pq.read_table(priority_hosts_file(settings.data_root, before)).to_pylist()}
+        for host, n in con.execute("SELECT host, count(*) FROM f WHERE day = ? GROUP BY host", [day]).fetchall():
+            assert n <= caps[host], (day, host, n, caps[host])
+        # The plan is what was fetched: every planned URL has its row, nothing beyond it.
+        plan = pq.read_table(priorities_file(settings.data_root, before)).to_pylist()
+        planned = {r["url"] for r in plan if r["planned"]}
+        fetched = {u for (u,) in con.execute("SELECT url FROM f WHERE day = ?", [day]).fetchall()}
+        assert fetched == planned, day
+
+
+def test_unchanged_pages_answer_304_and_change_stats_counts_them(crawl):
+    _, settings = crawl
+    con = fetches(settings)
+    not_modified = dict(con.execute("SELECT day, count(*) FILTER (status_class = ?) FROM f GROUP BY day",
+                                    [StatusClass.NOT_MODIFIED]).fetchall())
+    assert not_modified[DAYS[0]] == 0 and all(not_modified[d] > 0 for d in DAYS[1:]), not_modified
+    stats = pq.read_table(url_changes_file(settings.data_root, DAYS[-1])).to_pylist()
+    assert sum(r["not_modified"] for r in stats) == sum(not_modified.values())
+    assert sum(r["bytes_saved"] for r in stats) > 0
+
+
+def test_daily_changing_pages_come_back_sooner_than_never_changing_ones(crawl):
+    web, settings = crawl
+    con = fetches(settings)
+    visits = dict(con.execute("SELECT url, count(*) FROM f WHERE day > ? AND status IN (200, 304) GROUP BY url",
+                              [DAYS[0]]).fetchall())
+    due = {r["url"]: r["next_due"] for r in pq.read_table(priorities_file(settings.data_root, DAYS[-1])).to_pylist()}
+    daily, never = [], []
+    for host in range(WEB["hosts"]):
+        for url in web.page_urls(host):
+            if url not in due:
+                continue  # disallowed by robots.txt, or not linked
+            rate = web.page_state(host, urlsplit(url).path).rate
+            if rate >= 0.5:
+                daily.append(url)
+            elif rate == 0:
+                never.append(url)
+    assert len(daily) >= 3 and len(never) >= 10, (len(daily), len(never))
+    mean = lambda urls: sum(visits.get(u, 0) for u in urls) / len(urls)  # noqa: E731
+    print(f"\nfetches on days 2-5: daily-changing pages {mean(daily):.2f}, never-changing {mean(never):.2f}")
+    assert mean(daily) > mean(never) + 1
+    never_due = sorted(due[u] for u in never if due[u] is not None)
+    daily_due = sorted(due[u] for u in daily)
+    assert daily_due[len(daily_due) // 2] < never_due[len(never_due) // 2] if never_due else True
+
+
+def test_trap_hosts_get_the_small_budget_from_day_two(crawl):
+    web, settings = crawl
+    con = fetches(settings)
+    flags = {r["host"]: r["flag"] for r in pq.read_table(priority_hosts_file(settings.data_root, DAYS[0])).to_pylist()}
+    traps = [t.hostname for t in web.trap_hosts() if flags.get(t.hostname) == HostFlag.TRAP]
+    # Session ids are stripped by normalisation: that host is an ordinary site, not a trap.
+    assert {t.kind for t in web.trap_hosts() if t.hostname in traps} >= {"calendar", "facets", "deep_paths",
+                                                                          "random_links"}
+    assert not any(flags.get(h) for h in web.hostnames())  # ordinary hosts keep their budget
+    for host in traps:
+        per_day = dict(con.execute("SELECT day, count(*) FROM f WHERE host = ? GROUP BY day", [host]).fetchall())
+        assert per_day[DAYS[0]] > FLAGGED_BUDGET, (host, per_day)  # day one: the whole per-host budget
+        assert all(per_day.get(d, 0) <= FLAGGED_BUDGET for d in DAYS[1:]), (host, per_day)
+
+
+def test_the_frontier_says_how_many_known_urls_the_plan_left_out(crawl):
+    from crawl_assets.pipeline.crawl_history import history_before
+    from crawl_assets.pipeline.frontier_step import build_frontier
+    from crawl_assets.pipeline.recrawl_plan import load_plan
+
+    _, settings = crawl
+    frontier = build_frontier(settings, history_before(settings.data_root, "2026-11-25"),
+                              load_plan(settings.data_root, "2026-11-25"))
+    assert 0 < frontier.counts.urls <= BUDGET
+    assert frontier.counts.left_out_by_reason[DropReason.NOT_PLANNED] > 0
