@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-import h11
-
 from .addresses import address_allowed
-from .clients import ConnectFailed, ConnectionFactory
+from .clients import ConnectFailed, ConnectionFactory, ProtocolError
 from .resolver import DnsError, Resolver
 from .settings import CrawlSettings
 from .urls import DEFAULT_PORTS
@@ -97,7 +95,7 @@ class HttpExchanger:
             error = f"no complete answer within the time limit ({type(exc).__name__})"
         except ConnectFailed as exc:
             error_class, error = StatusClass.CONNECT_ERROR, str(exc)
-        except (h11.ProtocolError, OSError) as exc:
+        except (ProtocolError, OSError) as exc:
             error_class, error = StatusClass.NETWORK_ERROR, str(exc) or type(exc).__name__
         elapsed = time.monotonic() - started
         if answer is None:
