@@ -1,13 +1,18 @@
 """The commands we print run as printed: the demo summary's and the README's SQL commands
-(python -m crawl_assets.sql; a `duckdb` command is not installed by the project)."""
+(python -m crawl_assets.sql; a `duckdb` command is not installed by the project), and the
+README's two pywb commands."""
 
 import re
 import subprocess
+from urllib.parse import urlsplit
+
+import duckdb
+import httpx
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.demo import summary
 
-from conftest import DAY2
+from conftest import DAY2, free_port, require_pywb, running_wayback
 
 PREFIX = ".venv/bin/python -m crawl_assets."
 
@@ -43,3 +48,32 @@ def test_the_readme_sql_commands_run_against_the_default_catalog(two_day_crawl, 
 def test_the_sql_command_names_a_missing_catalog(tmp_path):
     done = run_shell(f"{PREFIX}sql --catalog {tmp_path / 'none.duckdb'} 'SELECT 1'")
     assert done.returncode == 2 and "no catalog at" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_readme_pywb_commands_replay_the_crawl(two_day_crawl, tmp_path):
+    """The README's two pywb lines, run as printed (only the port is a free one) in a folder
+    whose data/ is the crawl's data root and whose .tools/ is the project's."""
+    require_pywb()
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    block = re.search(r"Browse a crawl in pywb.*?```sh\n(.*?)```", readme, flags=re.S).group(1)
+    add, serve = [line for line in block.splitlines() if line.strip()]
+    (tmp_path / ".tools").symlink_to(PROJECT_ROOT / ".tools")
+    (tmp_path / "data").symlink_to(two_day_crawl.root)
+    done = subprocess.run(add, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    archived = sorted(p.name for p in (tmp_path / "collections" / "crawl" / "archive").iterdir())
+    assert archived == sorted(p.name for p in two_day_crawl.warcs())
+    serve, hint = serve.split("#")
+    assert "-p 8080" in serve and "http://127.0.0.1:8080/crawl/*/URL" in hint
+    port = free_port()
+    con = duckdb.connect(str(two_day_crawl.settings.catalog_path), read_only=True)
+    url, timestamp = con.execute("SELECT url, timestamp FROM captures WHERE warc_type = 'response' "
+                                 "AND mime = 'text/html' ORDER BY url, timestamp LIMIT 1").fetchone()
+    con.close()
+    with running_wayback(serve.replace("-p 8080", f"-p {port}"), tmp_path, port) as base:
+        listing = httpx.get(f"{base}/crawl/*/{url}", timeout=15)  # the hint's capture list
+        answer = httpx.get(f"{base}/crawl/{timestamp}id_/{url}", timeout=15)
+    assert listing.status_code == 200 and url in listing.text
+    parts = urlsplit(url)
+    assert answer.status_code == 200
+    assert answer.content == two_day_crawl.web.respond(parts.hostname, parts.path or "/").body

@@ -6,8 +6,8 @@ collections are served by one `wayback` on loopback: one indexed by pywb itself
 (`wb-manager add`), one holding our own CDXJ files, so both indexes are shown to resolve.
 """
 
+import shlex
 import shutil
-import socket
 import subprocess
 import time
 from urllib.parse import urlsplit
@@ -16,25 +16,14 @@ import duckdb
 import httpx
 import pytest
 
-from crawl_assets.crawler.settings import PROJECT_ROOT
+from conftest import DAY1, DAY2, PYWB_BIN, free_port, require_pywb, running_wayback
 
-from conftest import DAY1, DAY2
-
-PYWB_BIN = PROJECT_ROOT / ".tools" / "pywb" / "bin"
-START_TIMEOUT_S = 30
 REQUEST_TIMEOUT_S = 15
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def wayback(two_day_crawl, tmp_path_factory):
-    if not (PYWB_BIN / "wayback").exists():
-        pytest.skip(f"pywb is not installed in {PYWB_BIN.parent}: run `make replay-tools`")
+    require_pywb()
     folder = tmp_path_factory.mktemp("pywb")
     run = lambda *args: subprocess.run([str(PYWB_BIN / "wb-manager"), *args], cwd=folder,  # noqa: E731
                                        check=True, capture_output=True, timeout=120)
@@ -48,30 +37,10 @@ def wayback(two_day_crawl, tmp_path_factory):
         cdxj = warc.with_name(warc.name.removesuffix(".warc.gz") + ".cdxj")
         shutil.copy(cdxj, ours / "indexes" / cdxj.name)
     port = free_port()
-    log = open(folder / "wayback.log", "wb")
-    process = subprocess.Popen([str(PYWB_BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port)],
-                               cwd=folder, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                httpx.get(base + "/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, (folder / "wayback.log").read_text()
-                assert time.monotonic() < deadline, "wayback did not answer within 30 s"
-                time.sleep(0.3)
+    command = shlex.join([str(PYWB_BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port)])
+    with running_wayback(command, folder, port) as base:
         with httpx.Client(base_url=base, timeout=REQUEST_TIMEOUT_S) as client:
             yield client
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 def captures(crawl, sql, *params):
