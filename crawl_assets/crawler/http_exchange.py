@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-import h11
-
 from .addresses import address_allowed
-from .clients import ConnectFailed, ConnectionFactory
+from .clients import ConnectFailed, ConnectionFactory, ProtocolError
 from .resolver import DnsError, Resolver
 from .settings import CrawlSettings
 from .urls import DEFAULT_PORTS
@@ -63,6 +61,7 @@ class HttpExchanger:
         self.settings = settings
         self.resolver = resolver
         self.connections = connections
+        self._allowed: dict[tuple[str, str], bool] = {}  # (host, address) -> may it be asked
 
     async def get(self, url: str, state: VisitState, extra_headers: dict[str, str] | None = None,
                   limit: int | None = None) -> HopResult:
@@ -74,7 +73,10 @@ class HttpExchanger:
             ip = await self.resolver.resolve(host)
         except DnsError as exc:
             return HopResult(url, started_at, error_class=StatusClass.DNS_ERROR, error=str(exc))
-        if not address_allowed(host, ip, self.settings.network_exceptions):
+        allowed = self._allowed.get((host, ip))
+        if allowed is None:  # a host keeps its address: checked once, not once per request
+            allowed = self._allowed[(host, ip)] = address_allowed(host, ip, self.settings.network_exceptions)
+        if not allowed:
             return HopResult(url, started_at, ip=ip, error_class=StatusClass.BLOCKED_ADDRESS,
                              error=f"{host} resolves to {ip}, which is not a public address")
         if state.connection is None:
@@ -87,17 +89,16 @@ class HttpExchanger:
         answer = None
         try:
             # Connect to the address that passed the check, never to a second lookup's answer.
-            answer = await asyncio.wait_for(
-                state.connection.get(parts.scheme, ip, parts.port or DEFAULT_PORTS[parts.scheme], host, target,
-                                     request_headers, limit or self.settings.max_body_bytes,
-                                     self.settings.connect_timeout_s),
-                self.settings.fetch_timeout_s)
+            async with asyncio.timeout(self.settings.fetch_timeout_s):  # no extra task, unlike wait_for
+                answer = await state.connection.get(
+                    parts.scheme, ip, parts.port or DEFAULT_PORTS[parts.scheme], host, target, request_headers,
+                    limit or self.settings.max_body_bytes, self.settings.connect_timeout_s)
         except (asyncio.TimeoutError, TimeoutError) as exc:
             error_class = StatusClass.TIMEOUT
             error = f"no complete answer within the time limit ({type(exc).__name__})"
         except ConnectFailed as exc:
             error_class, error = StatusClass.CONNECT_ERROR, str(exc)
-        except (h11.ProtocolError, OSError) as exc:
+        except (ProtocolError, OSError) as exc:
             error_class, error = StatusClass.NETWORK_ERROR, str(exc) or type(exc).__name__
         elapsed = time.monotonic() - started
         if answer is None:

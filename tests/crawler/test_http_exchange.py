@@ -148,3 +148,23 @@ def test_a_connection_the_server_closes_is_not_reused():
     hops, backend = exchange([close], [close], repeat=2)
     assert [hop.exchange.body for hop in hops] == [b"ok", b"ok"]
     assert len(backend.connected_to) == 2
+
+
+def test_odd_but_valid_answers_and_answers_refused():
+    split, _ = exchange([b"HTT", b"P/1.1 2", b"00 O", b"K\r\nContent-Le", b"ngth: 3\r\n\r", b"\nabc"])
+    assert (split.status, split.exchange.reason, split.exchange.body) == (200, "OK", b"abc")
+    hints, _ = exchange([b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
+                         b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nz"])
+    assert (hints.status, hints.exchange.body, hints.exchange.response_headers) == (201, b"z", [("Content-Length", "1")])
+    # Bytes after a complete answer: the answer stands, the connection is not reused.
+    answers = [b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nqGARBAGE"], [b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nr"]
+    hops, backend = exchange(*answers, repeat=2)
+    assert [hop.exchange.body for hop in hops] == [b"q", b"r"] and len(backend.connected_to) == 2
+    upgrade, _ = exchange([b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"])
+    assert upgrade.error_class == StatusClass.NETWORK_ERROR and "Upgrade" in upgrade.error
+    twice, _ = exchange([b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"])
+    assert twice.error_class == StatusClass.NETWORK_ERROR and twice.exchange is None
+    # A stored validator with a line break is not sent (it would add a header of its own).
+    smuggled, backend = exchange([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
+                                 extra_headers={"If-None-Match": '"a"\r\nX-Evil: 1'})
+    assert smuggled.error_class == StatusClass.NETWORK_ERROR and b"X-Evil" not in bytes(backend.sent)
