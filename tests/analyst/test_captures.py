@@ -6,6 +6,7 @@ import sys
 from urllib.parse import urlsplit
 
 import pytest
+from fastwarc.warc import ArchiveIterator as FastIterator
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.captures import CaptureLookupError, Captures
@@ -61,6 +62,8 @@ def test_export_writes_a_valid_warc_with_the_originals_of_its_revisits(two_day_c
     assert_warcio_check_passes(out)
     with open(out, "rb") as fh:
         records = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(fh)]
+    with open(out, "rb") as fh:  # FastWARC reads the same records
+        assert [(str(r.record_type), r.headers.get("WARC-Target-URI")) for r in FastIterator(fh)] == records
     revisits = {u for kind, u in records if kind == "revisit"}
     responses = {u for kind, u in records if kind == "response"}
     assert records[0][0] == "warcinfo" and revisits and revisits <= responses  # each 304's original
