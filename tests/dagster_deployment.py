@@ -4,7 +4,10 @@ small demo web in its own process, and settings with two shards. Started once pe
 starting `dagster dev` costs seconds, and one instance per session keeps SQLite to one writer
 process tree."""
 
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +16,14 @@ from dagster import DagsterInstance
 
 from crawl_assets.crawler.settings import PROJECT_ROOT, CrawlSettings, load_settings
 from crawl_assets.launcher import DagsterService, RunQueue, open_instance
+from crawl_assets.schedules import nightly_cycle
 
 from support import DEMO_SETTINGS, DemoWebProcess
 
 HOSTS = 4
 PAGES_PER_HOST = 8
 DELAY_S = 0.05
+RETRY_DELAY_S = 1.0
 PREVIOUS_DAY_WAIT_S = 300.0
 
 
@@ -44,9 +49,19 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
     overlay.write_text(f'[crawl]\ndata_root = "{folder / "data"}"\nseeds_dir = "{seeds_dir}"\n'
                        f"shard_count = 2\ndefault_delay_s = {DELAY_S}\nmax_pages_per_host = {PAGES_PER_HOST}\n"
                        f'start_date = "2026-11-01"\nmax_parallel_shards = 2\n'
+                       # A failing shard's two retries come 1 s and 2 s later, not 1 and 2 minutes.
+                       f"fetch_retry_delay_s = {RETRY_DELAY_S}\n"
                        # a frontier whose previous day never closes fails in minutes, not hours
                        f"previous_day_wait_s = {PREVIOUS_DAY_WAIT_S}\n")
     return [str(DEMO_SETTINGS), str(overlay)]
+
+
+def stop_nightly_schedule(home: Path, env: dict[str, str]) -> None:
+    """The tests launch every run themselves: a session that spans 02:00 UTC must not also get
+    today's nightly cycle (a real crawl of today holding the shards' run slots)."""
+    subprocess.run([str(Path(sys.executable).parent / "dagster"), "schedule", "stop", nightly_cycle.name,
+                    "-m", "crawl_assets.definitions"], cwd=PROJECT_ROOT, check=True, capture_output=True,
+                   env=os.environ | env | {"DAGSTER_HOME": str(home)}, timeout=300)
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +73,7 @@ def deployment(tmp_path_factory):
     with DemoWebProcess(seed=5, hosts=HOSTS, pages_per_host=PAGES_PER_HOST) as web:
         files = write_settings(folder, web)
         env = {"RECRAWL_SETTINGS": ":".join(files)}
+        stop_nightly_schedule(home, env)
         with DagsterService(home, with_daemon=True, env=env, log_file=folder / "dagster_dev.log") as service:
             instance = open_instance(home)
             yield Deployment(service, instance, load_settings(*files, use_env=False), files, web)

@@ -9,18 +9,18 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from ..layout import day_report_dir, write_bytes_atomic
 from ..metadata_tables import arrow_table, counts_table, picture, table_metadata
 from ..partitions import daily_partitions
-from ..pipeline.report_charts import status_mix_png
-from ..pipeline.report_step import day_report as build_day_report, summary_markdown
+from ..pipeline.report_charts import change_rate_png, status_mix_png
+from ..pipeline.report_step import change_rates, day_report as build_day_report, summary_markdown
 from ..resources import CrawlSettingsResource
 from ..run_status import failed_fetch_runs
 from .fetch import DROPPED_URLS, FETCH_LOG
 
 
 @asset(group_name="report", partitions_def=daily_partitions,
-       deps=[AssetKey(FETCH_LOG), AssetKey(DROPPED_URLS)])
+       deps=[AssetKey(FETCH_LOG), AssetKey(DROPPED_URLS), AssetKey("change_stats")])
 def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Status classes, drop reasons, the hosts spaced widest and answering 429 most, the status
-    mix of every day so far (a picture), and the shards missing from the day."""
+    mix of every day so far and the day's change rates (pictures), the shards missing."""
     settings = crawl_settings.load()
     date, shards = context.partition_key, settings.shard_keys()
     report = build_day_report(settings.data_root, date, shards)
@@ -30,6 +30,12 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
     write_bytes_atomic(summary.encode(), folder / "summary.md")
     mix = status_mix_png(report.status_mix)
     write_bytes_atomic(mix, folder / "status_mix.png")
+    pictures = picture("status_mix", folder / "status_mix.png", mix, f"Status mix up to {date}")
+    rates = change_rates(settings.data_root, date)
+    if rates is not None:  # once change_stats has run for the day
+        histogram = change_rate_png(rates.to_pylist())
+        write_bytes_atomic(histogram, folder / "change_rates.png")
+        pictures |= picture("change_rates", folder / "change_rates.png", histogram, f"Change rates on {date}")
     return MaterializeResult(metadata={
         "partial": report.partial,
         "shards_landed": len(report.landed),
@@ -40,5 +46,5 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
         "hosts_most_429": arrow_table(report.hosts.most_429),
         **table_metadata(report.fetch_log),
-        **picture("status_mix", folder / "status_mix.png", mix, f"Status mix up to {date}"),
+        **pictures,
     })

@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..layout import dropped_file, fetch_log_file
+from ..layout import dropped_file, fetch_log_file, url_changes_file
 
 TOP_HOSTS = 10
 
@@ -92,7 +92,7 @@ class DayReport:
 def _read(files: list[Path]) -> pa.Table | None:
     if not files:
         return None
-    return duckdb.connect().sql("SELECT * FROM read_parquet($files, union_by_name = true)",
+    return duckdb.connect().sql("SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false)",
                                 params={"files": [str(f) for f in files]}).to_arrow_table()
 
 
@@ -141,3 +141,12 @@ def summary_markdown(report: DayReport, failed_runs: dict[str, str] | None = Non
         lines.append(f"- {most_429.num_rows} host(s) answered 429; most: {most_429['host'][0]} "
                      f"({most_429['http_429'][0]})")
     return "\n".join(lines)
+
+
+def change_rates(root: Path, date: str) -> pa.Array | None:
+    """Every URL's estimated changes a day from the day's change_stats, None before it exists."""
+    path = url_changes_file(root, date)
+    if not path.exists():
+        return None
+    return duckdb.connect().sql("SELECT change_rate FROM read_parquet($path)",
+                                params={"path": str(path)}).to_arrow_table().column("change_rate")
