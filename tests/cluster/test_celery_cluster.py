@@ -24,7 +24,7 @@ from crawl_assets.cluster import CELERY_BROKER_ENV, POSTGRES_URL_ENV, instance_f
 from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from crawl_assets.crawler.sharding import shard_key, shard_keys, shard_of
 from crawl_assets.jobs import SHARD_TAG
-from crawl_assets.layout import fetch_log_file, frontier_file, links_file
+from crawl_assets.layout import fetch_log_file, frontier_file, links_file, url_registry_file
 from services import postgres_bin, postgres_server, redis_server, stop
 from support import DEMO_SETTINGS, DemoWebProcess, assert_polite
 
@@ -61,8 +61,9 @@ def crawl_env(overlay: Path, **extra: str) -> dict:
 
 def outputs(root: Path) -> dict:
     """What the day produced, without times, run ids and file names: the frontier, every fetch
-    (URL, answer, payload digest, record kind) and every link, per shard."""
-    found = {}
+    (URL, answer, payload digest, record kind) and every link, per shard; the URL registry the
+    day closed with."""
+    found = {"registry": sorted(pq.read_table(url_registry_file(root, DAY), columns=["url"]).column("url").to_pylist())}
     for shard in shard_keys(SHARDS):
         fetches = pq.read_table(fetch_log_file(root, DAY, shard)).to_pylist()
         links = pq.read_table(links_file(root, DAY, shard)).to_pylist()
