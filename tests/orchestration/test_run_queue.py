@@ -1,22 +1,29 @@
 """Runs through a real instance: `dagster dev` dequeues them under dagster.yaml's limits."""
 
+import pytest
 from dagster import DagsterRunStatus
 
 from crawl_assets.cycle import daily_spec, fetch_spec, submit_cycle
-from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG, frontier_job
+from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG, day_close_job, frontier_job
 from crawl_assets.layout import fetch_log_file
 
 DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"
+# Whole cycles through a real instance on a loaded machine (the first test also starts the
+# session's dagster dev): generous limits, and every wait is on a run's state, never a clock.
+pytestmark = pytest.mark.timeout(1800)
 
 
 def test_two_days_of_one_shard_never_run_at_once(deployment):
     queue = deployment.queue(**{DRIVER_TAG: "test"})
     lines = []
-    frontiers = queue.run_all([daily_spec(frontier_job.name, day) for day in (DAY1, DAY2)], 2, lines.append)
-    assert all(run.succeeded for run in frontiers), lines
+    # Day 2's frontier is built once day 1 has closed (day order), so day 1 runs whole first.
+    day1 = submit_cycle(DAY1, queue, deployment.settings.shard_keys(), 2, lines.append)
+    assert day1.close.succeeded and not day1.failed_shards, lines
+    (frontier,) = queue.run_all([daily_spec(frontier_job.name, DAY2)], 1, lines.append)
+    assert frontier.succeeded, lines
 
-    # Submitted together: without the per-shard limit all three would start at once (a run
-    # takes seconds to start), with it s00's two days run one after the other.
+    # Submitted together (day 1's s00 again): without the per-shard limit all three would
+    # start at once (a run takes seconds to start), with it s00's two days run one after the other.
     runs = queue.run_all([fetch_spec(DAY1, "s00"), fetch_spec(DAY2, "s00"), fetch_spec(DAY1, "s01")], 3,
                          lines.append)
     assert [run.status for run in runs] == [DagsterRunStatus.SUCCESS] * 3, lines
@@ -29,6 +36,9 @@ def test_two_days_of_one_shard_never_run_at_once(deployment):
         assert tags[SHARD_TAG] == run.label[-4:-1]  # the key the limit counts
     for day, shard in ((DAY1, "s00"), (DAY2, "s00"), (DAY1, "s01")):
         assert fetch_log_file(deployment.settings.data_root, day, shard).exists()
+    # Day 2 closes on what landed, so later days' frontiers can be built.
+    (close,) = queue.run_all([daily_spec(day_close_job.name, DAY2)], 1, lines.append)
+    assert close.succeeded, lines
 
 
 def test_a_cycle_runs_every_stage_as_runs_in_the_instance(deployment):

@@ -1,6 +1,10 @@
 """The real Dagster UI in headless Chromium (Debian's chromium driven by Playwright; a browser is
-never downloaded): open the asset graph, open fetch_batch, launch one partition from the UI's
-own dialog, see the run succeed, save a screenshot under data/."""
+never downloaded): open the asset graph, open the fetch log (one of the four assets the
+fetch_batch step writes), launch one partition from the UI's own dialog, see the run succeed,
+save a screenshot under data/.
+
+Every wait is on a state (an element shown or hidden, a run finished), with generous limits: a
+loaded machine can take a minute to render the graph or start a run."""
 
 import os
 import time
@@ -9,6 +13,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterRunStatus, RunsFilter
 
+from crawl_assets.assets.fetch import FETCH_LOG
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.cycle import daily_spec
 from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG, frontier_job
@@ -17,8 +22,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SCREENSHOT = PROJECT_ROOT / "data" / "ui_fetch_batch_run.png"
+FAILURE_SCREENSHOT = PROJECT_ROOT / "data" / "ui_test_failure.png"
 DAY, SHARD = "2026-11-25", "s00"
-RUN_TIMEOUT_S = 180
+RUN_TIMEOUT_S = 600
+UI_TIMEOUT_MS = 120_000
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; `make test` installs it)",
@@ -36,25 +43,29 @@ def wait_for_run(instance, partition_key: str):
     raise AssertionError(f"no finished run of {partition_key} within {RUN_TIMEOUT_S} s")
 
 
+@pytest.mark.timeout(RUN_TIMEOUT_S + 1200)  # dagster dev may start for this test first
 def test_launch_one_fetch_partition_from_the_ui(deployment):
     frontier = deployment.queue(**{DRIVER_TAG: "test"}).run_all([daily_spec(frontier_job.name, DAY)], 1)
     assert frontier[0].succeeded
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.set_default_navigation_timeout(UI_TIMEOUT_MS)
+            # The first visit's newsletter dialog can cover the page at any moment: whenever it
+            # shows before an action, Playwright dismisses it first.
+            page.add_locator_handler(page.get_by_role("button", name="Skip"), lambda skip: skip.click())
             page.goto(f"{deployment.service.url}/asset-groups")
-            skip = page.get_by_role("button", name="Skip")  # the first visit's newsletter dialog
-            page.wait_for_timeout(3000)
-            if skip.is_visible():
-                skip.click()
             page.get_by_text("fetch", exact=True).first.dblclick()  # the graph's fetch group opens
-            page.get_by_text("fetch_batch").first.wait_for()
+            page.get_by_text(FETCH_LOG, exact=True).first.wait_for()
 
-            page.goto(f"{deployment.service.url}/assets/fetch_batch")
+            page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
             page.get_by_role("button", name="Materialize…").click()
+            # fetch_log is one of four assets one step writes: the UI says so and asks first.
+            page.get_by_role("dialog").get_by_text("Additional assets will be materialized").wait_for()
+            page.get_by_role("button", name="Confirm").click()
             dialog = page.get_by_role("dialog").first
             date = dialog.get_by_placeholder("ex: 2026-11-01", exact=False)
             date.fill(DAY)
@@ -72,6 +83,9 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
             page.get_by_text("Loading run logs").wait_for(state="hidden")
             SCREENSHOT.parent.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)
+        except Exception:
+            page.screenshot(path=str(FAILURE_SCREENSHOT), full_page=True)  # what the browser showed
+            raise
         finally:
             browser.close()
     assert SCREENSHOT.stat().st_size > 10_000

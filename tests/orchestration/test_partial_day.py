@@ -1,0 +1,103 @@
+"""A shard that keeps failing, through the real instance: its run retries the step (the fetch
+retry policy), fails, and the day-close sensor then closes the day on what landed; the day
+report says the day is partial and names the shard and its run. Once the shard is repaired and
+run again, the sensor closes the day again, complete. Every figure is read back from the
+instance's materialisation events, as the UI shows them."""
+
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterRun, DagsterRunStatus, RunsFilter
+
+from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
+from crawl_assets.cycle import daily_spec, fetch_spec
+from crawl_assets.jobs import DRIVER_TAG, day_close_job, frontier_job
+from crawl_assets.layout import fetch_log_file, url_registry_file
+from crawl_assets.run_policies import FETCH_RETRIES
+
+DAY = "2026-11-23"
+GOOD, BROKEN = "s00", "s01"
+# The close sensor ticks every 30 s; a loaded machine can take minutes to start runs.
+CLOSE_TIMEOUT_S = 600
+
+
+def closed_runs(instance, date: str) -> list[DagsterRun]:
+    """day_close_job runs of `date` that finished, oldest first."""
+    records = instance.get_run_records(RunsFilter(job_name=day_close_job.name, tags={"dagster/partition": date}))
+    return [r.dagster_run for r in reversed(records) if r.dagster_run.is_finished]  # newest first from storage
+
+
+def wait_for_closes(instance, date: str, count: int) -> list[DagsterRun]:
+    deadline = time.monotonic() + CLOSE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        runs = closed_runs(instance, date)
+        if len(runs) >= count:
+            return runs
+        time.sleep(2)
+    raise AssertionError(f"the day-close sensor did not close {date} {count} time(s) within {CLOSE_TIMEOUT_S} s")
+
+
+def latest_report(instance, date: str) -> dict:
+    result = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=AssetKey("day_report"), asset_partitions=[date]), limit=1)
+    return result.records[0].asset_materialization.metadata
+
+
+def table_rows(value) -> dict:
+    return {r.data[value.schema.columns[0].name]: r.data[value.schema.columns[1].name] for r in value.records}
+
+
+@pytest.mark.timeout(CLOSE_TIMEOUT_S * 2 + 900)  # dagster dev may start for this test first
+def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
+    instance, root = deployment.instance, deployment.settings.data_root
+    (frontier,) = deployment.queue(**{DRIVER_TAG: "test"}).run_all([daily_spec(frontier_job.name, DAY)], 1)
+    assert frontier.succeeded
+    # The broken shard's fetch-log folder is a plain file: every attempt fetches the shard and
+    # then fails writing its fetch log (as on a full or broken disk).
+    blocker = fetch_log_file(root, DAY, BROKEN).parent
+    blocker.parent.mkdir(parents=True, exist_ok=True)
+    blocker.write_text("not a folder\n")
+
+    # Launched without a driver, as from the UI or the nightly chain: the sensor closes the day.
+    undriven = deployment.queue()
+    runs = {run.label[-4:-1]: run for run in undriven.run_all([fetch_spec(DAY, GOOD), fetch_spec(DAY, BROKEN)], 2)}
+    assert runs[GOOD].status == DagsterRunStatus.SUCCESS
+    assert runs[BROKEN].status == DagsterRunStatus.FAILURE
+    retries = instance.all_logs(runs[BROKEN].run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY)
+    assert len(retries) == FETCH_RETRIES  # tried three times in all
+
+    (close,) = wait_for_closes(instance, DAY, 1)
+    assert close.status == DagsterRunStatus.SUCCESS and close.tags["crawl/failed_shards"] == BROKEN
+    assert url_registry_file(root, DAY).exists()  # the day's downstream assets ran on what landed
+
+    report = latest_report(instance, DAY)
+    assert report["partial"].value is True and report["shards_landed"].value == 1
+    assert report["missing_shards"].value == f"{BROKEN} (run {runs[BROKEN].run_id[:8]}: failure)"
+    assert f"missing: {BROKEN} (run {runs[BROKEN].run_id[:8]}: failure)" in report["summary"].value
+    landed = pq.read_table(fetch_log_file(root, DAY, GOOD))
+    statuses = landed.column("status_class").to_pylist()
+    assert table_rows(report["status_classes"]) == {c: statuses.count(c) for c in set(statuses)}
+    assert report["dagster/row_count"].value == landed.num_rows
+    assert [c.name for c in report["dagster/column_schema"].schema.columns] == FETCH_LOG_SCHEMA.names
+    timed = [row["host"] for row in landed.to_pylist() if row["fetched_at"] is not None]
+    spacing = report["hosts_widest_spacing"].records  # hosts asked twice or more have a spacing
+    assert {r.data["host"] for r in spacing} == {host for host in timed if timed.count(host) > 1}
+    assert all(r.data["median_spacing_s"] >= deployment.settings.default_delay_s for r in spacing)
+    png = Path(report["status_mix_png"].value)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert report["status_mix"].value.startswith("![Status mix up to ")
+    rates = Path(report["change_rates_png"].value)  # change_stats ran in the close, before the report
+    assert rates.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and rates.parent == png.parent
+
+    # Repaired and run again: the sensor closes the day a second time, now complete.
+    blocker.unlink()
+    (rerun,) = undriven.run_all([fetch_spec(DAY, BROKEN)], 1)
+    assert rerun.succeeded
+    second = wait_for_closes(instance, DAY, 2)[-1]
+    assert second.status == DagsterRunStatus.SUCCESS and "crawl/failed_shards" not in second.tags
+    report = latest_report(instance, DAY)
+    assert report["partial"].value is False and report["missing_shards"].value == "none"
+    assert report["dagster/row_count"].value == landed.num_rows + pq.read_table(
+        fetch_log_file(root, DAY, BROKEN)).num_rows
