@@ -4,12 +4,13 @@ one Parquet file per shard) over many known URLs on many hosts.
 Synthetic crawl outputs are generated with DuckDB under a temporary data root: one seed per
 host, link files of two earlier days (ordinary pages, calendar-style query URLs that meet the
 pattern budget, some repeated-segment traps, and duplicates across days), and a fetch log of
-the day before for a fifth of the URLs (so validators are joined). The step then runs in a
-fresh process, so the peak RSS is the step's own.
+the day before for a fifth of the URLs (so validators are joined), and the recrawl plan made
+the evening before (recrawl_priorities' file: every known URL, a tenth of them planned, with
+plan ranks and front-queue levels). The step then runs in a fresh process, so the peak RSS
+is the step's own.
 
     python bench/frontier.py [--urls 10000000] [--hosts 100000]
 
-Priorities (issue 9) are not read yet: the frontier step has no priorities input so far.
 Last line: `frontier urls= hosts= seconds= peak_rss_mb=` (urls: known URLs read; the kept
 frontier and the left-out counts are printed above it).
 """
@@ -52,10 +53,25 @@ FROM numbered;
 """
 
 
+# The plan for DAY: every known URL (seeds and link targets), a tenth planned, ranked by a hash.
+PLAN_SQL = """
+COPY (
+    WITH known AS (SELECT url FROM read_parquet('{seeds}') UNION SELECT target FROM links),
+    marked AS (SELECT url, hash(url) % 10 = 0 AS planned, hash(url || '#') AS gain FROM known),
+    ranked AS (SELECT *, CASE WHEN planned THEN row_number() OVER (PARTITION BY planned ORDER BY gain) END
+                           AS plan_rank FROM marked)
+    SELECT url, 'refresh' AS kind, planned, plan_rank,
+           CASE WHEN planned THEN 1 + (plan_rank - 1) * 5 // (SELECT count(*) FROM marked WHERE planned)
+                ELSE 5 END::INTEGER AS level
+    FROM ranked
+) TO '{plan}' (FORMAT parquet)
+"""
+
+
 def generate(root: Path, urls: int, hosts: int) -> None:
     import duckdb
 
-    from crawl_assets.layout import fetch_log_file, links_file, seeds_file
+    from crawl_assets.layout import fetch_log_file, links_file, priorities_file, seeds_file
 
     seeds = seeds_file(root)
     seeds.parent.mkdir(parents=True)
@@ -76,6 +92,9 @@ def generate(root: Path, urls: int, hosts: int) -> None:
                     'sha1:' || md5(target) AS payload_digest
                     FROM links WHERE shard_no = {shard} AND hash(target) % 5 = 0)
                     TO '{log}' (FORMAT parquet)""")
+    plan = priorities_file(root, "2026-11-28")
+    plan.parent.mkdir(parents=True)
+    con.execute(PLAN_SQL.format(seeds=seeds, plan=plan))
 
 
 def measure(root: Path) -> dict:
@@ -84,10 +103,11 @@ def measure(root: Path) -> dict:
     from crawl_assets.layout import frontier_file, write_parquet_atomic
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier
+    from crawl_assets.pipeline.recrawl_plan import plan_path
 
     settings = dataclasses.replace(CrawlSettings(), data_root=root, blocklist_file=root / "none.txt")
     started = time.perf_counter()
-    result = build_frontier(settings, history_before(root, DAY))
+    result = build_frontier(settings, history_before(root, DAY), plan_path(root, DAY))
     for shard, rows in result.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, DAY, shard))
     seconds = time.perf_counter() - started

@@ -44,7 +44,7 @@ from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.pipeline.priorities_step import recrawl_priorities
 from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_inputs, host_budgets, priorities_inputs
-from crawl_assets.pipeline.recrawl_plan import load_plan, next_day
+from crawl_assets.pipeline.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
 from support import DemoWebProcess, write_test_settings
 
@@ -61,7 +61,7 @@ def demo_day(date: str) -> int:
 def crawl_day(settings, day: str) -> None:
     """One day of the pipeline, each step's output written where its asset writes it."""
     root = settings.data_root
-    frontier = build_frontier(settings, history_before(root, day), load_plan(root, day))
+    frontier = build_frontier(settings, history_before(root, day), plan_path(root, day))
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, day, shard))
         if rows.num_rows:
@@ -183,10 +183,10 @@ def test_trap_hosts_get_the_small_budget_from_day_two(crawl):
 def test_the_frontier_says_how_many_known_urls_the_plan_left_out(crawl):
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier
-    from crawl_assets.pipeline.recrawl_plan import load_plan
+    from crawl_assets.pipeline.recrawl_plan import plan_path
 
     _, settings = crawl
     frontier = build_frontier(settings, history_before(settings.data_root, "2026-11-25"),
-                              load_plan(settings.data_root, "2026-11-25"))
+                              plan_path(settings.data_root, "2026-11-25"))
     assert 0 < frontier.counts.urls <= BUDGET
     assert frontier.counts.left_out_by_reason[DropReason.NOT_PLANNED] > 0

@@ -22,7 +22,7 @@ from ..partitions import daily_partitions
 from ..pipeline.crawl_history import history_before
 from ..pipeline.day_order import urls_new_since, wait_for_previous_day
 from ..pipeline.frontier_step import build_frontier
-from ..pipeline.recrawl_plan import load_plan, plan_path
+from ..pipeline.recrawl_plan import plan_path
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
@@ -47,7 +47,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     date, root = context.partition_key, settings.data_root
     previous = wait_for_previous_day(root, date, settings.previous_day_wait_s, log=context.log.info)
     # The plan recrawl_priorities made for today when yesterday closed (none on the first day).
-    frontier = build_frontier(settings, history_before(root, date), load_plan(root, date))
+    frontier = build_frontier(settings, history_before(root, date), plan_path(root, date))
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, date, shard))
     counts = frontier.counts

@@ -2,21 +2,24 @@
 
 Inputs are explicit: the seed table, the links and fetch logs of the days before D
 (`crawl_history.history_before` lists them), and the plan recrawl_priorities made for D the
-day before (`recrawl_inputs.load_plan`). With a plan, the frontier holds the URLs it planned
+day before (`recrawl_plan.plan_path`). With a plan, the frontier holds the URLs it planned
 (due on D, by expected gain, within the daily budget and each host's cap, at its front-queue
 level) and known URLs the plan has not seen yet (seeds added since); the rest of the known
 URLs are left out as not planned. Without one (the first day) it holds every known URL within
 the budgets, shallowest first. DuckDB does the work in one pass over the
 known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
-which both the frontier and the left-out counts are read. The rules that live in Python
-(host scope, shard, trap defences, URL pattern) are called vectorised over Arrow batches;
-scope and shard once per distinct host, not per URL.
+which both the frontier and the left-out counts are read. The URL pattern and the cheap trap
+rules are stated in SQL too (TRAP_SQL, PATTERN_SQL); the rules that live in Python only (host
+scope, shard, repeated path segments, the blocklist) are called vectorised over Arrow
+batches: scope and shard once per distinct host, the trap rules for the few URLs SQL cannot
+decide.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -25,7 +28,7 @@ from ..crawler.batch import in_scope
 from ..crawler.settings import CrawlSettings
 from ..crawler.sharding import shard_key, shard_of
 from ..crawler.tables import FRONTIER_SCHEMA
-from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
+from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.vocabulary import DropReason
 from ..layout import columns_of
 from .crawl_history import CrawlHistory
@@ -85,44 +88,71 @@ hosts AS MATERIALIZED (
 ),
 -- judged: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, the
 -- query shape of each URL with a query, and the plan's word on it (NULL: not in the plan).
-judged AS (
+judged AS MATERIALIZED (
     SELECT known.*, hosts.scoped, hosts.shard_no, hosts.shard,
-           CASE WHEN hosts.scoped THEN trap_reason(url, host) END AS trap,
-           CASE WHEN hosts.scoped THEN url_pattern(url) END AS pattern,
+           CASE WHEN hosts.scoped THEN {trap_sql} END AS trap,
+           CASE WHEN hosts.scoped THEN {pattern_sql} END AS pattern,
            {plan_columns}
     FROM known JOIN hosts USING (host) {plan_join}
 ),
--- pattern_ranked: a URL's rank within its host and query shape among the URLs that passed
--- scope and traps (they form their own partition), shallowest first, ties by URL for a
--- stable choice. row_number over a partition is far cheaper than a filtered running count.
-pattern_ranked AS (
-    SELECT *, scoped AND trap IS NULL AS eligible,
-           row_number() OVER (PARTITION BY host, pattern, eligible ORDER BY depth, url) AS pattern_rank
-    FROM judged
-),
 -- within_patterns: calendars and facets get at most max_urls_per_pattern URLs of one query
--- shape per host.
-within_patterns AS (
-    SELECT *, eligible AND (pattern IS NULL OR pattern_rank <= $max_urls_per_pattern) AS within_patterns
-    FROM pattern_ranked
+-- shape per host: a URL's rank within its host and shape among the URLs that passed scope
+-- and traps, shallowest first, ties by URL for a stable choice. Only URLs with a shape are
+-- ranked (the sort is the costly part); row_number is far cheaper than a running count.
+within_patterns AS MATERIALIZED (
+    SELECT *, row_number() OVER (PARTITION BY host, pattern ORDER BY depth, url) <= $max_urls_per_pattern
+                AS within_patterns
+    FROM judged WHERE scoped AND trap IS NULL AND pattern IS NOT NULL
+    UNION ALL
+    SELECT *, scoped AND trap IS NULL AS within_patterns
+    FROM judged WHERE NOT (scoped AND trap IS NULL AND pattern IS NOT NULL)
 ),
 -- host_ranked: a URL's rank within its host among the URLs within their pattern budget and
--- not refused by the plan (again their own partition), for the per-host budget per cycle:
--- in the plan's order, then shallowest first, ties by URL.
+-- not refused by the plan, for the per-host budget per cycle: in the plan's order, then
+-- shallowest first, ties by URL. Again only those URLs are ranked.
 host_ranked AS (
-    SELECT *, within_patterns AND coalesce(planned, true) AS wanted,
-           row_number() OVER (PARTITION BY host, wanted ORDER BY plan_rank NULLS LAST, depth, url) AS host_rank
-    FROM within_patterns
+    SELECT *, row_number() OVER (PARTITION BY host ORDER BY plan_rank NULLS LAST, depth, url) AS host_rank
+    FROM within_patterns WHERE within_patterns AND coalesce(planned, true)
+    UNION ALL
+    SELECT *, NULL AS host_rank
+    FROM within_patterns WHERE NOT (within_patterns AND coalesce(planned, true))
 )
-SELECT url, host, depth, shard_no, shard, plan_rank, level,
-       CASE WHEN NOT scoped THEN $out_of_scope
-            WHEN trap IS NOT NULL THEN trap
-            WHEN NOT within_patterns THEN $pattern_budget
-            WHEN NOT planned THEN $not_planned
-            WHEN host_rank > $max_pages_per_host THEN $host_budget
-       END AS left_out
-FROM host_ranked
+-- The URL and host are kept for the frontier's rows only: the left-out ones are counted.
+SELECT CASE WHEN left_out IS NULL THEN url END AS url, CASE WHEN left_out IS NULL THEN host END AS host,
+       depth, shard_no, shard, plan_rank, level, left_out
+FROM (
+    SELECT *,
+           CASE WHEN NOT scoped THEN $out_of_scope
+                WHEN trap IS NOT NULL THEN trap
+                WHEN NOT within_patterns THEN $pattern_budget
+                WHEN NOT planned THEN $not_planned
+                WHEN host_rank > $max_pages_per_host THEN $host_budget
+           END AS left_out
+    FROM host_ranked
+)
 """
+
+# The URL rules of crawler/trap_defences.py in SQL, so that Python is called only where SQL
+# cannot decide (test_frontier_step checks both agree URL by URL):
+# - TrapDefences.intrinsic_reason: too long, too many query parameters ("&" count), repeated
+#   path segments (the macros of register_url_rules: aligned runs of 1-3 segments, looked at
+#   only when the path has max_path_repeats slashes or more; scheme:// and the host's slash
+#   add three), in that order; with a blocklist, Python's rule is asked for the rest;
+# - url_pattern: the path's digit runs as 9, "?", the parameter names sorted, joined by "&".
+QUERY_SQL = "substr(url, strpos(url, '?') + 1)"
+TRAP_SQL = f"""CASE
+    WHEN length(url) > $max_url_length THEN '{DropReason.URL_TOO_LONG}'
+    WHEN strpos(url, '?') > 0 AND length({QUERY_SQL}) - length(replace({QUERY_SQL}, '&', '')) >= $max_query_params
+      THEN '{DropReason.TOO_MANY_QUERY_PARAMS}'
+    -- (a CASE, not AND: DuckDB evaluates both sides of an AND for every row)
+    WHEN CASE WHEN length(url) - length(replace(url, '/', '')) >= $max_path_repeats + 3
+              THEN repeated_path_segments(url) ELSE false END THEN '{DropReason.REPEATED_PATH_SEGMENTS}'
+    WHEN $every_url THEN trap_reason(url, host)
+END"""
+PATTERN_SQL = f"""CASE WHEN strpos(url, '?') > 0 AND length(url) > strpos(url, '?') THEN
+    regexp_replace(split_part(url, '?', 1), '[0-9]+', '9', 'g') || '?' ||
+    array_to_string(list_sort(string_split(regexp_replace({QUERY_SQL}, '=[^&]*', '', 'g'), '&')), '&')
+END"""
 
 # Link targets of earlier days (files written before the trap defences lack dropped_reason).
 LINKS_PART = """
@@ -143,8 +173,14 @@ ORDER BY shard_no, plan_rank NULLS LAST, host, depth, url
 """
 
 # The plan's columns in `judged`, with and without a plan.
-PLAN_JOIN = "LEFT JOIN plan USING (url)"
-PLAN_COLUMNS = "plan.planned, plan.plan_rank, plan.level"
+# Only the planned URLs are joined (a tenth of the known ones, or less); a known URL the plan
+# has not seen is a seed added since it was made (the plan covered every link found by then).
+PLAN_JOIN = """
+    LEFT JOIN (SELECT url, plan_rank, level FROM plan WHERE planned) AS planned_urls USING (url)
+    LEFT JOIN (SELECT url, true AS new_seed FROM read_parquet($seeds) ANTI JOIN plan USING (url)) AS new_seeds
+      USING (url)"""
+PLAN_COLUMNS = ("CASE WHEN planned_urls.plan_rank IS NOT NULL THEN true WHEN new_seeds.new_seed THEN NULL "
+                "ELSE false END AS planned, planned_urls.plan_rank, planned_urls.level")
 NO_PLAN_COLUMNS = "NULL::BOOLEAN AS planned, NULL::BIGINT AS plan_rank, NULL::INTEGER AS level"
 
 # The validators of each URL's latest answer, so the fetch can be a conditional GET, and
@@ -162,6 +198,9 @@ LEFT JOIN (
 NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
                  "NULL::TIMESTAMPTZ AS last_captured_at, NULL::VARCHAR AS last_payload_digest")
 
+# DuckDB spills beyond this (10M known URLs sort and join well past it) rather than take the machine.
+MEMORY_LIMIT = "2GB"
+
 # Known URLs left out of the day's frontier, by reason.
 LEFT_OUT_SQL = """
 SELECT left_out AS reason, count(*) AS urls FROM fates
@@ -169,14 +208,19 @@ WHERE left_out IS NOT NULL GROUP BY left_out ORDER BY left_out
 """
 
 
-def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | None = None) -> FrontierResult:
+def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | Path | None = None) -> FrontierResult:
     """The day's frontier as one Arrow table with a shard column, and its counts.
 
-    plan: the day's plan (url, planned, plan_rank, level; recrawl_inputs.load_plan), or None."""
-    con = duckdb.connect()
+    plan: the day's plan (url, planned, plan_rank, level): its Parquet file
+    (recrawl_plan.plan_path) or a table; None without a plan."""
+    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
     register_url_rules(con, settings)
-    if plan is not None:
+    blocklist = Blocklist.read(settings.blocklist_file)
+    if isinstance(plan, pa.Table):
         con.register("plan", plan.select(["url", "planned", "plan_rank", "level"]))
+    elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
+        quoted = str(plan).replace("'", "''")
+        con.execute(f"CREATE VIEW plan AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
     fates_params = {
         "seeds": str(inputs.seeds),
         "max_pages_per_host": settings.max_pages_per_host,
@@ -185,13 +229,17 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
         "pattern_budget": DropReason.PATTERN_BUDGET,
         "host_budget": DropReason.HOST_BUDGET,
         "not_planned": DropReason.NOT_PLANNED,
+        "max_url_length": settings.max_url_length,
+        "max_path_repeats": settings.max_path_repeats,
+        "max_query_params": settings.max_query_params,
+        "every_url": bool(blocklist.hosts or blocklist.url_patterns),
     }
     links_part = ""
     if inputs.links:
         fates_params["links"] = [str(p) for p in inputs.links]
         has_reason = "dropped_reason" in columns_of(fates_params["links"])
         links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
-    con.execute(FATES_SQL.format(links_part=links_part, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
+    con.execute(FATES_SQL.format(links_part=links_part, trap_sql=TRAP_SQL, pattern_sql=PATTERN_SQL, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
                                  plan_join="" if plan is None else PLAN_JOIN), fates_params)
 
     frontier_params: dict = {"levels": len(settings.priority_weights)}
@@ -213,8 +261,25 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     return FrontierResult(frontier, counts)
 
 
+# trap_defences.repeated_segments in SQL: the path's non-empty segments, and for each width w
+# of 1-3 its aligned blocks of w segments; a run of more than max_path_repeats equal blocks
+# in a row is max_path_repeats equal neighbours in a row ("1" in a string of comparisons).
+# `list_transform([x], lambda v: ...)[1]` names a value once instead of computing it again.
+SEGMENT_MACROS = """
+CREATE OR REPLACE TEMP MACRO path_segments(url) AS
+    list_filter(string_split(regexp_extract(split_part(url, '?', 1), '://[^/]*/(.*)', 1), '/'), lambda s: s <> '');
+CREATE OR REPLACE TEMP MACRO repeated_path_segments(url) AS list_transform([path_segments(url)], lambda segs:
+    list_bool_or(list_transform([1, 2, 3], lambda w:
+        list_transform([list_transform(range(0, len(segs) // w), lambda b: list_slice(segs, b * w + 1, b * w + w))],
+                       lambda blocks: contains(array_to_string(list_transform(range(1, len(blocks)),
+                           lambda j: CASE WHEN blocks[j] = blocks[j + 1] THEN '1' ELSE '0' END), ''),
+                           repeat('1', {repeats})))[1])))[1];
+"""
+
+
 def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) -> None:
-    """The Python rules the frontier SQL calls, each vectorised over an Arrow batch."""
+    """The rules the frontier SQL calls: SQL macros, and Python rules vectorised over Arrow."""
+    con.execute(SEGMENT_MACROS.format(repeats=int(settings.max_path_repeats)))
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
 
     def shard(hosts: pa.Array) -> pa.Array:
@@ -229,13 +294,9 @@ def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) 
     def trap_reason(urls: pa.Array, hosts: pa.Array) -> pa.Array:
         return pa.array(list(map(traps.intrinsic_reason, urls.to_pylist(), hosts.to_pylist())), pa.string())
 
-    def pattern(urls: pa.Array) -> pa.Array:
-        return pa.array(list(map(url_pattern, urls.to_pylist())), pa.string())
-
     con.create_function("shard_of", shard, ["VARCHAR"], "INTEGER", type="arrow")
     con.create_function("shard_key", key, ["INTEGER"], "VARCHAR", type="arrow")
     con.create_function("in_scope", scoped, ["VARCHAR"], "BOOLEAN", type="arrow")
-    # NULL is a real answer of these two ("no trap", "no query"): special null handling.
+    # NULL is a real answer ("no trap"): special null handling.
     con.create_function("trap_reason", trap_reason, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
                         null_handling="special")
-    con.create_function("url_pattern", pattern, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")

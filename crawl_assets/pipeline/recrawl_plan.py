@@ -11,12 +11,7 @@ from __future__ import annotations
 from datetime import date as Date, timedelta
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from ..layout import priorities_file
-
-PLAN_COLUMNS = ["url", "kind", "planned", "plan_rank", "level"]  # what the frontier reads
 
 
 def next_day(date: str) -> str:
@@ -32,7 +27,3 @@ def plan_path(root: Path, date: str) -> Path | None:
     path = priorities_file(root, previous_day(date))
     return path if path.exists() else None
 
-
-def load_plan(root: Path, date: str) -> pa.Table | None:
-    path = plan_path(root, date)
-    return pq.read_table(path, columns=PLAN_COLUMNS) if path else None

@@ -235,3 +235,30 @@ def test_with_a_plan_the_frontier_holds_the_planned_urls_in_plan_order_at_their_
     # Without the plan the same history gives every URL within the host budget, shallowest first.
     assert sorted(frontier_urls(build_frontier(settings, history_before(tmp_path, DAY)))) == [
         "http://a.test/", "http://a.test/p0", "http://a.test/p1", "http://b.test/"]
+
+
+def test_the_sql_url_rules_agree_with_trap_defences_url_by_url():
+    import duckdb
+
+    from crawl_assets.pipeline.frontier_step import PATTERN_SQL, TRAP_SQL, register_url_rules
+
+    rng = random.Random(11)
+    settings = settings_for(__import__("pathlib").Path("/nonexistent"), max_url_length=60, max_query_params=3)
+    parts = ["a", "b", "cal", "2031", "x9y", "é", "%C3%A9"]
+    urls = ["http://h.test/", "http://h.test/?", "http://h.test/p?", "http://h.test/p??a=1", "http://h.test/p?=1",
+            "http://h.test/p?a&b&c&d", "http://h.test/p?a=1&&b", "http://h.test/" + "x" * 60]
+    for _ in range(3000):
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(0, 7)))
+        query = "&".join(f"{rng.choice(parts)}={rng.choice(parts)}{rng.randint(0, 99)}"
+                         for _ in range(rng.randint(0, 5)))
+        urls.append(f"http://h{rng.randint(0, 3)}.test/{path}" + (f"?{query}" if query or rng.random() < 0.1 else ""))
+    con = duckdb.connect()
+    register_url_rules(con, settings)
+    con.register("u", __import__("pyarrow").table({"url": urls, "host": [host_of(u) for u in urls]}))
+    rows = con.execute(f"SELECT url, host, {TRAP_SQL}, {PATTERN_SQL} FROM u", {
+        "max_url_length": 60, "max_query_params": 3, "max_path_repeats": settings.max_path_repeats,
+        "every_url": False}).fetchall()
+    traps = TrapDefences(TrapLimits.from_settings(settings))
+    assert [(u, r, p) for u, h, r, p in rows] == [(u, traps.intrinsic_reason(u, h), url_pattern(u)) for u in urls
+                                                  for h in [host_of(u)]]
+    assert sum(r is not None for _, _, r, _ in rows) > 100 and sum(p is not None for *_, p in rows) > 1000
