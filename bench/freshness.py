@@ -46,6 +46,7 @@ optimal= gap_closed= with gap_closed = (adaptive - uniform) / (optimal - uniform
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -245,7 +246,8 @@ class OptimalTrueRates(Adaptive):
             "url": self.web.urls, "host": self.known["host"], "change_rate": self.web.rate,
             "last_visit_at": pa.array(visited, pa.timestamp("us", tz="UTC")),
             "last_fetched_at": pa.array(visited, pa.timestamp("us", tz="UTC")),
-            "last_status": np.full(n, 200, np.int32), "gone_streak": np.zeros(n, np.int64),
+            "last_status": np.full(n, 200, np.int32), "last_status_class": pa.array([StatusClass.OK.value] * n),
+            "gone_streak": np.zeros(n, np.int64),
             "pending_change": np.zeros(n, bool)})
         self._plan(truth, (EPOCH + timedelta(days=day)).date())
 
@@ -337,6 +339,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="write the adaptive policy's fetch log here and keep it")
     args = parser.parse_args()
+    load_at_start = os.getloadavg()
+    from bench.measures import load_line
     if args.days <= WARM_UP_DAYS:
         parser.error(f"--days must exceed the {WARM_UP_DAYS}-day warm-up")
     settings = replace(CrawlSettings(), daily_fetch_budget=int(args.budget_share * args.urls))
@@ -375,6 +379,7 @@ def main() -> int:
     fresh = {k: v[0] for k, v in results.items()}
     gap = (fresh["adaptive"] - fresh["uniform"]) / (fresh["optimal"] - fresh["uniform"])
     print(f"age (days, weighted): " + " ".join(f"{k}={v[1]:.3f}" for k, v in results.items()))
+    print(load_line(load_at_start))
     print(f"freshness urls={args.urls} days={args.days} adaptive={fresh['adaptive']:.4f} "
           f"uniform={fresh['uniform']:.4f} proportional={fresh['proportional']:.4f} "
           f"nutch_adaptive={fresh['nutch_adaptive']:.4f} optimal={fresh['optimal']:.4f} gap_closed={gap:.3f}")

@@ -18,6 +18,7 @@ frontier and the left-out counts are printed above it).
 from __future__ import annotations
 
 import argparse
+import os
 import dataclasses
 import json
 import resource
@@ -122,6 +123,9 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
+    load_at_start = os.getloadavg()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.measures import load_line
     if args.measure:
         print(json.dumps(measure(args.measure)))
         return 0
@@ -138,6 +142,7 @@ def main() -> int:
         figures = json.loads(child.stdout.strip().splitlines()[-1])
     print(f"frontier kept {figures['frontier']:,} URLs on {figures['hosts']:,} hosts; "
           f"left out: {figures['left_out']}")
+    print(load_line(load_at_start))
     print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
           f"peak_rss_mb={figures['peak_rss_mb']:.0f}")
     return 0

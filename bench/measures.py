@@ -44,3 +44,12 @@ def peak_rss_kb() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def load_line(at_start: tuple[float, float, float]) -> str:
+    """The machine's 1-minute load average when the benchmark started and now: on a shared
+    machine the figures above it are only as good as the cores it had."""
+    import os
+
+    return (f"load average {at_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+            f"on {os.cpu_count()} cores")

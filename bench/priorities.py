@@ -19,6 +19,7 @@ priorities urls= history_rows= seconds= peak_rss_mb=
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import shutil
 import subprocess
@@ -141,6 +142,8 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="write the synthetic log here and keep it")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
+    load_at_start = os.getloadavg()
+    from bench.measures import load_line
     if args.measure:
         print(json.dumps(measure(args.measure, args.urls, args.hosts, args.days)))
         return 0
@@ -169,6 +172,7 @@ def main() -> int:
     print("estimators: " + ", ".join(f"{e['estimator']} {e['url_count']:,}" for e in result["estimators"]))
     ok = result["seconds"] <= GOAL_SECONDS and result["peak_rss_mb"] <= GOAL_RSS_MB
     print(f"goal (<= {GOAL_SECONDS:.0f} s, <= {GOAL_RSS_MB} MB): {'met' if ok else 'NOT met'}")
+    print(load_line(load_at_start))
     print(f"priorities urls={args.urls} history_rows={rows} seconds={result['seconds']:.1f} "
           f"peak_rss_mb={result['peak_rss_mb']:.0f}")
     return 0
