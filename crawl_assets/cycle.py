@@ -45,6 +45,7 @@ from .launcher import (
     settings_run_config,
 )
 from .partitions import daily_partitions, fetch_partition_key, fetch_partitions
+from .pipeline.day_order import previous_day
 from .resources import CrawlSettingsResource
 
 
@@ -159,6 +160,16 @@ def check_days(days: list[str], start_date: str) -> None:
                                   "a day can be crawled once it has begun")
 
 
+def check_previous_day_closed(root, first: str) -> None:
+    """The day before `first` that was started has closed: else its frontier would wait for it
+    (previous_day_wait_s, hours) instead of telling the person at the terminal now."""
+    earlier = previous_day(root, first)
+    if not earlier.closed:
+        raise CrawlInputError(f"{earlier.day} was started but has not closed ({', '.join(earlier.missing)} not "
+                              f"written), and {first} builds on it: run `python -m crawl_assets.cycle --date "
+                              f"{earlier.day}` first (or day_close_job for {earlier.day} in the UI)")
+
+
 def today() -> str:
     return dt.datetime.now(dt.timezone.utc).date().isoformat()
 
@@ -169,6 +180,7 @@ def run_days(days: list[str], shards: list[str] | None = None,
     stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message."""
     settings = load_settings()
     check_days(days, settings.start_date)
+    check_previous_day_closed(settings.data_root, days[0])
     home = dagster_home()
     instance = open_instance(home)
     reports = []

@@ -3,6 +3,7 @@ as the Dagster run's failure, and nothing already crawled is changed."""
 
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dagster import DagsterEventType, instance_for_test, materialize
@@ -75,6 +76,21 @@ def test_a_date_outside_the_partitions_is_one_sentence_and_exit_status_1(argv, w
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert all(word in err for word in words), err
+    assert not (tmp_path / "home").exists()  # refused before any service started
+
+
+def test_a_day_after_one_that_never_closed_is_refused_at_once(capsys, tmp_path, monkeypatch):
+    overlay = tmp_path / "root.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{tmp_path / "data"}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(overlay))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    frontier = frontier_file(tmp_path / "data", "2026-11-19", "s00")  # started, never closed
+    frontier.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"url": ["http://a.example/"]}), frontier)
+    assert cycle.main(["--date", "2026-11-20"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "2026-11-19 was started but has not closed" in err and "--date 2026-11-19" in err, err
     assert not (tmp_path / "home").exists()  # refused before any service started
 
 
