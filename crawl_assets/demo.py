@@ -13,7 +13,8 @@ from pathlib import Path
 
 import duckdb
 
-from .crawler.settings import SettingsError, load_settings
+from .crawler.crawl_errors import CrawlError
+from .crawler.settings import load_settings
 from .cycle import CycleFailed, run_days, today
 from .demoweb.change_model import EPOCH
 from .demoweb.process import DemoWebProcess, DemoWebStartError
@@ -84,12 +85,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo failed: {exc} (is port {DEMO_PORT} busy?)", file=sys.stderr)
         return 1
     print(server.ready_line, flush=True)
-    with server:
-        try:
-            run_days([args.date], progress=lambda line: print(line, flush=True))
-        except (CycleFailed, LaunchError, SettingsError) as exc:
-            print(f"demo failed: {exc}", file=sys.stderr)
-            return 1
+    try:
+        run_days([args.date], progress=lambda line: print(line, flush=True))
+    except (CycleFailed, LaunchError, CrawlError) as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        server.stop()  # started above (a `with` block would start it a second time)
     print(summary(settings.catalog_path, settings.data_root, args.date, access_log))
     print(f"\n(cycle took {time.monotonic() - started:.1f} s; `make ui` shows the runs)")
     return 0

@@ -7,19 +7,27 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot: files only, never a window
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
+import numpy as np
+import pyarrow as pa
 
 SIZE_IN = (6.4, 3.2)
 DPI = 80  # about 500 x 250 pixels: small enough to embed in the day's metadata
 MIN_BAR_SLOTS = 7  # the x axis holds at least a week
 
 
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, imported when a picture is drawn: importing it
+    costs most of a second, and every run's process loads these definitions."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot: files only, never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _png(figure) -> bytes:
+    plt = _pyplot()
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format="png", dpi=DPI)
@@ -33,7 +41,7 @@ def status_mix_png(status_mix: pa.Table) -> bytes:
     days = sorted({r["date"] for r in rows})
     classes = sorted({r["status_class"] for r in rows})
     pages = {(r["date"], r["status_class"]): r["pages"] for r in rows}
-    figure, axes = plt.subplots(figsize=SIZE_IN)
+    figure, axes = _pyplot().subplots(figsize=SIZE_IN)
     bottom = np.zeros(len(days))
     for name in classes:
         heights = np.array([pages.get((day, name), 0) for day in days], dtype=float)
@@ -51,7 +59,7 @@ def status_mix_png(status_mix: pa.Table) -> bytes:
 def change_rate_png(rates: Sequence[float], bins: int = 30) -> bytes:
     """Histogram of estimated changes a day per URL (log scale: rates span orders of magnitude)."""
     values = np.asarray([r for r in rates if r is not None and r > 0], dtype=float)
-    figure, axes = plt.subplots(figsize=SIZE_IN)
+    figure, axes = _pyplot().subplots(figsize=SIZE_IN)
     if values.size:
         edges = np.logspace(np.log10(values.min()), np.log10(values.max()) + 1e-9, bins + 1)
         axes.hist(values, bins=edges)
