@@ -39,6 +39,8 @@ def test_every_trap_host_stays_within_its_budget_every_cycle(crawl):
         per_day = fetched_per_day(con, trap.hostname)
         assert set(per_day) == set(DAYS), trap.kind  # crawled every day ...
         assert max(per_day.values()) <= BUDGET, (trap.kind, per_day)  # ... within budget
+        if trap.kind != "session_ids":  # flagged when day 1 closed: the small budget after
+            assert all(per_day[day] <= settings.flagged_host_budget for day in DAYS[1:]), (trap.kind, per_day)
         if trap.real_pages is not None:  # session ids stripped: only the real pages exist
             distinct = con.execute("SELECT count(DISTINCT url) FROM fetches WHERE host = ?",
                                    [trap.hostname]).fetchone()[0]
