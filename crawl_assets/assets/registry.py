@@ -6,6 +6,7 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from ..checks import SEEN_FILTER_CHECKS, seen_filter_check_results
 from ..crawler.seen_filter import load_filter, save_filter
 from ..layout import seen_filter_file, url_registry_file, write_parquet_atomic
+from ..metadata_tables import table_metadata
 from ..partitions import daily_partitions
 from ..pipeline.crawl_history import history_through
 from ..pipeline.registry_step import (
@@ -31,6 +32,7 @@ def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
     return MaterializeResult(metadata={
         "urls": registry.counts.urls,
         "never_fetched": registry.counts.never_fetched,
+        **table_metadata(registry.table),
         "path": MetadataValue.path(str(path)),
     })
 
