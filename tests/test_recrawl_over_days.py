@@ -90,16 +90,17 @@ def crawl(tmp_path_factory):
         with DemoWebProcess(port=port, day=demo_day(day), **WEB) as server:
             if day == DAYS[0]:
                 port = server.port
-                settings = write_test_settings(
+                resource = write_test_settings(
                     folder, server.web, extra=f"daily_fetch_budget = {BUDGET}\n"
                     f"flagged_host_budget = {FLAGGED_BUDGET}\nmax_urls_per_pattern = 15\n"
-                    "host_growth_min_urls = 150\n").load()
+                    "host_growth_min_urls = 150\n")
+                settings = resource.load()
                 seeds = [s.url for s in read_seed_files(settings.seeds_dir)[0]]
                 write_parquet_atomic(pa.table({"url": seeds, "host": [host_of(u) for u in seeds], "source": seeds}),
                                      seeds_file(settings.data_root))
             crawl_day(settings, day)
             web = server.web
-    return web, settings
+    return web, settings, resource
 
 
 def fetches(settings):
@@ -110,7 +111,7 @@ def fetches(settings):
 
 
 def test_the_daily_budget_and_every_host_cap_hold_every_day(crawl):
-    web, settings = crawl
+    web, settings, _ = crawl
     con = fetches(settings)
     per_day = dict(con.execute("SELECT day, count(*) FROM f GROUP BY day").fetchall())
     assert sorted(per_day) == DAYS
@@ -130,7 +131,7 @@ def test_the_daily_budget_and_every_host_cap_hold_every_day(crawl):
 
 
 def test_unchanged_pages_answer_304_and_change_stats_counts_them(crawl):
-    _, settings = crawl
+    _, settings, _ = crawl
     con = fetches(settings)
     not_modified = dict(con.execute("SELECT day, count(*) FILTER (status_class = ?) FROM f GROUP BY day",
                                     [StatusClass.NOT_MODIFIED]).fetchall())
@@ -141,7 +142,7 @@ def test_unchanged_pages_answer_304_and_change_stats_counts_them(crawl):
 
 
 def test_daily_changing_pages_come_back_sooner_than_never_changing_ones(crawl):
-    web, settings = crawl
+    web, settings, _ = crawl
     con = fetches(settings)
     visits = dict(con.execute("SELECT url, count(*) FROM f WHERE day > ? AND status IN (200, 304) GROUP BY url",
                               [DAYS[0]]).fetchall())
@@ -166,7 +167,7 @@ def test_daily_changing_pages_come_back_sooner_than_never_changing_ones(crawl):
 
 
 def test_trap_hosts_get_the_small_budget_from_day_two(crawl):
-    web, settings = crawl
+    web, settings, _ = crawl
     con = fetches(settings)
     flags = {r["host"]: r["flag"] for r in pq.read_table(priority_hosts_file(settings.data_root, DAYS[0])).to_pylist()}
     traps = [t.hostname for t in web.trap_hosts() if flags.get(t.hostname) == HostFlag.TRAP]
@@ -185,8 +186,34 @@ def test_the_frontier_says_how_many_known_urls_the_plan_left_out(crawl):
     from crawl_assets.pipeline.frontier_step import build_frontier
     from crawl_assets.pipeline.recrawl_plan import plan_path
 
-    _, settings = crawl
+    _, settings, _ = crawl
     frontier = build_frontier(settings, history_before(settings.data_root, "2026-11-25"),
                               plan_path(settings.data_root, "2026-11-25"))
     assert 0 < frontier.counts.urls <= BUDGET
     assert frontier.counts.left_out_by_reason[DropReason.NOT_PLANNED] > 0
+
+
+def test_the_assets_write_the_same_tables_and_tell_a_data_team_what_the_day_did(crawl):
+    from dagster import materialize
+
+    from crawl_assets.assets import change_stats as change_stats_asset, recrawl_priorities as priorities_asset
+
+    _, settings, resource = crawl
+    day = DAYS[-1]
+    before = pq.read_table(priorities_file(settings.data_root, day))
+    result = materialize([change_stats_asset, priorities_asset], partition_key=day,
+                         resources={"crawl_settings": resource})
+    assert result.success
+    assert pq.read_table(priorities_file(settings.data_root, day)).equals(before)  # the steps' own tables
+    stats = result.asset_materializations_for_node("change_stats")[0].metadata
+    plan = result.asset_materializations_for_node("recrawl_priorities")[0].metadata
+    visits = stats["visits_of_the_day"].value
+    assert 0 < stats["not_modified_of_the_day"].value <= visits
+    assert stats["not_modified_share_of_the_day"].value == round(stats["not_modified_of_the_day"].value / visits, 4)
+    assert stats["bytes_saved_by_conditional_get_of_the_day"].value > 0
+    bands = stats["change_rate_distribution"].value.records
+    assert len(bands) == 6 and sum(b.data["urls"] for b in bands) == stats["dagster/row_count"].value
+    shares = [plan[k].value for k in ("refresh_share_of_plan", "discovery_share_of_plan", "gone_share_of_plan")]
+    assert abs(sum(shares) - 1) < 0.01 and plan["planned"].value <= BUDGET
+    flags = {r.data["flag"]: r.data["hosts"] for r in plan["flagged_hosts"].value.records}
+    assert flags.get(HostFlag.TRAP, 0) >= 4

@@ -102,7 +102,7 @@ def rate_bands(rates: pa.ChunkedArray) -> pa.Table:
     counts = np.bincount(np.searchsorted(uppers, values, side="right"), minlength=len(RATE_BANDS))
     counts = counts[:len(RATE_BANDS)]
     return pa.table({"band": [name for _, name in RATE_BANDS],
-                     "changes_a_day_below": pa.array(uppers, pa.float64()),
+                     "changes_a_day_below": pa.array(uppers, pa.float64(), mask=np.isinf(uppers)),
                      "urls": pa.array(counts, pa.int64()),
                      "share": pa.array(np.round(counts / max(len(values), 1), 4), pa.float64())})
 
