@@ -46,10 +46,12 @@ class Admission:
         self._queued: set[str] = set()
         self._refused: dict[str, str] = {}  # URL -> why it was not queued (counted once)
 
-    def admit(self, task: FetchTask) -> bool:
-        """Queue a task unless its URL is already queued, too deep, or over its host's budget."""
+    def admit(self, task: FetchTask, from_frontier: bool = False) -> bool:
+        """Queue a task unless its URL is already queued, too deep, or over its host's budget.
+        from_frontier: a frontier URL read from disk after the batch began (disk_frontier.py):
+        a link to it that a trap defence refused meanwhile does not keep it out."""
         url = task.url
-        if url in self._queued or url in self._refused:
+        if url in self._queued or (url in self._refused and not from_frontier):
             return False
         if task.depth > self.max_depth:
             return self._refuse(url, task.host, DropReason.DEPTH)

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
+import pyarrow as pa
 from rbloom import Bloom
 
 from .checkpoint import BatchProgress
 from .engine import FetchEngine
 from .fetch_record import BatchOutput
-from .progress import Checkpointer, ResumePoint, output_of, restore, resume_point
+from .progress import Checkpointer, FrontierFeeder, ResumePoint, output_of, restore, resume_point
 from .workbench import FetchTask
 from .settings import CrawlSettings
 from .sharding import shard_of
@@ -39,7 +40,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
                     demoted_hosts: frozenset[str] = frozenset(),
                     known_payloads: dict[str, tuple[str, str]] | None = None,
-                    follow_links: bool = True, progress: BatchProgress | None = None) -> BatchResult:
+                    follow_links: bool = True, progress: BatchProgress | None = None,
+                    frontier: pa.Table | Path | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
@@ -48,7 +50,10 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     targets are recorded, and planned from the next day on.
     progress: where the batch checkpoints (progress.py); an earlier attempt's checkpoint
     there is resumed, and a finished one is the result (nothing is fetched again). A crash or
-    BatchStopped leaves the open WARC file for the resume."""
+    BatchStopped leaves the open WARC file for the resume.
+    frontier (with progress, instead of tasks): the shard's frontier as a table or Parquet file,
+    streamed from disk a few URLs per host at a time (disk_frontier.py), so memory holds only
+    the head of each host's queue."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -56,7 +61,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
 
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
-    point = resume_point(progress, warc_dir, list(tasks)) if progress else None
+    point = resume_point(progress, warc_dir, list(tasks) if frontier is None else frontier) if progress else None
     if point is not None and point.checkpoint.finished:  # done before: the same output, nothing fetched
         return BatchResult(output_of(progress, point.checkpoint), [warc_dir / n for n in point.warc.kept], point)
     payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
@@ -69,10 +74,18 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
         warc.adopt([warc_dir / name for name in point.warc.kept])
         restore(engine, point)
         checkpointer = Checkpointer(progress, engine, warc, point)
+        if point.disk is not None:
+            feeder = FrontierFeeder(point.disk, engine)
+            checkpointer.feeder = feeder
+            engine.top_up = feeder.top_up
+            feeder.start()
         try:
             asyncio.run(engine.run(point.tasks, on_tick=checkpointer.tick, tick_s=settings.checkpoint_interval_s))
         except BaseException:
             warc.abandon()  # like a kill: the last checkpoint is the state to resume from
             raise
+        finally:
+            if point.disk is not None:
+                point.disk.close()
     output = checkpointer.finish()
     return BatchResult(output, warc.closed_files, point)

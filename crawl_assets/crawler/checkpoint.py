@@ -5,6 +5,7 @@ A checkpoint folder holds:
   parts/records-NNNNNN.parquet  fetch-log rows finished since the checkpoint before (append only)
   parts/links-NNNNNN.parquet    link rows found since then
   pending-NNNNNN.parquet        every task not finished: queued, and in flight (leased)
+  frontier-rest.jsonl           the frontier's URLs not yet in memory (disk_frontier.py)
   state.json                    the commit point, replaced atomically and written last: which
                                 parts and pending file count, each WARC file's length as of the
                                 checkpoint, each host's page count and remaining delay, the
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 
 from .admission import Link
 from .crawl_errors import CrawlInputError
+from .disk_frontier import INDEX_FILE, SPILL_FILE
 from .fetch_record import FetchRecord
 from .tables import fetch_log_table, links_table
 from .warc import OPEN_SUFFIX
@@ -59,6 +61,8 @@ class Checkpoint:
     hosts: dict[str, dict] = field(default_factory=dict)  # host -> {"admitted": n, "wait_s": s}
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)  # host -> reason -> URLs
     written_at: float = 0.0  # time.time()
+    # host -> [offset, URLs left] in the frontier's rest on disk (disk_frontier.py), if used
+    frontier_cursors: dict[str, list[int]] | None = None
 
 
 def tasks_table(tasks: list[FetchTask]) -> pa.Table:
@@ -103,7 +107,8 @@ class BatchProgress:
 
     def write(self, previous: Checkpoint, records: list[FetchRecord], links: list[Link],
               pending: list[FetchTask], warc_lengths: dict[str, int], hosts: dict[str, dict],
-              dropped: dict[str, dict[str, int]], finished: bool = False) -> Checkpoint:
+              dropped: dict[str, dict[str, int]], finished: bool = False,
+              frontier_cursors: dict[str, list[int]] | None = None) -> Checkpoint:
         """The next checkpoint: records and links are the rows since `previous`."""
         self.parts.mkdir(parents=True, exist_ok=True)
         sequence = previous.sequence + 1
@@ -119,7 +124,7 @@ class BatchProgress:
         pending_file = f"pending-{sequence:06d}.parquet"
         _fsync_write(self.folder / pending_file, lambda p: pq.write_table(tasks_table(pending), p))
         checkpoint = Checkpoint(sequence, finished, record_parts, link_parts, pending_file,
-                                dict(warc_lengths), hosts, dropped, time.time())
+                                dict(warc_lengths), hosts, dropped, time.time(), frontier_cursors)
         _fsync_write(self.folder / STATE_FILE,
                      lambda p: p.write_text(json.dumps(dataclasses.asdict(checkpoint))))
         if previous.pending_file:  # superseded by the new one
@@ -145,6 +150,8 @@ class BatchProgress:
             if path.name not in named:
                 path.unlink()
         keep = {STATE_FILE, PARTS_DIR, checkpoint.pending_file if checkpoint else None}
+        if checkpoint and checkpoint.frontier_cursors is not None:
+            keep |= {SPILL_FILE, INDEX_FILE}  # the frontier's rest, read on from the cursors
         for path in self.folder.glob("*") if self.folder.exists() else ():
             if path.name not in keep and path.is_file():
                 path.unlink()

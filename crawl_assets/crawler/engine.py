@@ -77,23 +77,29 @@ class FetchEngine:
                                agent=product_token(settings.user_agent).lower())
         self._rng = rng or random.Random()
         self.leases = LeaseTable(self.clock, settings.lease_timeout_s)
+        # Called after each turn with the host's VisitState: the batch tops the host's queue
+        # up from the frontier's rest on disk (disk_frontier.py), or None.
+        self.top_up: Callable[[VisitState], None] | None = None
 
     def _new_host(self, host: str) -> VisitState:
         return VisitState(host, HostPoliteness.from_settings(self.settings))
 
     async def run(self, tasks: Iterable[FetchTask], on_tick: Callable[[], None] | None = None,
                   tick_s: float = 60.0) -> BatchOutput:
-        """on_tick: called every tick_s seconds between turns (checkpoints, progress.py); each
-        tick also puts back the tasks of expired leases (leases.py)."""
+        """on_tick: called every tick_s seconds between turns (checkpoints, progress.py); an
+        exception it raises ends the batch. Each tick also puts back the tasks of expired
+        leases (leases.py)."""
         for task in tasks:
             self.admission.admit(task)
         workers = [asyncio.create_task(self._worker()) for _ in range(self.settings.max_concurrent_hosts)]
         ticker = asyncio.create_task(self._tick(on_tick, tick_s))
         try:
-            # The first worker to fail (BatchStopped: the disk is full) stops the others.
-            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for finished in done:
-                finished.result()
+            # The first worker or tick to fail (BatchStopped: the disk is full) stops the rest.
+            pending = {*workers, ticker}
+            while not all(worker.done() for worker in workers):
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for finished in done:
+                    finished.result()
         finally:
             for task in (*workers, ticker):
                 task.cancel()
@@ -124,6 +130,8 @@ class FetchEngine:
                 delay = self.settings.default_delay_s
             finally:
                 self.leases.finish(lease)
+            if self.top_up is not None:
+                self.top_up(state)
             if not state.back_queue:
                 await self._disconnect(state)  # idle hosts hold no connection
             self.workbench.release(state, delay, park=self._waits_elsewhere(state))

@@ -23,7 +23,7 @@ from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.seen_filter import load_filter
 from ..crawler.settings import CrawlSettings
 from ..crawler.sharding import shard_index
-from ..crawler.tables import dropped_table, fetch_log_table, fetch_tasks, links_table
+from ..crawler.tables import dropped_table, fetch_log_table, links_table
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..crawler.warc import warc_date
 from ..layout import columns_of, frontier_file, latest_before, shard_files
@@ -163,15 +163,15 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     A batch that was cut short resumes from its checkpoint; one that finished is not fetched
     again (the same result comes back, and writing it again changes nothing) unless
     `refetch`: then it starts over, and its earlier WARC files are moved aside at the end."""
-    tasks = fetch_tasks(inputs.frontier)
     previous = sorted(warc_dir.glob("*.warc.gz"))
     progress = BatchProgress(warc_dir / CHECKPOINT_DIR)
     if refetch:
         progress.clear()
-    batch = run_fetch_batch(settings, shard_index(shard), tasks, warc_dir, warc_prefix, seen=inputs.seen,
+    # The frontier streams from disk a few URLs per host at a time (crawler/disk_frontier.py).
+    batch = run_fetch_batch(settings, shard_index(shard), [], warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
-                            progress=progress)
+                            progress=progress, frontier=inputs.frontier)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []
@@ -184,9 +184,9 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     output = batch.output
     fetch_log, links, dropped = (fetch_log_table(output.records), links_table(output.links),
                                  dropped_table(output.dropped))
-    frontier_urls = {t.url for t in tasks}
+    frontier_urls = set(inputs.frontier.column("url").to_pylist())
     counts = FetchCounts(
-        frontier_urls=len(tasks),
+        frontier_urls=inputs.frontier.num_rows,
         fetched=fetch_log.num_rows,
         discovered_in_batch=sum(r.url not in frontier_urls for r in output.records),
         hosts=len({r.host for r in output.records}),

@@ -5,11 +5,12 @@
 SETTINGS_JSON holds CrawlSettingsResource's fields. It does what the fetch_batch asset does,
 without Dagster: the step, then the fetch log, links and dropped files. --die-at kills the
 process itself (SIGKILL) at a chosen point, the N-th time it is reached:
-  warc:N        halfway through writing the N-th WARC record (gzip member)
+  warc:N        halfway through the N-th write to a WARC file (a gzip member)
   checkpoint:N  with the N-th checkpoint's parts written but not its state.json
   parquet:N     halfway through writing the N-th checkpoint part (a Parquet file)
 """
 
+import io
 import json
 import os
 import signal
@@ -34,20 +35,19 @@ def die_at(where: str, nth: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     if where == "warc":
-        member = warc.WarcFileWriter._write_member
+        class DyingFile(io.FileIO):  # every WARC write goes through the file the writer opens
+            def write(self, data):
+                if due():
+                    super().write(data[: len(data) // 2])
+                    kill()
+                return super().write(data)
 
-        def write_member(self, record):
-            if due():
-                self._buffer.seek(0)
-                self._buffer.truncate()
-                self._writer.write_record(record)
-                data = self._buffer.getvalue()
-                self._file.write(data[: len(data) // 2])
-                self._file.flush()
-                kill()
-            member(self, record)
+        def open_dying(path, mode="r", *args, **kwargs):
+            if "w" in mode and str(path).endswith(warc.OPEN_SUFFIX):
+                return io.BufferedWriter(DyingFile(path, "w"), buffer_size=1)
+            return open(path, mode, *args, **kwargs)
 
-        warc.WarcFileWriter._write_member = write_member
+        warc.open = open_dying
     elif where in ("checkpoint", "parquet"):
         fsync_write = checkpoint._fsync_write
 
