@@ -76,9 +76,11 @@ candidates AS (
     {links_part}
 ),
 -- known: each URL once, at the shallowest depth it was found.
+-- (grouped by two 64-bit hashes of the URL, which compare far faster than the strings; a
+-- collision needs about 2^64 URLs)
 known AS (
-    SELECT url, any_value(host) AS host, min(depth)::INTEGER AS depth
-    FROM candidates GROUP BY url
+    SELECT any_value(url) AS url, any_value(host) AS host, min(depth)::INTEGER AS depth
+    FROM candidates GROUP BY hash(url), hash(url, 1)
 ),
 -- hosts: scope and shard (its number, for the order, and its key) of each distinct host:
 -- Python rules, run once per host.
@@ -138,7 +140,8 @@ FROM (
 #   path segments (the macros of register_url_rules: aligned runs of 1-3 segments, looked at
 #   only when the path has max_path_repeats slashes or more; scheme:// and the host's slash
 #   add three), in that order; with a blocklist, Python's rule is asked for the rest;
-# - url_pattern: the path's digit runs as 9, "?", the parameter names sorted, joined by "&".
+# - url_pattern: the path's digit runs as 9, "?", the parameter names (each "&" piece up to
+#   its "=") sorted, joined by "&".
 QUERY_SQL = "substr(url, strpos(url, '?') + 1)"
 TRAP_SQL = f"""CASE
     WHEN length(url) > $max_url_length THEN '{DropReason.URL_TOO_LONG}'
@@ -151,7 +154,7 @@ TRAP_SQL = f"""CASE
 END"""
 PATTERN_SQL = f"""CASE WHEN strpos(url, '?') > 0 AND length(url) > strpos(url, '?') THEN
     regexp_replace(split_part(url, '?', 1), '[0-9]+', '9', 'g') || '?' ||
-    array_to_string(list_sort(string_split(regexp_replace({QUERY_SQL}, '=[^&]*', '', 'g'), '&')), '&')
+    array_to_string(list_sort(list_transform(string_split({QUERY_SQL}, '&'), lambda p: split_part(p, '=', 1))), '&')
 END"""
 
 # Link targets of earlier days (files written before the trap defences lack dropped_reason).
