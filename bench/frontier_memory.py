@@ -114,7 +114,7 @@ def run_batch(frontier: Path, workdir: Path, seconds: float, concurrency: int) -
 
     settings = dataclasses.replace(
         load_settings(use_env=False), shard_count=1, max_concurrent_hosts=concurrency,
-        default_delay_s=1.0, checkpoint_interval_s=15.0, host_scope=(f"*.{DOMAIN}",),
+        default_delay_s=1.0, host_scope=(f"*.{DOMAIN}",),
         resolver_overrides={f"*.{DOMAIN}": "127.0.0.1"}, blocklist_file=workdir / "none.txt",
         network_exceptions=(NetworkException((f"*.{DOMAIN}",), (ipaddress.ip_network("127.0.0.0/8"),)),))
     progress = BatchProgress(workdir / "checkpoint")

@@ -4,7 +4,7 @@ the day's frontier (frontier_job), the fetch batch of every shard (fetch_job, at
 everything that reads the fetch batches (day_close_job). Each is a run in the instance, visible
 in the UI and re-executable there. Days run one after another, each after the previous closed.
 
-    python -m crawl_assets.cycle [--date YYYY-MM-DD] [--until YYYY-MM-DD] [--shards s00,s01]
+    python -m crawl_assets.cycle [--date YYYY-MM-DD] [--until YYYY-MM-DD] [--shards s00,s01] [--refetch]
 
 A daemon must dequeue the runs: when none serves DAGSTER_HOME (data/dagster_home by default),
 the command runs `dagster dev` on a free loopback port for its own length (launcher.py).
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from dagster import DagsterEventType, DagsterInstance, materialize
 
 from .assets import ALL_ASSETS
+from .assets.fetch import REFETCH_TAG
 from .crawler.crawl_errors import CrawlError, CrawlInputError
 from .crawler.settings import load_settings
 from .jobs import (
@@ -88,20 +89,22 @@ def daily_spec(job_name: str, date: str) -> RunSpec:
     return RunSpec(f"{job_name}[{date}]", job_name, partition_tags(daily_partitions, date))
 
 
-def fetch_spec(date: str, shard: str) -> RunSpec:
+def fetch_spec(date: str, shard: str, refetch: bool = False) -> RunSpec:
+    """refetch: fetch a shard that finished before again (else its run changes nothing)."""
     key = str(fetch_partition_key(date, shard))
-    return RunSpec(f"fetch_batch[{key}]", fetch_job.name, partition_tags(fetch_partitions, key))
+    tags = partition_tags(fetch_partitions, key) | ({REFETCH_TAG: "true"} if refetch else {})
+    return RunSpec(f"fetch_batch[{key}]", fetch_job.name, tags)
 
 
 def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
-                 progress: Callable[[str], None] = lambda line: None) -> CycleReport:
+                 progress: Callable[[str], None] = lambda line: None, refetch: bool = False) -> CycleReport:
     """Submit one day's runs stage by stage to the run queue and follow them to the end."""
     started = time.monotonic()
     (frontier,) = queue.run_all([daily_spec(frontier_job.name, date)], 1, progress)
     if not frontier.succeeded:
         raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): "
                           f"{failure_reason(queue.instance, frontier.run_id)}")
-    fetches = queue.run_all([fetch_spec(date, shard) for shard in shards], parallel, progress)
+    fetches = queue.run_all([fetch_spec(date, shard, refetch) for shard in shards], parallel, progress)
     # A shard that failed after its retries leaves a partial day: the day still closes.
     (close,) = queue.run_all([daily_spec(day_close_job.name, date)], 1, progress)
     report = CycleReport(date, frontier, tuple(fetches), close, time.monotonic() - started)
@@ -175,7 +178,7 @@ def today() -> str:
 
 
 def run_days(days: list[str], shards: list[str] | None = None,
-             progress: Callable[[str], None] = print) -> list[CycleReport]:
+             progress: Callable[[str], None] = print, refetch: bool = False) -> list[CycleReport]:
     """Cycles for `days` in order through the instance in DAGSTER_HOME (started services
     stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message."""
     settings = load_settings()
@@ -190,7 +193,7 @@ def run_days(days: list[str], shards: list[str] | None = None,
         queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: "cli"})
         for day in days:
             reports.append(submit_cycle(day, queue, shards or settings.shard_keys(),
-                                     settings.max_parallel_shards, progress))
+                                     settings.max_parallel_shards, progress, refetch))
             progress(reports[-1].summary())
     return reports
 
@@ -200,11 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--date", default=today(), help="the (first) day's partition (default: today, UTC)")
     parser.add_argument("--until", help="run the cycles of every day from --date to this one, in order")
     parser.add_argument("--shards", help="comma-separated shard keys (default: every shard)")
+    parser.add_argument("--refetch", action="store_true",
+                        help="fetch shards that finished before again (by default a finished shard is "
+                             "not fetched twice and one cut short resumes); their older WARC files are kept aside")
     args = parser.parse_args(argv)
     try:
         days = days_between(args.date, args.until or args.date)
         reports = run_days(days, args.shards.split(",") if args.shards else None,
-                           progress=lambda line: print(line, flush=True))
+                           progress=lambda line: print(line, flush=True), refetch=args.refetch)
     except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1

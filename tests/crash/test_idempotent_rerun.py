@@ -57,3 +57,14 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
     refetched = pq.read_table(fetch_log_file(root, DAY, shard)).to_pylist()
     assert {r["url"] for r in refetched} == set(log["url"].to_pylist())
     assert {r["warc_file"] for r in refetched if r["warc_file"]} <= set(current)
+
+
+def test_the_command_line_asks_for_a_refetch_with_the_tag_the_asset_reads(monkeypatch):
+    from crawl_assets import cycle
+
+    assert cycle.fetch_spec(DAY, "s00", refetch=True).tags[REFETCH_TAG] == "true"
+    assert REFETCH_TAG not in cycle.fetch_spec(DAY, "s00").tags
+    asked = []
+    monkeypatch.setattr(cycle, "run_days", lambda days, shards, progress, refetch: asked.append(refetch) or [])
+    assert cycle.main(["--refetch"]) == 0 and cycle.main([]) == 0
+    assert asked == [True, False]
