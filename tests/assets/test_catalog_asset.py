@@ -1,7 +1,8 @@
 """crawl_catalog[D] through Dagster: a daily partition, and two days' builds at once."""
 
+import multiprocessing
 import sys
-import threading
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -16,29 +17,31 @@ from test_catalog_step import write_outputs  # noqa: E402 (the pipeline tests' s
 DAYS = ["2026-11-28", "2026-11-29"]
 
 
+def build(day: str, data_root: str, start) -> tuple:
+    """One day's catalog in a process of its own, as two runs of a deployment would build it
+    (Dagster's logging set-up is process-wide: two runs in threads of one process deadlock)."""
+    resource = CrawlSettingsResource(data_root=data_root, seeds_dir=str(Path(data_root) / "seeds"))
+    with instance_for_test() as instance:  # one instance each: SQLite takes one writer
+        start.wait()
+        result = materialize([crawl_catalog], partition_key=day, instance=instance,
+                             resources={"crawl_settings": resource}, raise_on_error=False)
+        events = result.get_asset_materialization_events()
+        return (result.success, [(e.partition, e.materialization.metadata["built_for_day"].value)
+                                 for e in events],
+                [check.passed for check in result.get_asset_check_evaluations()])
+
+
 def test_two_days_of_the_catalog_built_at_once_both_land_whole(tmp_path):
     write_outputs(tmp_path)
-    resource = CrawlSettingsResource(data_root=str(tmp_path), seeds_dir=str(tmp_path / "seeds"))
-    results, start = {}, threading.Barrier(len(DAYS))
+    spawn = multiprocessing.get_context("spawn")
+    with spawn.Manager() as manager, ProcessPoolExecutor(len(DAYS), mp_context=spawn) as pool:
+        start = manager.Barrier(len(DAYS))
+        results = dict(zip(DAYS, pool.map(build, DAYS, [str(tmp_path)] * len(DAYS), [start] * len(DAYS))))
 
-    def build(day: str) -> None:
-        with instance_for_test() as instance:  # one instance each: SQLite takes one writer
-            start.wait()
-            results[day] = materialize([crawl_catalog], partition_key=day, instance=instance,
-                                       resources={"crawl_settings": resource}, raise_on_error=False)
-
-    threads = [threading.Thread(target=build, args=(day,)) for day in DAYS]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    for day, result in results.items():
-        assert result.success, day
-        (event,) = result.get_asset_materialization_events()
-        assert event.partition == day and event.materialization.metadata["built_for_day"].value == day
-        (check,) = result.get_asset_check_evaluations()
-        assert check.passed  # the catalog it built has exactly the files' rows
+    for day, (success, materialized, checks) in results.items():
+        assert success, day
+        assert materialized == [(day, day)]
+        assert checks == [True]  # the catalog it built has exactly the files' rows
     with duckdb.connect(str(tmp_path / "crawl.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM fetches").fetchone()[0] == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("crawl.duckdb")] == ["crawl.duckdb"]
