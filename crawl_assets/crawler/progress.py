@@ -31,7 +31,7 @@ from .vocabulary import WarcRecordKind
 from .warc import WarcFileWriter, warc_date
 from .workbench import FetchTask
 
-HEAD_PER_HOST = 4  # URLs of a host in memory when the frontier streams from disk
+HEAD_PER_HOST = 2  # URLs of a host in memory when the frontier streams from disk (topped up every turn)
 
 
 @dataclass

@@ -162,10 +162,12 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
 
     A batch that was cut short resumes from its checkpoint; one that finished is not fetched
     again (the same result comes back, and writing it again changes nothing) unless
-    `refetch`: then it starts over, and its earlier WARC files are moved aside at the end."""
+    `refetch`: then a finished batch starts over, and its earlier WARC files are moved aside
+    at the end."""
     previous = sorted(warc_dir.glob("*.warc.gz"))
     progress = BatchProgress(warc_dir / CHECKPOINT_DIR)
-    if refetch:
+    last = progress.load()
+    if refetch and last is not None and last.finished:  # one cut short resumes (a retry of a refetch too)
         progress.clear()
     # The frontier streams from disk a few URLs per host at a time (crawler/disk_frontier.py).
     batch = run_fetch_batch(settings, shard_index(shard), [], warc_dir, warc_prefix, seen=inputs.seen,

@@ -3,91 +3,23 @@ uninterrupted run of the same partition has: the same URLs, each with exactly on
 every WARC file valid (warcio check) and every row's record where the row says, no
 "*.open" file left, and no URL fetched twice beyond those in flight at a kill."""
 
-import collections
 import json
 import os
 import random
-import shutil
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from dagster import instance_for_test, materialize
-from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.assets import frontier_snapshot, seeds
+from crash_support import (CHECKPOINT_INTERVAL_S, DAY, final_state, kill_after, page_requests, prepared,
+                           run)
 from crawl_assets.crawler.checkpoint import STATE_FILE
 from crawl_assets.layout import fetch_log_file, frontier_file, warc_dir
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR
-from support import DemoWebProcess, assert_warcio_check_passes, write_test_settings
+from support import TEST_DELAY_S, DemoWebProcess
 
-DAY = "2026-11-29"
-RUNNER = Path(__file__).with_name("fetch_runner.py")
 ROUNDS = int(os.environ.get("RECRAWL_CRASH_ROUNDS", "6"))  # random kill points
-
-
-@pytest.fixture(scope="module")
-def server():
-    with DemoWebProcess(hosts=4, pages_per_host=30) as web:
-        yield web
-
-
-def prepared(folder: Path, web) -> tuple[Path, str, Path]:
-    """Seeds and the day's frontier under folder; (settings json, shard with most URLs, root)."""
-    resource = write_test_settings(folder, web.web, extra="checkpoint_interval_s = 0.15\n")
-    with instance_for_test() as instance:
-        materialize([seeds], instance=instance, resources={"crawl_settings": resource})
-        materialize([frontier_snapshot], instance=instance, resources={"crawl_settings": resource},
-                    partition_key=DAY)
-    root = resource.load().data_root
-    sizes = {p.parent.name[6:]: pq.read_metadata(p).num_rows
-             for p in (root / "frontier" / f"date={DAY}").glob("shard=*/frontier.parquet")}
-    shard = max(sizes, key=sizes.get)
-    config = folder / "settings.json"
-    config.write_text(json.dumps(resource.model_dump()))
-    return config, shard, root
-
-
-def run(config: Path, shard: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(RUNNER), str(config), DAY, shard, *extra],
-                          capture_output=True, text=True, timeout=300)
-
-
-def kill_after(config: Path, shard: str, seconds: float) -> None:
-    process = subprocess.Popen([sys.executable, str(RUNNER), str(config), DAY, shard],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        process.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-
-
-def final_state(root: Path, shard: str) -> dict:
-    """What the partition holds, checked for the invariants every run must leave."""
-    folder = warc_dir(root, DAY, shard)
-    assert not list(folder.rglob("*.open")), "an unfinished WARC file was left"
-    warcs = sorted(folder.glob("*.warc.gz"))
-    assert_warcio_check_passes(*warcs)
-    log = pq.read_table(fetch_log_file(root, DAY, shard)).to_pylist()
-    urls = collections.Counter(row["url"] for row in log)
-    assert max(urls.values()) == 1, [u for u, n in urls.items() if n > 1]
-    for row in log:
-        if row["warc_file"]:
-            with open(folder / row["warc_file"], "rb") as handle:
-                handle.seek(row["warc_offset"])
-                record = next(iter(ArchiveIterator(handle)))
-                assert record.rec_headers.get_header("WARC-Target-URI") == row["url"]
-    return {"urls": set(urls), "warcs": warcs}
-
-
-def page_requests(rows: list[dict], since: float) -> collections.Counter:
-    return collections.Counter((r["host"], r["path"]) for r in rows
-                               if r["start"] >= since and not r["path"].startswith("/robots.txt"))
 
 
 def test_killed_at_each_kind_of_point_and_at_random_the_rerun_loses_nothing(tmp_path):
@@ -122,7 +54,7 @@ def test_killed_at_each_kind_of_point_and_at_random_the_rerun_loses_nothing(tmp_
     # before it (one checkpoint interval of work per host at most).
     twice = sum(n - 1 for n in page_requests(rows, started).values() if n > 1)
     hosts = len({url.split("/")[2] for url in resumed["urls"]})
-    per_interval = int(0.15 / 0.03) + 2
+    per_interval = int(CHECKPOINT_INTERVAL_S / TEST_DELAY_S) + 2
     print(f"crash rounds: kills={kills} urls={len(resumed['urls'])} fetched_again={twice}")
     assert twice <= kills * hosts * per_interval
 
