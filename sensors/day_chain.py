@@ -1,7 +1,7 @@
 """The day's chain when no driver submits it: a landed frontier starts the fetch batch of every
 shard; once every shard of a day has finished (landed, or failed after its retries), the day
-closes on what landed (day_close_job). Runs tagged by a driver (`make crawl`) are left alone:
-the driver submits their next stage itself.
+closes on what landed (day_close_job). Runs tagged by a driver (`make crawl`) and runs of a
+backfill are left alone: the driver, or the backfill, launches their next stage itself.
 
 Both sensors read the instance's event log from a cursor (the last storage id seen), so each
 materialisation is acted on once; run keys make a repeated request harmless.
@@ -29,16 +29,17 @@ from crawl_assets.partitions import SHARD_KEYS, fetch_partition_key, fetch_parti
 from crawl_assets.run_status import failed_fetch_runs, latest_fetch_run
 
 BATCH = 100  # event records read per tick
+BACKFILL_TAG = "dagster/backfill"  # on every run a backfill launches (UI, `dagster asset backfill`)
 
 
 def _new_materialisations(instance: DagsterInstance, asset: str, cursor: int | None):
-    """(records of undriven runs, the last storage id read)."""
+    """(records of runs nobody else follows up, the last storage id read)."""
     result = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=AssetKey(asset), after_storage_id=cursor), limit=BATCH, ascending=True)
     undriven = []
     for record in result.records:
         run = instance.get_run_by_id(record.run_id) if record.run_id else None
-        if run is None or DRIVER_TAG not in run.tags:
+        if run is None or not {DRIVER_TAG, BACKFILL_TAG} & set(run.tags):
             undriven.append(record)
     last = result.records[-1].storage_id if result.records else cursor
     return undriven, last

@@ -1,6 +1,7 @@
-"""A shard that keeps failing, through the real instance: its run retries the step (the fetch
-retry policy), fails, and the day-close sensor then closes the day on what landed; the day
-report says the day is partial and names the shard and its run. Once the shard is repaired and
+"""A shard that keeps failing, through the real instance: a day's frontier launched without a
+driver starts every shard's fetch run (sensor), the broken shard's run retries the step (the
+fetch retry policy) and fails, and the day-close sensor then closes the day on what landed;
+the day report says the day is partial and names the shard and its run. Once the shard is repaired and
 run again, the sensor closes the day again, complete. Every figure is read back from the
 instance's materialisation events, as the UI shows them."""
 
@@ -13,30 +14,31 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterRun, 
 
 from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
 from crawl_assets.cycle import daily_spec, fetch_spec
-from crawl_assets.jobs import DRIVER_TAG, day_close_job, frontier_job
+from crawl_assets.jobs import SHARD_TAG, day_close_job, fetch_job, frontier_job
 from crawl_assets.layout import fetch_log_file, url_registry_file
 from crawl_assets.run_policies import FETCH_RETRIES
 
 DAY = "2026-11-23"
 GOOD, BROKEN = "s00", "s01"
-# The close sensor ticks every 30 s; a loaded machine can take minutes to start runs.
-CLOSE_TIMEOUT_S = 600
+# The sensors tick every 30 s; a loaded machine can take minutes to start runs.
+SENSOR_TIMEOUT_S = 600
 
 
-def closed_runs(instance, date: str) -> list[DagsterRun]:
-    """day_close_job runs of `date` that finished, oldest first."""
-    records = instance.get_run_records(RunsFilter(job_name=day_close_job.name, tags={"dagster/partition": date}))
-    return [r.dagster_run for r in reversed(records) if r.dagster_run.is_finished]  # newest first from storage
+def finished_runs(instance, job_name: str, partition: str) -> list[DagsterRun]:
+    """Finished runs of `job_name` for `partition`, oldest first."""
+    records = instance.get_run_records(RunsFilter(job_name=job_name, tags={"dagster/partition": partition}))
+    return [r.dagster_run for r in reversed(records) if r.dagster_run.is_finished]  # storage: newest first
 
 
-def wait_for_closes(instance, date: str, count: int) -> list[DagsterRun]:
-    deadline = time.monotonic() + CLOSE_TIMEOUT_S
+def wait_for_runs(instance, job_name: str, partition: str, count: int) -> list[DagsterRun]:
+    """Wait until `count` runs of `job_name` for `partition` have finished (a sensor starts them)."""
+    deadline = time.monotonic() + SENSOR_TIMEOUT_S
     while time.monotonic() < deadline:
-        runs = closed_runs(instance, date)
+        runs = finished_runs(instance, job_name, partition)
         if len(runs) >= count:
             return runs
         time.sleep(2)
-    raise AssertionError(f"the day-close sensor did not close {date} {count} time(s) within {CLOSE_TIMEOUT_S} s")
+    raise AssertionError(f"no {count} finished {job_name} run(s) of {partition} within {SENSOR_TIMEOUT_S} s")
 
 
 def latest_report(instance, date: str) -> dict:
@@ -49,26 +51,29 @@ def table_rows(value) -> dict:
     return {r.data[value.schema.columns[0].name]: r.data[value.schema.columns[1].name] for r in value.records}
 
 
-@pytest.mark.timeout(CLOSE_TIMEOUT_S * 2 + 900)  # dagster dev may start for this test first
+@pytest.mark.timeout(SENSOR_TIMEOUT_S * 4 + 900)  # dagster dev may start for this test first
 def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
     instance, root = deployment.instance, deployment.settings.data_root
-    (frontier,) = deployment.queue(**{DRIVER_TAG: "test"}).run_all([daily_spec(frontier_job.name, DAY)], 1)
-    assert frontier.succeeded
     # The broken shard's fetch-log folder is a plain file: every attempt fetches the shard and
     # then fails writing its fetch log (as on a full or broken disk).
     blocker = fetch_log_file(root, DAY, BROKEN).parent
     blocker.parent.mkdir(parents=True, exist_ok=True)
     blocker.write_text("not a folder\n")
 
-    # Launched without a driver, as from the UI or the nightly chain: the sensor closes the day.
-    undriven = deployment.queue()
-    runs = {run.label[-4:-1]: run for run in undriven.run_all([fetch_spec(DAY, GOOD), fetch_spec(DAY, BROKEN)], 2)}
+    # The day's frontier launched without a driver, as from the UI or the nightly schedule:
+    # the sensors fetch every shard, then close the day.
+    (frontier,) = deployment.queue().run_all([daily_spec(frontier_job.name, DAY)], 1)
+    assert frontier.succeeded
+    runs = {shard: wait_for_runs(instance, fetch_job.name, f"{DAY}|{shard}", 1)[0] for shard in (GOOD, BROKEN)}
+    assert {shard: run.tags["dagster/sensor_name"] for shard, run in runs.items()} == {
+        GOOD: "fetch_after_frontier", BROKEN: "fetch_after_frontier"}
+    assert {shard: run.tags[SHARD_TAG] for shard, run in runs.items()} == {GOOD: GOOD, BROKEN: BROKEN}
     assert runs[GOOD].status == DagsterRunStatus.SUCCESS
     assert runs[BROKEN].status == DagsterRunStatus.FAILURE
     retries = instance.all_logs(runs[BROKEN].run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY)
     assert len(retries) == FETCH_RETRIES  # tried three times in all
 
-    (close,) = wait_for_closes(instance, DAY, 1)
+    (close,) = wait_for_runs(instance, day_close_job.name, DAY, 1)
     assert close.status == DagsterRunStatus.SUCCESS and close.tags["crawl/failed_shards"] == BROKEN
     # The day's downstream assets ran on what landed; their tables say how many rows they hold.
     registry = instance.fetch_materializations(
@@ -97,9 +102,9 @@ def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
 
     # Repaired and run again: the sensor closes the day a second time, now complete.
     blocker.unlink()
-    (rerun,) = undriven.run_all([fetch_spec(DAY, BROKEN)], 1)
+    (rerun,) = deployment.queue().run_all([fetch_spec(DAY, BROKEN)], 1)  # as from the UI
     assert rerun.succeeded
-    second = wait_for_closes(instance, DAY, 2)[-1]
+    second = wait_for_runs(instance, day_close_job.name, DAY, 2)[-1]
     assert second.status == DagsterRunStatus.SUCCESS and "crawl/failed_shards" not in second.tags
     report = latest_report(instance, DAY)
     assert report["partial"].value is False and report["missing_shards"].value == "none"

@@ -21,7 +21,7 @@ from crawl_assets.definitions import defs
 from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG
 from crawl_assets.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
 from crawl_assets.schedules import NIGHTLY_HOUR, nightly_cycle
-from sensors.day_chain import close_day_after_fetch, fetch_after_frontier
+from sensors.day_chain import BACKFILL_TAG, close_day_after_fetch, fetch_after_frontier
 from sensors.seed_changes import seed_files_changed
 
 DAY = "2026-11-20"
@@ -51,6 +51,7 @@ def instance():
 def test_a_landed_frontier_starts_every_shard_with_its_shard_tag(instance):
     land(instance, stand_in_frontier, DAY)
     land(instance, stand_in_frontier, "2026-11-21", **{DRIVER_TAG: "cli"})  # its driver fetches itself
+    land(instance, stand_in_frontier, "2026-11-22", **{BACKFILL_TAG: "abcdefgh"})  # and so does a backfill
     context = build_sensor_context(instance=instance, definitions=defs)
     result = fetch_after_frontier(context)
     assert [r.partition_key for r in result.run_requests] == [f"{DAY}|{s}" for s in SHARD_KEYS]
