@@ -48,7 +48,7 @@ def change_stats_inputs(root: Path, date: str) -> tuple[Path, ...]:
     files = shard_files(root, "fetch_log", through=date)
     if not files:
         raise CrawlInputError(f"no fetch log up to {date} under {root / 'fetch_log'}: "
-                                f"materialise fetch_batch for {date} first")
+                                f"materialise fetch_log for {date} first")
     return files
 
 
