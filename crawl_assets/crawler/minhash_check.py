@@ -4,12 +4,15 @@ texts read back from the WARC files, for when a near-duplicate decision must be 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from datasketch import MinHash
 from warcio.archiveiterator import ArchiveIterator
 
 from .decoding import decode_body
 from .simhash import page_text
+
+if TYPE_CHECKING:  # datasketch's package import pulls in scipy (0.65 s of every run's start)
+    from datasketch import MinHash
 
 NUM_PERM = 128
 
@@ -29,6 +32,8 @@ def text_from_warc(path: Path, offset: int) -> str:
 
 def minhash_of(text: str, shingle: int = 3) -> MinHash:
     words = text.lower().split()
+    from datasketch import MinHash  # noqa: PLC0415 (imported where first needed)
+
     sketch = MinHash(num_perm=NUM_PERM)
     sketch.update_batch(" ".join(words[i:i + shingle]).encode() for i in range(max(len(words) - shingle + 1, 1)))
     return sketch
