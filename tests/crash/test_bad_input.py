@@ -138,3 +138,14 @@ def test_a_missing_frontier_fails_the_fetch_batch_once_without_retries(tmp_path)
     assert "frontier.parquet is missing: materialise frontier_snapshot for 2026-11-29 first" in failure_of(result)
     kinds = [e.dagster_event.event_type for e in events if e.dagster_event]
     assert DagsterEventType.STEP_UP_FOR_RETRY not in kinds and kinds.count(DagsterEventType.STEP_START) == 1
+
+
+def test_an_unreadable_checkpoint_is_named_with_what_to_do(tmp_path):
+    from crawl_assets.crawler.tables import FRONTIER_SCHEMA
+    from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, FetchInputs, run_fetch_step
+
+    folder = tmp_path / "warc"
+    (folder / CHECKPOINT_DIR).mkdir(parents=True)
+    (folder / CHECKPOINT_DIR / "state.json").write_text('{"sequence": 3, "finis')  # cut short by hand
+    with pytest.raises(CrawlInputError, match=r"checkpoint .*state.json cannot be read .*delete the folder"):
+        run_fetch_step(settings_for(tmp_path), "s00", FetchInputs(FRONTIER_SCHEMA.empty_table()), folder, "t")
