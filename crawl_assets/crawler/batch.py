@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,7 +68,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
                              known_payloads=payloads)
         if point is None:
-            output = asyncio.run(engine.run(tasks))
+            output = engine.run_blocking(tasks)
             return BatchResult(output, warc.close())
         warc.adopt([warc_dir / name for name in point.warc.kept])
         restore(engine, point)
@@ -80,7 +79,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
             engine.top_up = feeder.top_up
             feeder.start()
         try:
-            asyncio.run(engine.run(point.tasks, on_tick=checkpointer.tick, tick_s=settings.checkpoint_interval_s))
+            engine.run_blocking(point.tasks, on_tick=checkpointer.tick, tick_s=settings.checkpoint_interval_s)
         except BaseException:
             warc.abandon()  # like a kill: the last checkpoint is the state to resume from
             raise

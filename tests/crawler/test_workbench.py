@@ -163,3 +163,32 @@ def test_a_parked_host_takes_no_turns_until_unparked_and_its_own_hop_wakes_it():
         return state is a, t.url
 
     assert asyncio.run(scenario()) == (True, "http://a.test/99")
+
+
+class CountingClock(ManualClock):
+    """A manual clock that counts how often a worker went to sleep on it."""
+
+    def __init__(self):
+        super().__init__()
+        self.sleeps = 0
+
+    async def wait(self, event, timeout):
+        self.sleeps += 1
+        await super().wait(event, timeout)
+
+
+def test_a_change_wakes_one_idle_worker_not_all_of_them():
+    """Fifty workers, three hosts: every host is still handed out at its delay, and the idle
+    workers sleep a few times per turn, not fifty (a shared wake-up woke them all on every
+    release: ~20 wake-ups a page with 512 workers)."""
+    clock = CountingClock()
+    workbench = Workbench(clock=clock)
+    for host in ("a.test", "b.test", "c.test"):
+        for n in range(6):
+            workbench.add(task(host, n))
+    turns = run_workers(workbench, clock, {"a.test": 1.0, "b.test": 1.5, "c.test": 2.0}, workers=50)
+    assert len(turns) == 18
+    for host, delay in (("a.test", 1.0), ("b.test", 1.5), ("c.test", 2.0)):
+        times = [when for when, url in turns if f"//{host}/" in url]
+        assert times == [pytest.approx(max(0.0, delay * n + (0.5 - delay * n % 0.5) % 0.5)) for n in range(6)]
+    assert clock.sleeps <= 50 + 4 * len(turns), clock.sleeps
