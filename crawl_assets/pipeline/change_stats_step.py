@@ -118,19 +118,20 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
     list). settings: anything with `near_dup_threshold` (CrawlSettings). lastmod_evidence:
     optional (url, lastmod) rows from sitemaps and feeds."""
     end_day = _end_of(date)
-    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    # Every per-URL table stays in DuckDB (temp tables, spilled beyond the memory limit);
+    # only the numbers the estimators need leave it, and only the result becomes Arrow.
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "preserve_insertion_order": True})
     try:
-        per_url = _per_url_history(con, fetch_log_glob, end_day, settings.near_dup_threshold,
-                                   lastmod_evidence)
-        estimated = _own_estimates(per_url)
-        con.register("estimated", estimated)
-        urls = con.sql(_POOLED_SQL.format(pattern=URL_PATTERN_SQL), params=_pool_params()).to_arrow_table()
-        con.register("urls", urls)
+        _per_url_history(con, fetch_log_glob, end_day, settings.near_dup_threshold, lastmod_evidence)
+        _own_estimates(con)
+        con.execute("CREATE TEMP TABLE urls AS " + _POOLED_SQL.format(pattern=URL_PATTERN_SQL), _pool_params())
+        con.execute("DROP TABLE estimated")
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
+        urls = con.sql("SELECT * EXCLUDE (lm_trusted, day_visits, day_not_modified, day_bytes_saved) "
+                       "FROM urls ORDER BY url").to_arrow_table()
     finally:
         con.close()
-    urls = urls.drop_columns(["lm_trusted", "day_visits", "day_not_modified", "day_bytes_saved"])
     return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=rate_bands(urls["change_rate"]))
 
 
@@ -268,7 +269,8 @@ _WITH_EVIDENCE = """
 """
 
 
-def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Table | None) -> pa.Table:
+def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Table | None) -> None:
+    """Temp table per_url: one row per URL, its history in counts (see _HISTORY_SQL)."""
     visit_time = _read_fetch_log(con, glob)
     if evidence is not None:
         missing = {"url", "lastmod"} - set(evidence.column_names)
@@ -277,55 +279,62 @@ def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Tab
         con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
     sql = _HISTORY_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
                               gone=str(GONE_STATUSES), visit_time=visit_time)
-    history = con.sql(sql, params={
+    con.execute("CREATE TEMP TABLE history AS " + sql, {
         "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
         "end_day": end_day, "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS,
-    }).to_arrow_table()
-    names = con.sql(_NAMES_SQL.format(visit_time=visit_time), params={"end_day": end_day}).to_arrow_table()
-    con.register("history", history)
-    con.register("names", names)
-    table = con.sql("SELECT n.url, n.host, h.* EXCLUDE (k1, k2) FROM history h JOIN names n USING (k1, k2)").to_arrow_table()
-    con.unregister("history")
-    con.unregister("names")
-    del history, names
+    })
+    con.execute("CREATE TEMP TABLE names AS " + _NAMES_SQL.format(visit_time=visit_time), {"end_day": end_day})
     if evidence is not None:
-        latest = con.sql("SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t FROM lastmod_evidence "
-                             "WHERE epoch(lastmod) / 86400.0 < $end GROUP BY url", params={"end": end_day}).to_arrow_table()
-        con.register("per_url_raw", table)
-        con.register("latest_lastmod", latest)
-        table = con.sql("SELECT p.*, coalesce(l.lastmod_t > p.last_visit_t, false) AS pending_change "
-                            "FROM per_url_raw p LEFT JOIN latest_lastmod l USING (url)").to_arrow_table()
+        con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t "
+                    "FROM lastmod_evidence WHERE epoch(lastmod) / 86400.0 < $end GROUP BY url", {"end": end_day})
+        pending = ("coalesce(l.lastmod_t > h.last_visit_t, false) AS pending_change FROM history h "
+                   "JOIN names n USING (k1, k2) LEFT JOIN latest_lastmod l USING (url)")
     else:
-        table = table.append_column("pending_change", pa.array(np.zeros(len(table), dtype=bool)))
-    return table
+        pending = "false AS pending_change FROM history h JOIN names n USING (k1, k2)"
+    con.execute(f"CREATE TEMP TABLE per_url AS SELECT n.url, n.host, h.* EXCLUDE (k1, k2), {pending}")
+    con.execute("DROP TABLE history")
+    con.execute("DROP TABLE names")
 
 
-def _own_estimates(per_url: pa.Table) -> pa.Table:
-    """Each URL's own rate from its intervals: bias-reduced when regular, MLE when not."""
-    n = per_url["intervals"].to_numpy(zero_copy_only=False)
-    x = per_url["changes"].to_numpy(zero_copy_only=False)
-    observed = per_url["observed_days"].to_numpy(zero_copy_only=False)
-    unchanged = per_url["unchanged_days"].to_numpy(zero_copy_only=False)
-    shortest = per_url["shortest_interval"].fill_null(0).to_numpy(zero_copy_only=False)
-    longest = per_url["longest_interval"].fill_null(0).to_numpy(zero_copy_only=False)
+# Estimator codes of _own_estimates, named in SQL by their place in this tuple.
+_ESTIMATOR_CODES = (RateEstimator.PRIOR, RateEstimator.BIAS_REDUCED, RateEstimator.MLE)
+
+
+def _own_estimates(con) -> None:
+    """Temp table estimated: per_url with each URL's own rate from its intervals, bias-reduced
+    when regular, MLE when not (numpy over the numeric columns; the rest stays in DuckDB)."""
+    columns = con.execute("SELECT rowid AS row_id, intervals, changes, observed_days, unchanged_days, "
+                          "coalesce(shortest_interval, 0) AS shortest, coalesce(longest_interval, 0) AS longest "
+                          "FROM per_url").fetchnumpy()
+    n, x = columns["intervals"], columns["changes"]
+    observed, unchanged = columns["observed_days"], columns["unchanged_days"]
+    shortest, longest = columns["shortest"], columns["longest"]
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_interval = np.where(n > 0, observed / np.maximum(n, 1), 0.0)
     regular = (n > 0) & (longest - shortest <= REGULAR_SPREAD * mean_interval)
     rate = bias_reduced_rate(n, x, mean_interval)
-    estimator = np.where(n > 0, RateEstimator.BIAS_REDUCED.value, RateEstimator.PRIOR.value).astype(object)
+    code = np.where(n > 0, 1, 0).astype(np.int8)
     # Irregular intervals with both changed and unchanged time: the MLE has a finite root.
     mle = (n > 0) & ~regular & (x > 0) & (unchanged > 0)
     idx = np.flatnonzero(mle)
     if len(idx):
-        lists = per_url["changed_intervals"].take(pa.array(idx))
+        con.register("mle_rows", pa.table({"pos": np.arange(len(idx)), "row_id": columns["row_id"][idx]}))
+        lists = con.sql("SELECT p.changed_intervals FROM mle_rows m JOIN per_url p ON p.rowid = m.row_id "
+                        "ORDER BY m.pos").to_arrow_table()["changed_intervals"].combine_chunks()
+        con.unregister("mle_rows")
         owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
         values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
         rate[idx] = irregular_mle_rate(values, owner, unchanged[idx])
-    estimator[(n > 0) & ~regular & ((x == 0) | (unchanged > 0))] = RateEstimator.MLE.value
+    code[(n > 0) & ~regular & ((x == 0) | (unchanged > 0))] = 2
     rate[x == 0] = 0.0  # never seen changing: both estimators say 0; the prior lifts it
-    table = per_url.drop_columns(["changed_intervals", "shortest_interval", "longest_interval"])
-    return (table.append_column("own_rate", pa.array(rate))
-                 .append_column("own_estimator", pa.array(estimator, type=pa.string())))
+    con.register("own", pa.table({"row_id": columns["row_id"], "own_rate": rate, "code": code}))
+    del columns
+    names = "[" + ", ".join(f"'{e.value}'" for e in _ESTIMATOR_CODES) + "]"
+    con.execute("CREATE TEMP TABLE estimated AS SELECT p.* EXCLUDE (changed_intervals, shortest_interval, "
+                f"longest_interval), o.own_rate, {names}[o.code + 1] AS own_estimator "
+                "FROM per_url p JOIN own o ON p.rowid = o.row_id")
+    con.unregister("own")
+    con.execute("DROP TABLE per_url")
 
 
 # URL pattern for pooling: host and path with digit runs folded and query values dropped,
@@ -396,7 +405,6 @@ SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, 
        last_status, last_status_class, gone_streak, pending_change, bytes_saved,
        day_visits, day_not_modified, day_bytes_saved
 FROM evidence JOIN pattern_b USING (url_pattern, host)
-ORDER BY url
 """
 
 
@@ -427,7 +435,7 @@ def _counts(con) -> ChangeCounts:
                count(DISTINCT host) FILTER (lm_trusted),
                quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99]),
                coalesce(sum(day_visits), 0), coalesce(sum(day_not_modified), 0), coalesce(sum(day_bytes_saved), 0)
-        FROM urls""").fetchone()
+        FROM urls""").fetchall()[0]
     urls, visits, changes, boiler, not_modified, saved, trusted, quantiles, day_visits, day_304, day_saved = row
     q = quantiles or [0.0] * 4
     return ChangeCounts(urls=urls, visits=int(visits), changes=int(changes), boilerplate_changes=int(boiler),

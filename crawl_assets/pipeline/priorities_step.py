@@ -106,6 +106,7 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
                      else pa.table({"url": pa.array([], pa.string()), "inlinks": pa.array([], pa.int64())}))
         con.register("host_facts", _host_facts(hosts))
         no_content = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
+        con.execute(_HOST_INDEX_SQL)
         pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
         planned, allocation_counts = _schedule(pages, caps, now, settings)
@@ -143,7 +144,15 @@ def _cap_params(settings) -> dict:
             "flagged_budget": settings.flagged_host_budget, "day_seconds": SECONDS_A_DAY}
 
 
-# Every known URL with what the crawl knows of it; hosts numbered for the allocation.
+# Hosts numbered for the allocation (in host order), once: numbering them with a window over
+# every URL would sort the whole URL table by host.
+_HOST_INDEX_SQL = """
+CREATE TEMP TABLE host_index AS
+SELECT host, row_number() OVER (ORDER BY host) - 1 AS host_index
+FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats)
+"""
+
+# Every known URL with what the crawl knows of it.
 _PAGES_SQL = """
 WITH everything AS (
     SELECT url, any_value(host) AS host FROM (
@@ -153,8 +162,7 @@ WITH everything AS (
 host_rates AS (
     SELECT host, median(change_rate) AS host_rate FROM change_stats GROUP BY host
 )
-SELECT e.url, e.host,
-       dense_rank() OVER (ORDER BY e.host) - 1 AS host_index,
+SELECT e.url, e.host, x.host_index,
        CASE WHEN s.last_status IN ($not_found, $gone) AND s.gone_streak > 0 THEN $kind_gone
             WHEN s.last_visit_at IS NULL AND s.last_status_class IN {no_content} THEN $kind_gone
             WHEN s.last_visit_at IS NULL THEN $kind_discovery ELSE $kind_refresh END AS kind,
@@ -170,16 +178,17 @@ LEFT JOIN change_stats s USING (url)
 LEFT JOIN host_rates h ON h.host = e.host
 LEFT JOIN (SELECT url, sum(inlinks) AS inlinks FROM inlinks GROUP BY url) i USING (url)
 LEFT JOIN host_facts f ON f.host = e.host
+JOIN host_index x ON x.host IS NOT DISTINCT FROM e.host
 ORDER BY e.url
 """
 
 # Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget.
 _HOST_CAPS_SQL = """
-SELECT dense_rank() OVER (ORDER BY host) - 1 AS host_index, host,
+SELECT h.host_index, host,
        least($host_budget,
              floor($day_seconds / greatest(coalesce(f.delay_s, $default_delay), 1e-3)),
              CASE WHEN coalesce(f.flagged, false) THEN $flagged_budget ELSE $host_budget END)::BIGINT AS cap
-FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats) h
+FROM host_index h
 LEFT JOIN host_facts f USING (host)
 ORDER BY host_index
 """
