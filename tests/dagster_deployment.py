@@ -56,6 +56,14 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
     return [str(DEMO_SETTINGS), str(overlay)]
 
 
+# The daemon's backfill loop looks every 2 s instead of 30 (tests/daemon_pace/sitecustomize.py).
+BACKFILL_PACE_ENV = {
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent / "daemon_pace"),
+                                                os.environ.get("PYTHONPATH")])),
+    "RECRAWL_TEST_BACKFILL_INTERVAL_S": "2",
+}
+
+
 def stop_nightly_schedule(home: Path, env: dict[str, str]) -> None:
     """The tests launch every run themselves: a session that spans 02:00 UTC must not also get
     today's nightly cycle (a real crawl of today holding the shards' run slots)."""
@@ -72,7 +80,7 @@ def deployment(tmp_path_factory):
     shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
     with DemoWebProcess(seed=5, hosts=HOSTS, pages_per_host=PAGES_PER_HOST) as web:
         files = write_settings(folder, web)
-        env = {"RECRAWL_SETTINGS": ":".join(files)}
+        env = {"RECRAWL_SETTINGS": ":".join(files)} | BACKFILL_PACE_ENV
         stop_nightly_schedule(home, env)
         with DagsterService(home, with_daemon=True, env=env, log_file=folder / "dagster_dev.log") as service:
             instance = open_instance(home)

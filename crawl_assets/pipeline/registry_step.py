@@ -44,7 +44,10 @@ fetched AS (
     {fetched_part}
 )
 SELECT found.url, min(found.day) AS first_seen, min(found.depth)::INTEGER AS depth,
-       arg_min(found.source, found.day) AS discovered_from, any_value(fetched.last_fetched) AS last_fetched
+       -- the earliest day's linking page; of pages linking it that day, the first by URL, so
+       -- the answer does not depend on which fetch finished first (a backfill equals the nights)
+       arg_min(found.source, (found.day, found.source)) AS discovered_from,
+       any_value(fetched.last_fetched) AS last_fetched
 FROM found LEFT JOIN fetched USING (url)
 GROUP BY found.url
 ORDER BY found.url

@@ -59,6 +59,17 @@ def test_the_first_day_registry_is_the_seeds(tmp_path):
     assert result.counts.never_fetched == 1
 
 
+def test_of_pages_linking_a_url_on_its_first_day_the_first_by_url_found_it(tmp_path):
+    """Which fetch finished first differs between runs (a backfill and the nightly cycles of the
+    same days); the registry must not, so a tie on the day goes to the smaller page URL."""
+    write_seeds(tmp_path, ["http://a.test/"])
+    for order in ([("http://z.test/", "http://a.test/p", 1), ("http://b.test/", "http://a.test/p", 1)],
+                  [("http://b.test/", "http://a.test/p", 1), ("http://z.test/", "http://a.test/p", 1)]):
+        write_links(tmp_path, "2026-11-28", order)
+        rows = {r["url"]: r for r in build_registry(DAY, history_through(tmp_path, DAY)).table.to_pylist()}
+        assert rows["http://a.test/p"]["discovered_from"] == "http://b.test/"
+
+
 def test_the_seen_filter_knows_every_registered_url(crawl):
     registry = build_registry(DAY, history_through(crawl, DAY)).table
     write_parquet_atomic(registry, url_registry_file(crawl, DAY))
