@@ -197,7 +197,7 @@ ORDER BY host_index
 def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
     """Frequencies, next-due dates and gains, per URL (numpy over the URL-ordered table)."""
     col = lambda name: pages[name].to_numpy(zero_copy_only=False)  # noqa: E731
-    kind = col("kind").astype(str)
+    kinds = kind_masks(pages["kind"])
     rate = col("change_rate").astype(np.float64)
     weight = col("importance").astype(np.float64)
     host = col("host_index").astype(np.int64)
@@ -209,9 +209,7 @@ def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
     cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
     assert len(cap) == 0 or host.max() < len(cap)
 
-    refresh = kind == Kind.REFRESH
-    discovery = kind == Kind.DISCOVERY
-    gone = kind == Kind.GONE
+    refresh, discovery, gone = kinds[Kind.REFRESH], kinds[Kind.DISCOVERY], kinds[Kind.GONE]
     budget = settings.daily_fetch_budget
     discovery_budget = min(round(settings.discovery_share * budget), int(discovery.sum()))
     refresh_budget = budget - discovery_budget
@@ -253,8 +251,8 @@ def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
     gain = np.nan_to_num(gain)
     # Candidates: due URLs, and refresh URLs the allocation wants (fetched early if budget is left).
     order = _plan_order(due, gain, candidate=due | (refresh & (frequency > 0)))
-    planned = _plan(order, kind, host, cap, settings)
-    plan_rank = np.zeros(len(kind), dtype=np.int64)
+    planned = _plan(order, discovery, host, cap, settings)
+    plan_rank = np.zeros(len(rate), dtype=np.int64)
     plan_order = order[planned[order]]
     plan_rank[plan_order] = np.arange(1, len(plan_order) + 1)
     levels = len(settings.priority_weights)
@@ -274,19 +272,28 @@ def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
     return table, (len(allocation.capped_hosts), allocation.price, expected)
 
 
+def kind_masks(kinds: pa.ChunkedArray) -> dict[Kind, np.ndarray]:
+    """One boolean array per Kind, through Arrow's dictionary codes: turning 10M kind
+    strings into Python objects took more memory than the rest of the plan."""
+    encoded = kinds.combine_chunks().dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    names = encoded.dictionary.to_pylist()
+    return {k: codes == names.index(k) if k in names else np.zeros(len(codes), dtype=bool) for k in Kind}
+
+
 def _plan_order(due, gain, candidate) -> np.ndarray:
     """Candidate rows, due first, then by expected gain, then by row (= URL order)."""
     rows = np.flatnonzero(candidate)
     return rows[np.lexsort((rows, -gain[rows], ~due[rows]))]
 
 
-def _plan(order, kind, host, cap, settings) -> np.ndarray:
+def _plan(order, is_discovery, host, cap, settings) -> np.ndarray:
     """The day's plan, taken along `order`: first the discovery share, then refresh and gone
     URLs, then discovery again if refresh left budget; never more than a host's cap."""
     budget = settings.daily_fetch_budget
-    planned = np.zeros(len(kind), dtype=bool)
+    planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
-    discovery = kind[order] == Kind.DISCOVERY
+    discovery = is_discovery[order]
     share = round(settings.discovery_share * budget)
     for rows, limit in ((order[discovery], share), (order[~discovery], None), (order[discovery], None)):
         left = budget - int(planned.sum())
@@ -316,8 +323,7 @@ def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:
 def _counts(plan: pa.Table, settings, allocation_counts) -> PriorityCounts:
     capped_hosts, price, expected = allocation_counts
     planned = plan["planned"].to_numpy(zero_copy_only=False)
-    kind = plan["kind"].to_numpy(zero_copy_only=False)
-    per_kind = {k: int((planned & (kind == k)).sum()) for k in Kind}
+    per_kind = {k: int((planned & mask).sum()) for k, mask in kind_masks(plan["kind"]).items()}
     assert planned.sum() <= settings.daily_fetch_budget
     return PriorityCounts(urls=len(plan), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
                           refresh_planned=per_kind[Kind.REFRESH], discovery_planned=per_kind[Kind.DISCOVERY],
