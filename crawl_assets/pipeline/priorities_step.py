@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..crawler.vocabulary import StatusClass
+from .change_stats_step import DUCKDB_MEMORY_LIMIT
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
 
 SECONDS_A_DAY = 86_400
@@ -98,7 +99,8 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
         _require(hosts, "hosts", {"host", "delay_s", "flagged"})
     day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
     now = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
-    con = duckdb.connect()
+    # Without a limit DuckDB may take 80 % of the shared machine's memory for the URL-sized joins.
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         con.register("change_stats", change_stats)
         con.register("known_urls", known_urls.select(["url", "host"]))
