@@ -111,9 +111,9 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
         con.execute(_HOST_INDEX_SQL)
         pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
-        planned, allocation_counts = _schedule(pages, caps, now, settings)
     finally:
-        con.close()
+        con.close()  # before the schedule: DuckDB's buffers go back while numpy works
+    planned, allocation_counts = _schedule(pages, caps, now, settings)
     per_host = np.bincount(pages["host_index"].to_numpy(zero_copy_only=False),
                            weights=planned["planned"].to_numpy(zero_copy_only=False), minlength=len(caps))
     hosts = caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
