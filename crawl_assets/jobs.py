@@ -25,7 +25,7 @@ seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds
 # frontier; it closes with everything that reads the fetch batches (registry, seen filter,
 # dedup, change statistics, report, catalog, ...).
 FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
-FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS)  # fetch_log, warc_archive, links, dropped_urls
+FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS)  # fetch_log, warc_archive, links, dropped_urls, change_evidence
 CLOSE_STAGE = FETCH_STAGE.downstream(include_self=False)
 
 frontier_job = define_asset_job("frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions)

@@ -17,7 +17,7 @@ def test_assets_partitions_and_jobs_are_present():
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     assert {"seeds", "frontier_snapshot", "fetch_log", "warc_archive", "links", "dropped_urls", "url_registry",
             "seen_url_filter", "simhash_index", "near_duplicate_clusters", "crawl_catalog"} <= keys
-    assert "fetch_batch" not in keys  # the fetch is one step writing four assets
+    assert "fetch_batch" not in keys  # the fetch is one step writing five assets
 
     fetch = graph.get(AssetKey("fetch_log")).partitions_def
     assert isinstance(fetch, MultiPartitionsDefinition)
@@ -25,14 +25,15 @@ def test_assets_partitions_and_jobs_are_present():
     assert SHARD_KEYS == [f"s{i:02d}" for i in range(8)]
     # The first partition is the crawl's own start_date (recrawl.toml), not a date in the code.
     assert graph.get(AssetKey("frontier_snapshot")).partitions_def.get_partition_keys()[0] == "2026-11-01"
-    # The four fetch outputs come from one step, on the same partitions, each reading the day's frontier.
-    fetch_outputs = ["fetch_log", "warc_archive", "links", "dropped_urls"]
+    # The five fetch outputs come from one step, on the same partitions, each reading the day's frontier.
+    fetch_outputs = ["fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"]
     assert {graph.get(AssetKey(key)).assets_def.node_def.name for key in fetch_outputs} == {"fetch_batch"}
     for key in fetch_outputs:
         assert graph.get(AssetKey(key)).partitions_def == fetch
         assert AssetKey("frontier_snapshot") in graph.get(AssetKey(key)).parent_keys
     # What is built from the archives and the links shows in the lineage.
     assert AssetKey("warc_archive") in graph.get(AssetKey("near_duplicate_clusters")).parent_keys
+    assert AssetKey("change_evidence") in graph.get(AssetKey("change_stats")).parent_keys
     assert AssetKey("links") in graph.get(AssetKey("url_registry")).parent_keys
 
 
@@ -68,7 +69,7 @@ def test_each_job_selects_its_assets_over_its_partitions():
     expected = {  # job -> (assets it materialises, its partitions)
         "seeds_job": ({"seeds"}, None),
         "frontier_job": ({"seeds", "frontier_snapshot"}, daily_partitions),
-        "fetch_job": ({"fetch_log", "warc_archive", "links", "dropped_urls"}, fetch_partitions),
+        "fetch_job": ({"fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"}, fetch_partitions),
         "seen_job": ({"url_registry", "seen_url_filter"}, daily_partitions),
         "dedup_job": ({"simhash_index", "near_duplicate_clusters"}, daily_partitions),
         "catalog_job": ({"crawl_catalog"}, daily_partitions),

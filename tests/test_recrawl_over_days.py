@@ -24,6 +24,7 @@ from crawl_assets.crawler.urls import host_of
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from crawl_assets.demoweb.change_model import EPOCH
 from crawl_assets.layout import (
+    change_evidence_file,
     dropped_file,
     fetch_log_file,
     frontier_file,
@@ -38,6 +39,7 @@ from crawl_assets.layout import (
     warc_dir,
     write_parquet_atomic,
 )
+from crawl_assets.pipeline.change_evidence import trusted_change_evidence
 from crawl_assets.pipeline.change_stats_step import change_stats
 from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
@@ -70,9 +72,11 @@ def crawl_day(settings, day: str) -> None:
             write_parquet_atomic(result.fetch_log, fetch_log_file(root, day, shard))
             write_parquet_atomic(result.links, links_file(root, day, shard))
             write_parquet_atomic(result.dropped, dropped_file(root, day, shard))
+            write_parquet_atomic(result.change_evidence, change_evidence_file(root, day, shard))
     write_parquet_atomic(build_registry(day, history_through(root, day)).table, url_registry_file(root, day))
     save_filter(build_seen_filter(load_registry_urls(root, day)), seen_filter_file(root, day))
-    stats = change_stats([str(p) for p in change_stats_inputs(root, day)], day, settings)
+    stats = change_stats([str(p) for p in change_stats_inputs(root, day)], day, settings,
+                         lastmod_evidence=trusted_change_evidence(root, day))
     write_parquet_atomic(stats.urls, url_changes_file(root, day))
     inputs = priorities_inputs(root, day, settings)
     plan = recrawl_priorities(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,

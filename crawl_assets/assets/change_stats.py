@@ -6,18 +6,22 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from ..layout import host_changes_file, url_changes_file, write_parquet_atomic
 from ..metadata_tables import arrow_table, table_metadata
 from ..partitions import daily_partitions
+from ..pipeline.change_evidence import trusted_change_evidence
 from ..pipeline.change_stats_step import change_stats as estimate_changes
 from ..pipeline.recrawl_inputs import change_stats_inputs
 from ..resources import CrawlSettingsResource
 
 
-@asset(group_name="recrawl", partitions_def=daily_partitions, deps=[AssetKey("fetch_log")])
+@asset(group_name="recrawl", partitions_def=daily_partitions,
+       deps=[AssetKey("fetch_log"), AssetKey("change_evidence")])
 def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Per URL: visits, changes between visits (text beyond the near-duplicate threshold; a 304
     is unchanged), the estimated change rate and how much of it is the URL's own evidence."""
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
-    stats = estimate_changes([str(p) for p in change_stats_inputs(root, date)], date, settings)
+    evidence = trusted_change_evidence(root, date)  # sitemap and feed dates of trusted hosts
+    stats = estimate_changes([str(p) for p in change_stats_inputs(root, date)], date, settings,
+                             lastmod_evidence=evidence)
     write_parquet_atomic(stats.urls, url_changes_file(root, date))
     write_parquet_atomic(stats.hosts, host_changes_file(root, date))
     counts = stats.counts
@@ -31,6 +35,7 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
         "median_changes_a_day": round(counts.rate_p50, 4),
         "urls_changed_boilerplate_only": counts.boilerplate_changes,
         "hosts_with_trusted_last_modified": counts.lm_trusted_hosts,
+        "sitemap_and_feed_dates_used": 0 if evidence is None else evidence.num_rows,
         "visits": counts.visits,
         "changes": counts.changes,
         "path": MetadataValue.path(str(url_changes_file(root, date))),

@@ -1,10 +1,12 @@
-"""The fetch of one day's host shard, fetch_batch[D|shard]: one run, four assets on the same
+"""The fetch of one day's host shard, fetch_batch[D|shard]: one run, five assets on the same
 partitions, so the lineage graph shows the archives and what is built from them:
 
 - fetch_log: one row per request (status, timings, validators, where its WARC record is);
 - warc_archive: the WARC files of the batch, each with its CDXJ and Parquet capture index;
 - links: every link found, with the trap defences' verdict;
-- dropped_urls: the URLs the trap defences refused, counted by reason and host.
+- dropped_urls: the URLs the trap defences refused, counted by reason and host;
+- change_evidence: the dated entries of the sitemaps and feeds fetched (a page's <lastmod>,
+  an RSS/Atom entry's date), which change_stats reads as evidence of a change.
 
 Inputs: the day's frontier (declared), the fetch logs of earlier days (declared as a
 dependency of fetch_log on yesterday's fetch logs, all shards: the payloads archived before,
@@ -33,16 +35,18 @@ from dagster import (
 )
 
 from ..checks import FETCH_CHECKS, fetch_check_results
-from ..layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
+from ..layout import change_evidence_file, dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
 from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
 from ..partitions import fetch_partitions, split_fetch_key
 from ..pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
+from ..pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ..resources import CrawlSettingsResource
 from ..run_policies import fetch_retry_policy
 from .failures import fails_with_crawl_errors
 
 FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS = "fetch_log", "warc_archive", "links", "dropped_urls"
-FETCH_ASSETS = (FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS)
+CHANGE_EVIDENCE = "change_evidence"
+FETCH_ASSETS = (FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS, CHANGE_EVIDENCE)
 # A finished batch is not fetched again unless its run carries this tag ("true"): then it
 # starts over and its earlier WARC files are moved aside (pipeline/fetch_step.py).
 REFETCH_TAG = "recrawl/refetch"
@@ -75,6 +79,8 @@ def _spec(key: str, description: str, *deps: AssetDep) -> AssetSpec:
                             "capture index beside it."),
         _spec(LINKS, "Every link found in the batch's pages, with the trap defences' verdict."),
         _spec(DROPPED_URLS, "URLs the trap defences refused, by reason and host."),
+        _spec(CHANGE_EVIDENCE, "Sitemap <lastmod> and RSS/Atom entry dates of the pages the batch's "
+                               "sitemaps and feeds list: evidence of a change for change_stats."),
     ],
     partitions_def=fetch_partitions,
     check_specs=FETCH_CHECKS,
@@ -89,13 +95,16 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     date, shard = split_fetch_key(context.partition_key)
     root, folder = settings.data_root, warc_dir(settings.data_root, date, shard)
     inputs = fetch_inputs(root, date, shard, settings)
-    result = run_fetch_step(settings, shard, inputs, folder,
+    local = local_warc_dir(settings, folder)  # folder itself, unless the root is a URL
+    result = run_fetch_step(settings, shard, inputs, local,
                             warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}",
                             refetch=context.run.tags.get(REFETCH_TAG) == "true")
+    publish_warc_dir(local, folder)  # before the fetch log that points at the WARC files
     write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
     write_parquet_atomic(result.links, links_file(root, date, shard))
     write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
-    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, folder)
+    write_parquet_atomic(result.change_evidence, change_evidence_file(root, date, shard))
+    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, local)
     metadata = fetch_metadata(result, root, date, shard)
     return tuple(MaterializeResult(asset_key=key, metadata=metadata[key],
                                    check_results=[c for c in checks if c.asset_key == AssetKey(key)])
@@ -103,7 +112,7 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
 
 
 def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str, dict]:
-    """What each of the four assets shows in the UI for the batch."""
+    """What each of the five assets shows in the UI for the batch."""
     counts = result.counts
     seen_path = seen_filter_path(root, date)
     return {
@@ -116,7 +125,7 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             "path": MetadataValue.path(str(fetch_log_file(root, date, shard))),
         },
         WARC_ARCHIVE: {
-            "warc_files": MetadataValue.json([str(p) for p in result.warc_files]),
+            "warc_files": MetadataValue.json([str(warc_dir(root, date, shard) / p.name) for p in result.warc_files]),
             "warc_bytes": counts.warc_bytes,
             "revisit_records": counts.revisit_records,
             "superseded_warc_files": len(result.superseded),
@@ -133,5 +142,10 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             "urls_dropped": counts.urls_dropped,
             **dropped_metadata(result.dropped),  # by reason, the hosts that lost most
             "path": MetadataValue.path(str(dropped_file(root, date, shard))),
+        },
+        CHANGE_EVIDENCE: {
+            "sitemaps_and_feeds_with_dates": len(set(result.change_evidence.column("source").to_pylist())),
+            **table_metadata(result.change_evidence),
+            "path": MetadataValue.path(str(change_evidence_file(root, date, shard))),
         },
     }

@@ -4,35 +4,18 @@ extension), its decoded content, digest, outlinks and robots <meta> directives."
 from __future__ import annotations
 
 import hashlib
-import html
-import re
 from dataclasses import dataclass, field
 
+from .change_feeds import FEED_TYPES, listed_urls
 from .decoding import DecodingError, decode_body
 from .links import scan_page
 from .page_signals import NO_DIRECTIVES, PageDirectives
 from .simhash import page_text, simhash64
-from .urls import UrlError, normalize_url
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<!--")
 _TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\f\x1b"
 XML_TYPES = frozenset({"application/xml", "text/xml"})
-_SITEMAP_ROOT = re.compile(rb"<(?:\w+:)?(?:urlset|sitemapindex)[\s>]")
-_SITEMAP_LOC = re.compile(rb"<(?:\w+:)?loc>\s*([^<]+?)\s*</(?:\w+:)?loc>")
-
-
-def sitemap_urls(content: bytes) -> list[str] | None:
-    """The <loc> URLs of a sitemaps.org urlset or sitemap index; None if it is not a sitemap."""
-    if not _SITEMAP_ROOT.search(content[:4096]):
-        return None
-    urls = []
-    for match in _SITEMAP_LOC.finditer(content):
-        try:
-            urls.append(normalize_url(html.unescape(match.group(1).decode("utf-8", "replace"))))
-        except UrlError:
-            continue
-    return urls
 
 
 def looks_binary(sample: bytes) -> bool:
@@ -84,8 +67,7 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         scan = scan_page(content, url, agent)
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(content)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives)
-    if media_type in XML_TYPES:
-        links = sitemap_urls(content) or []  # sitemaps feed the frontier; other XML is not parsed
-    else:
-        links = []
+    listed = listed_urls(content, url) if media_type in XML_TYPES | FEED_TYPES else None
+    # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
+    links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []
     return ContentFacts(media_type, digest, links, None, too_large)

@@ -20,15 +20,17 @@ from rbloom import Bloom
 from ..crawler.batch import run_fetch_batch
 from ..crawler.checkpoint import BatchProgress
 from ..crawler.crawl_errors import CrawlInputError
-from ..crawler.seen_filter import load_filter
 from ..crawler.settings import CrawlSettings
+from ..crawler.shared_root import connect
 from ..crawler.sharding import shard_index
 from ..crawler.tables import dropped_table, fetch_log_table, links_table
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..crawler.warc import warc_date
 from ..layout import columns_of, frontier_file, latest_before, shard_files
+from .change_evidence import evidence_of_batch
 from .input_files import read_table_checked, readable_parquet
 from .recrawl_plan import plan_path
+from .seen_filter_files import read_seen_filter
 from .warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
@@ -53,7 +55,7 @@ def seen_filter_path(root: Path, date: str) -> Path | None:
 
 def load_seen_filter(root: Path, date: str) -> Bloom | None:
     path = seen_filter_path(root, date)
-    return load_filter(path) if path else None
+    return read_seen_filter(path) if path else None
 
 
 # Hosts whose pages were mostly near-duplicates, judged only for hosts with enough pages.
@@ -97,7 +99,7 @@ def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
     files = [str(p) for p in readable_parquet(shard_files(root, "fetch_log", before=date))]
     if not files or "warc_type" not in columns_of(files):
         return {}  # nothing archived yet, or only by a version without payload digests
-    rows = duckdb.connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
+    rows = connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
                                                             "response": WarcRecordKind.RESPONSE}).fetchall()
     return {digest: (url, warc_date(first)) for digest, url, first in rows}
 
@@ -154,6 +156,7 @@ class FetchResult:
     superseded: tuple[Path, ...]  # WARC files of earlier runs of the partition, moved aside
     counts: FetchCounts
     reused: bool = False  # the partition's batch had finished before: nothing was fetched
+    change_evidence: pa.Table | None = None  # sitemap and feed entries with a date (CHANGE_EVIDENCE_SCHEMA)
 
 
 def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, warc_dir: Path,
@@ -186,6 +189,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     output = batch.output
     fetch_log, links, dropped = (fetch_log_table(output.records), links_table(output.links),
                                  dropped_table(output.dropped))
+    evidence = evidence_of_batch(fetch_log, warc_dir, settings.max_body_bytes)
     frontier_urls = set(inputs.frontier.column("url").to_pylist())
     counts = FetchCounts(
         frontier_urls=inputs.frontier.num_rows,
@@ -208,7 +212,8 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
                                       if link.dropped_reason in UNFOLLOWED)),
     )
     reused = batch.resumed_from is not None and batch.resumed_from.checkpoint.finished
-    return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts, reused)
+    return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts, reused,
+                       evidence)
 
 
 def top_hosts_by_reason(dropped: Mapping[str, Mapping[str, int]], top: int = 20) -> dict[str, dict[str, int]]:

@@ -38,9 +38,9 @@ def test_a_rerun_replaces_the_partition_but_keeps_the_old_archives(tmp_path):
     assert kept and all(first.run_id[:8] in name for name in kept)
     log = pq.read_table(fetch_log_file(settings.data_root, DAY, shard)).to_pylist()
     assert {row["warc_file"] for row in log if row["warc_file"]} == set(current)
-    # One run lands the four assets of the partition, each with what it holds.
+    # One run lands the five assets of the partition, each with what it holds.
     events = {e.asset_key.to_user_string(): e.materialization for e in second.get_asset_materialization_events()}
-    assert sorted(events) == ["dropped_urls", "fetch_log", "links", "warc_archive"]
+    assert sorted(events) == ["change_evidence", "dropped_urls", "fetch_log", "links", "warc_archive"]
     assert {e.partition for e in events.values()} == {str(key)}
     assert sorted(Path(p).name for p in events["warc_archive"].metadata["warc_files"].value) == current
     assert events["links"].metadata["dagster/row_count"].value == pq.read_metadata(

@@ -1,0 +1,121 @@
+"""Change evidence from sitemaps and feeds: recorded by the fetch step, read by change_stats.
+
+Recording: after a batch, every sitemap or feed it fetched in full (a 200 written as a
+response record; a revisit's payload was recorded when first archived) is read back from
+its WARC record and each listed URL with a date becomes a row (url, host, lastmod, source,
+source_kind, observed_at). Reading the archive rather than holding rows in the engine keeps
+them right after a crash and resume: the WARC record is the checkpointed truth.
+
+Reading (change_stats[D]): the rows of every day up to D, one row per (url, lastmod), from
+hosts whose dates can be trusted. As with Last-Modified (change_stats_step.py), a host can
+lie: a CMS that stamps every entry with the moment the sitemap is generated says "changed"
+for every page every day. A host is not trusted when at least LASTMOD_NOW_SHARE of its
+entries (given at least LASTMOD_MIN_ENTRIES) carry a date within LASTMOD_NOW_WINDOW_S of the
+moment we read the document, or later. Honest dates cluster in the past: only pages
+changed in the last minutes are that close. Untrusted hosts bring no evidence at all; their
+pages' rates rest on our own visits. Dates later than the moment we read them are dropped too.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from warcio.archiveiterator import ArchiveIterator
+
+from ..crawler.change_feeds import FEED_TYPES, listed_urls
+from ..crawler.content import XML_TYPES
+from ..crawler.decoding import DecodingError, decode_body
+from ..crawler.urls import host_of
+from ..crawler.vocabulary import StatusClass, WarcRecordKind
+from ..layout import shard_files
+
+CHANGE_EVIDENCE_SCHEMA = pa.schema([
+    ("url", pa.string()),  # the listed page
+    ("host", pa.string()),
+    ("lastmod", pa.timestamp("us", tz="UTC")),  # when the document says the page last changed
+    ("source", pa.string()),  # the sitemap or feed URL
+    ("source_kind", pa.string()),  # change_feeds.ListKind
+    ("observed_at", pa.timestamp("us", tz="UTC")),  # when we fetched the document
+])
+LASTMOD_NOW_WINDOW_S = 300
+LASTMOD_NOW_SHARE = 0.5
+LASTMOD_MIN_ENTRIES = 5
+LISTED_TYPES = XML_TYPES | FEED_TYPES
+
+
+def evidence_of_batch(fetch_log: pa.Table, warc_dir: Path, max_body_bytes: int) -> pa.Table:
+    """The dated entries of every sitemap and feed the batch archived in full."""
+    rows: list[dict] = []
+    for row in fetch_log.select(["url", "status_class", "warc_type", "content_type", "fetched_at",
+                                 "warc_file", "warc_offset", "warc_length"]).to_pylist():
+        media_type = (row["content_type"] or "").split(";", 1)[0].strip().lower()
+        if (row["status_class"] != StatusClass.OK or row["warc_type"] != WarcRecordKind.RESPONSE
+                or media_type not in LISTED_TYPES or row["warc_file"] is None):
+            continue
+        content = _payload(warc_dir / row["warc_file"], row["warc_offset"], row["warc_length"], max_body_bytes)
+        listed = listed_urls(content, row["url"]) if content is not None else None
+        if listed is None:
+            continue
+        kind, entries = listed
+        rows += [{"url": e.url, "host": host_of(e.url), "lastmod": e.lastmod, "source": row["url"],
+                  "source_kind": kind.value, "observed_at": row["fetched_at"]}
+                 for e in entries if e.lastmod is not None]
+    return pa.Table.from_pylist(rows, schema=CHANGE_EVIDENCE_SCHEMA)
+
+
+def _payload(path: Path, offset: int, length: int, limit: int) -> bytes | None:
+    """The decoded payload of the response record at `offset` (one gzip member)."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        member = fh.read(length)
+    record = next(iter(ArchiveIterator(io.BytesIO(member))), None)
+    if record is None:
+        return None
+    # raw_stream: the payload as archived, still in its Content-Encoding; decode_body caps it.
+    encoding = record.http_headers.get_header("Content-Encoding") if record.http_headers else None
+    try:
+        return decode_body(record.raw_stream.read(), encoding, limit)[0]
+    except DecodingError:
+        return None
+
+
+# Hosts whose dates say "now" (see above), over `entries` (host, lastmod, observed_at).
+UNTRUSTED_HOSTS_SQL = """
+SELECT host FROM entries GROUP BY host
+HAVING count(*) >= $min_entries
+   AND avg(CASE WHEN epoch(lastmod) >= epoch(observed_at) - $window THEN 1 ELSE 0 END) >= $share
+"""
+# One row per (url, lastmod) from trusted hosts, none dated after it was read.
+TRUSTED_EVIDENCE_SQL = f"""
+WITH entries AS (
+    SELECT url, host, lastmod, observed_at FROM read_parquet($files, union_by_name = true)
+    WHERE lastmod IS NOT NULL
+),
+untrusted AS ({UNTRUSTED_HOSTS_SQL})
+SELECT url, lastmod FROM entries ANTI JOIN untrusted USING (host)
+WHERE epoch(lastmod) <= epoch(observed_at) + $window
+GROUP BY url, lastmod ORDER BY url, lastmod
+"""
+
+
+def _trust_params() -> dict:
+    return {"min_entries": LASTMOD_MIN_ENTRIES, "window": LASTMOD_NOW_WINDOW_S, "share": LASTMOD_NOW_SHARE}
+
+
+def trusted_change_evidence(root: Path, date: str) -> pa.Table | None:
+    """(url, lastmod) rows change_stats[date] takes as evidence, from the change_evidence
+    files of every day up to `date`; None before any were recorded."""
+    files = [str(p) for p in shard_files(root, "change_evidence", through=date)]
+    if not files:
+        return None
+    return duckdb.connect().sql(TRUSTED_EVIDENCE_SQL, params={"files": files, **_trust_params()}).to_arrow_table()
+
+
+def untrusted_hosts(evidence: pa.Table) -> list[str]:
+    """Hosts whose dates the rule above rejects, of CHANGE_EVIDENCE_SCHEMA rows."""
+    con = duckdb.connect()
+    con.register("entries", evidence)
+    return sorted(h for (h,) in con.execute(UNTRUSTED_HOSTS_SQL, _trust_params()).fetchall())

@@ -1,0 +1,125 @@
+"""Sitemap <lastmod> and feed entries: recorded by the fetch step from what it archived, judged
+per host (a host whose dates always say "now" is not believed), and read by change_stats as
+evidence of a change between two visits."""
+
+from datetime import datetime, timedelta, timezone
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+import pytest
+
+from crawl_assets.crawler.tables import FRONTIER_SCHEMA
+from crawl_assets.demoweb import DemoWeb, DemoWebThread
+from crawl_assets.demoweb.change_model import moment
+from crawl_assets.layout import change_evidence_file, write_parquet_atomic
+from crawl_assets.pipeline.change_evidence import (
+    CHANGE_EVIDENCE_SCHEMA,
+    trusted_change_evidence,
+    untrusted_hosts,
+)
+from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step
+from crawl_assets.pipeline.recrawl_inputs import change_stats_inputs
+from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
+from support import write_test_settings
+
+RSS_HOST, ATOM_HOST = 1, 3  # host_traits.feed_path: RSS linked from the home page, Atom in robots.txt
+
+
+@pytest.fixture(scope="module")
+def demo_web():
+    with DemoWebThread(DemoWeb(seed=3, hosts=4, pages_per_host=6, day=40), port=0) as web:
+        yield web.web
+
+
+def fetch_host(tmp_path, web, host_index):
+    settings = write_test_settings(tmp_path, web).load()
+    host = web.hostname(host_index)
+    frontier = pa.Table.from_pylist([{"url": web.base_url(host_index) + "/", "host": host, "depth": 0,
+                                      "priority": 1}], schema=FRONTIER_SCHEMA)
+    return run_fetch_step(settings, shard_for(host, settings), FetchInputs(frontier),
+                          tmp_path / f"warc{host_index}", "evidence")
+
+
+@pytest.mark.parametrize("host_index, feed_kind, feed_path", [(RSS_HOST, "rss", "/feed.rss"),
+                                                              (ATOM_HOST, "atom", "/feed.atom")])
+def test_the_fetch_step_records_every_dated_sitemap_and_feed_entry(tmp_path, demo_web, host_index,
+                                                                   feed_kind, feed_path):
+    result = fetch_host(tmp_path, demo_web, host_index)
+    fetched = {r["url"]: r for r in result.fetch_log.to_pylist()}
+    base = demo_web.base_url(host_index)
+    feed_url = base + feed_path
+    assert feed_url in fetched and base + "/sitemap.xml" in fetched  # both found and fetched
+    rows = [r for r in result.change_evidence.to_pylist() if r["source"].startswith(base + "/")]
+    by_source = {}  # (other hosts of the shard, linked from this one, may be fetched too)
+    for row in rows:
+        by_source.setdefault((row["source"], row["source_kind"]), []).append(row)
+    assert set(by_source) == {(base + "/sitemap.xml", "sitemap"), (feed_url, feed_kind)}
+    # The sitemap dates every page with its true last content change.
+    sitemap = {r["url"]: r for r in by_source[(base + "/sitemap.xml", "sitemap")]}
+    assert sorted(sitemap) == sorted(demo_web.page_urls(host_index))
+    for url, row in sitemap.items():
+        last = demo_web.page_state(host_index, urlsplit(url).path).last_change
+        assert abs(row["lastmod"] - moment(last or 0.0)) < timedelta(seconds=1), url
+        assert row["observed_at"] == fetched[base + "/sitemap.xml"]["fetched_at"]
+        assert row["host"] == demo_web.hostname(host_index)
+    # The feed lists the changed pages, with the same dates.
+    feed = by_source[(feed_url, feed_kind)]
+    assert feed and all(abs(r["lastmod"] - sitemap[r["url"]]["lastmod"]) < timedelta(seconds=1) for r in feed)
+
+
+START = datetime(2026, 3, 1, 6, tzinfo=timezone.utc)
+
+
+def evidence_rows(host, lastmods_days, observed_day):
+    """Dated sitemap entries of `host`'s pages /0, /1, ..., read on `observed_day`."""
+    observed = START + timedelta(days=observed_day)
+    return [{"url": f"http://{host}/{i}", "host": host, "lastmod": START + timedelta(days=d),
+             "source": f"http://{host}/sitemap.xml", "source_kind": "sitemap", "observed_at": observed}
+            for i, d in enumerate(lastmods_days)]
+
+
+def write_evidence(root, date, rows):
+    write_parquet_atomic(pa.Table.from_pylist(rows, schema=CHANGE_EVIDENCE_SCHEMA),
+                         change_evidence_file(root, date, "s00"))
+
+
+def test_a_host_whose_dates_always_say_now_is_not_trusted(tmp_path):
+    honest = evidence_rows("honest.test", [-30, -2, 0.5, 4.99, -100], observed_day=5)
+    lying = evidence_rows("lying.test", [5] * 5, observed_day=5)  # every page "changed" as we read it
+    few = evidence_rows("few.test", [5] * 2, observed_day=5)  # too few entries to judge
+    table = pa.Table.from_pylist(honest + lying + few, schema=CHANGE_EVIDENCE_SCHEMA)
+    assert untrusted_hosts(table) == ["lying.test"]
+    # Read back over two days: the same entry read again counts once; the liar brings nothing.
+    write_evidence(tmp_path, "2026-03-06", honest + lying + few)
+    write_evidence(tmp_path, "2026-03-07", evidence_rows("honest.test", [-30], observed_day=6))
+    evidence = trusted_change_evidence(tmp_path, "2026-03-07")
+    assert sorted({u.split("/")[2] for u in evidence.column("url").to_pylist()}) == ["few.test", "honest.test"]
+    assert evidence.num_rows == 7
+    assert trusted_change_evidence(tmp_path, "2026-03-05") is None  # nothing recorded by then
+
+
+def test_change_stats_counts_a_trusted_lastmod_between_two_visits_as_a_change(tmp_path):
+    root, date = tmp_path, "2026-03-11"
+    settings = settings_for(root)
+    urls = ["http://honest.test/0", "http://lying.test/0"]
+    # Each page visited twice, ten days apart, its content the same both times.
+    write_fetch_log(root, "2026-03-01", [fetch_row(u, START, sha256="a", payload_digest="a", simhash=7) for u in urls])
+    write_fetch_log(root, date, [fetch_row(u, START + timedelta(days=10), sha256="a", payload_digest="a", simhash=7)
+                                 for u in urls])
+    # Both sitemaps, read on day 5, say page 0 changed on day 4.9; the liar says so of every page.
+    write_evidence(root, "2026-03-06", evidence_rows("honest.test", [4.9, -40, -50, -60, -70], observed_day=5)
+                   + evidence_rows("lying.test", [5, 5, 5, 5, 5], observed_day=5))
+    logs = [str(p) for p in change_stats_inputs(root, date)]
+    without = {r["url"]: r for r in change_stats(logs, date, settings).urls.to_pylist()}
+    evidence = trusted_change_evidence(root, date)
+    with_evidence = {r["url"]: r for r in change_stats(logs, date, settings, lastmod_evidence=evidence).urls.to_pylist()}
+    honest, lying = urls
+    assert without[honest]["changes"] == 0 and with_evidence[honest]["changes"] == 1
+    assert with_evidence[honest]["change_rate"] > without[honest]["change_rate"]
+    assert with_evidence[lying]["changes"] == 0  # "now" on every page is no evidence ...
+    believed = pa.table({"url": [f"http://{h}/0" for h in ("honest.test", "lying.test")],
+                         "lastmod": [START + timedelta(days=4.9), START + timedelta(days=5)]})
+    gullible = {r["url"]: r for r in change_stats(logs, date, settings, lastmod_evidence=believed).urls.to_pylist()}
+    assert gullible[lying]["changes"] == 1  # ... which it would be if the host were believed
+    assert gullible[lying]["change_rate"] > with_evidence[lying]["change_rate"]
