@@ -94,6 +94,12 @@ class CrawlSettings:
     discovery_share: float = 0.2  # of the daily budget, for never-fetched URLs
     recrawl_objective: str = "freshness"  # or "age" (refresh_allocation.OBJECTIVES)
     flagged_host_budget: int = 10  # a day, for hosts flagged as traps or near-duplicate-heavy
+    # A host is flagged as a trap once the trap defences refused at least trap_min_refused of
+    # its URLs, and at least trap_refused_ratio per page fetched from it (pipeline/recrawl_inputs.py):
+    # an ordinary site may link a stray over-long URL, a trap keeps producing them (the deep-path
+    # trap shows a few repeated-segment URLs a day, its budget spent before the rest).
+    trap_min_refused: int = 5
+    trap_refused_ratio: float = 0.1
     not_found_retry_days: int = 7  # a 404 comes back after this, doubling per repeat ...
     not_found_max_days: int = 180  # ... up to this
     gone_retry_days: int = 365  # a 410 comes back after this (0: never)
@@ -147,7 +153,8 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if not weights or min(weights) <= 0:
                 raise ValueError("needs at least one weight, all positive")
             return weights
-        if key in ("daily_fetch_budget", "flagged_host_budget", "not_found_retry_days",
+        if key in ("daily_fetch_budget", "flagged_host_budget", "trap_min_refused",
+                   "not_found_retry_days",
                    "not_found_max_days", "gone_retry_days"):
             number = int(value)
             if number < 0:

@@ -2,10 +2,10 @@
 loader. recrawl_priorities[D] is computed when day D closes and plans day D + 1
 (recrawl_plan.py says how that day reads it).
 
-Hosts are flagged here, once, for the priorities step's small budget: a trap host (the trap defences refused at least
-TRAP_MIN_REFUSED of its URLs, and at least one for every 1 / TRAP_REFUSED_PER_PAGE of its
-fetched pages) or a near-duplicate-heavy one (the fetch step's demotion rule over the day's
-host_quality).
+Hosts are flagged here, once, for the priorities step's small budget: a trap host (the trap
+defences refused at least settings.trap_min_refused of its URLs, and at least
+settings.trap_refused_ratio of them for each of its fetched pages) or a near-duplicate-heavy one
+(the fetch step's demotion rule over the day's host_quality).
 """
 
 from __future__ import annotations
@@ -30,10 +30,6 @@ from .fetch_step import demoted_hosts
 TRAP_REASONS = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
                           DropReason.REPEATED_PATH_SEGMENTS, DropReason.PATTERN_BUDGET,
                           DropReason.HOST_GROWTH_CAPPED})
-# An ordinary site may link to a stray over-long URL; a trap host keeps producing them (the
-# deep-path trap shows a few repeated-segment URLs a day, its budget spent before the rest).
-TRAP_MIN_REFUSED = 5
-TRAP_REFUSED_PER_PAGE = 0.1
 
 
 class HostFlag(StrEnum):
@@ -107,15 +103,15 @@ ORDER BY host
 """
 
 
-def trap_hosts(root: Path, date: str) -> frozenset[str]:
+def trap_hosts(root: Path, date: str, settings: CrawlSettings) -> frozenset[str]:
     dropped = shard_files(root, "dropped_urls", through=date)
     fetch_logs = shard_files(root, "fetch_log", through=date)
     if not dropped or not fetch_logs:
         return frozenset()
     rows = duckdb.connect().execute(TRAP_HOSTS_SQL, {
         "dropped": [str(p) for p in dropped], "fetch_logs": [str(p) for p in fetch_logs],
-        "reasons": sorted(TRAP_REASONS), "ok": StatusClass.OK, "min_refused": TRAP_MIN_REFUSED,
-        "per_page": TRAP_REFUSED_PER_PAGE,
+        "reasons": sorted(TRAP_REASONS), "ok": StatusClass.OK, "min_refused": settings.trap_min_refused,
+        "per_page": settings.trap_refused_ratio,
     }).fetchall()
     return frozenset(host for (host,) in rows)
 
@@ -125,7 +121,7 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str])
     and whether it gets the small budget, and why."""
     quality = host_dup_ratio_file(root, date)
     near_dups = demoted_hosts(pq.read_table(quality), settings) if quality.exists() else frozenset()
-    traps = trap_hosts(root, date)
+    traps = trap_hosts(root, date, settings)
     flags = [HostFlag.TRAP.value if h in traps else HostFlag.NEAR_DUPLICATES.value if h in near_dups else None
              for h in hosts]
     return pa.table({"host": pa.array(hosts, pa.string()),

@@ -1,0 +1,60 @@
+"""Which hosts recrawl_priorities gives the small budget as traps: the two thresholds are
+settings (trap_min_refused, trap_refused_ratio), and changing one changes the verdict."""
+
+import dataclasses
+
+import pyarrow as pa
+
+from crawl_assets.crawler.settings import CrawlSettings, SettingsError, load_settings
+from crawl_assets.crawler.tables import DROPPED_SCHEMA
+from crawl_assets.layout import dropped_file, write_parquet_atomic
+from crawl_assets.pipeline.recrawl_inputs import HostFlag, host_facts, trap_hosts
+from crawl_files import fetch_row, settings_for, write_fetch_log
+
+DAY = "2026-11-20"
+
+
+def write_day(root):
+    """calendar.test: 30 pages fetched, 6 URLs refused (0.2 a page); stray.test: 200 pages, 6
+    refused (0.03 a page); few.test: 4 refused, no page."""
+    rows = [fetch_row(f"http://calendar.test/{i}", f"{DAY}T10:00:00") for i in range(30)]
+    rows += [fetch_row(f"http://stray.test/{i}", f"{DAY}T10:00:00") for i in range(200)]
+    write_fetch_log(root, DAY, rows)
+    dropped = [{"host": "calendar.test", "reason": "pattern_budget", "urls": 6},
+               {"host": "stray.test", "reason": "url_too_long", "urls": 6},
+               {"host": "few.test", "reason": "repeated_path_segments", "urls": 4},
+               {"host": "stray.test", "reason": "robots_disallowed", "urls": 500}]  # not a trap's sign
+    write_parquet_atomic(pa.Table.from_pylist(dropped, schema=DROPPED_SCHEMA), dropped_file(root, DAY, "s00"))
+
+
+def test_the_trap_thresholds_are_settings_and_decide_the_flag(tmp_path):
+    write_day(tmp_path)
+    settings = settings_for(tmp_path)
+    assert (settings.trap_min_refused, settings.trap_refused_ratio) == (5, 0.1)
+    assert trap_hosts(tmp_path, DAY, settings) == {"calendar.test"}
+    # A stricter share per page spares nothing new; a looser one flags the stray links too.
+    assert trap_hosts(tmp_path, DAY, dataclasses.replace(settings, trap_refused_ratio=0.25)) == frozenset()
+    assert trap_hosts(tmp_path, DAY, dataclasses.replace(settings, trap_refused_ratio=0.02)) == {
+        "calendar.test", "stray.test"}
+    # Fewer refusals needed: the host with four refused URLs and no page fetched is a trap too.
+    fewer = dataclasses.replace(settings, trap_min_refused=4)
+    assert trap_hosts(tmp_path, DAY, fewer) == {"calendar.test", "few.test"}
+    facts = host_facts(tmp_path, DAY, fewer, ["calendar.test", "few.test", "stray.test"]).to_pylist()
+    assert [(r["host"], r["flag"]) for r in facts] == [
+        ("calendar.test", HostFlag.TRAP), ("few.test", HostFlag.TRAP), ("stray.test", None)]
+
+
+def test_the_trap_thresholds_load_from_a_settings_file(tmp_path):
+    good = tmp_path / "good.toml"
+    good.write_text("[crawl]\ntrap_min_refused = 12\ntrap_refused_ratio = 0.5\n")
+    loaded = load_settings(good, use_env=False)
+    assert (loaded.trap_min_refused, loaded.trap_refused_ratio) == (12, 0.5)
+    assert CrawlSettings().trap_min_refused == 5  # the default, written once in settings.py
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[crawl]\ntrap_refused_ratio = -1\n")
+    try:
+        load_settings(bad, use_env=False)
+    except SettingsError as exc:
+        assert "trap_refused_ratio" in str(exc)
+    else:
+        raise AssertionError("a negative ratio was accepted")
