@@ -45,6 +45,7 @@ PARTITIONED_VIEWS = {
     "links": ("links", "SELECT * FROM src"),
     "frontier": ("frontier", "SELECT * FROM src"),
     "dropped_urls": ("dropped_urls", "SELECT * FROM src"),
+    "change_evidence": ("change_evidence", "SELECT * FROM src"),  # sitemap and feed dates
     "captures": ("warc", "SELECT * FROM src"),  # the WARC files' capture indexes (warc_index.py)
 }
 

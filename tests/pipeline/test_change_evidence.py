@@ -5,6 +5,7 @@ evidence of a change between two visits."""
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -123,3 +124,15 @@ def test_change_stats_counts_a_trusted_lastmod_between_two_visits_as_a_change(tm
     gullible = {r["url"]: r for r in change_stats(logs, date, settings, lastmod_evidence=believed).urls.to_pylist()}
     assert gullible[lying]["changes"] == 1  # ... which it would be if the host were believed
     assert gullible[lying]["change_rate"] > with_evidence[lying]["change_rate"]
+
+
+def test_the_catalog_shows_the_recorded_dates(tmp_path):
+    from crawl_assets.pipeline.catalog_step import build_catalog
+
+    write_evidence(tmp_path, "2026-03-06", evidence_rows("honest.test", [-30, -2, 4], observed_day=5))
+    result = build_catalog(tmp_path, tmp_path / "crawl.duckdb")
+    assert result.rows["change_evidence"] == 3
+    with duckdb.connect(str(result.path), read_only=True) as con:
+        assert con.execute("SELECT url, lastmod::VARCHAR, source_kind, date::VARCHAR, shard FROM change_evidence "
+                           "ORDER BY lastmod DESC LIMIT 1").fetchone() == (
+            "http://honest.test/2", "2026-03-05 06:00:00+00", "sitemap", "2026-03-06", "s00")
