@@ -1,9 +1,11 @@
 """change_stats step: how often each URL changes, estimated from the fetch logs up to day D.
 
-One DuckDB pass over the fetch-log Parquet (url-sorted windows, then one GROUP BY url) turns
-the history into per-URL counts; numpy runs the estimators of change_rate_estimators.py on
-them; a second DuckDB pass pools them per URL pattern and host for the prior and the host
-table. What counts:
+change_history.py turns the fetch log into per-URL counts: day D's fetches folded into the
+per-URL state of change_stats[D-1] (the daily step), or every fetch so far folded into nothing
+(the full rebuild; both give the same table). numpy runs the estimators of
+change_rate_estimators.py on the URLs fetched that day (the others keep their rate); a second
+DuckDB pass pools every URL per URL pattern and host for the prior and the host table. What
+counts:
 
 - a visit is an answer with content or a 304 (status classes ok and not_modified); errors,
   redirects and refusals are not visits (but a trailing run of 404/410 is counted, the
@@ -22,12 +24,16 @@ from dataclasses import dataclass
 from datetime import date as Date, datetime, time, timedelta, timezone
 from enum import StrEnum
 
+import os
+from pathlib import Path
+
 import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..crawler.vocabulary import StatusClass
+from .change_history import STATE_COLUMNS, fold_history, sql_literal
 from .change_rate_estimators import bias_reduced_rate, irregular_mle_rate
 
 # Intervals count as regular (bias-reduced estimator) when the longest is within this share
@@ -37,7 +43,6 @@ REGULAR_SPREAD = 0.1
 # which at least this share agree (moved exactly when the content changed, not in the future).
 LM_MIN_CHECKS = 5
 LM_MIN_AGREEMENT = 0.95
-LM_FUTURE_SLACK_DAYS = 60 / 86400  # clocks differ by a minute
 # Pooled prior: a pool's rate is shrunk towards its parent (pattern -> host -> all) with this
 # many pseudo-days; its strength b (days) comes from the spread of its members' own rates,
 # measured on URLs with at least POOL_MIN_INTERVALS intervals, once a pool has POOL_MIN_URLS.
@@ -46,10 +51,8 @@ POOL_MIN_INTERVALS = 3
 POOL_MIN_URLS = 5
 PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
 DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
-GONE_STATUSES = (404, 410)
 # DuckDB spills the url-sorted history to disk beyond this rather than take the machine.
 DUCKDB_MEMORY_LIMIT = "2GB"
-HTTP_DATE = "%a, %d %b %Y %H:%M:%S GMT"
 
 
 class RateEstimator(StrEnum):
@@ -107,193 +110,57 @@ def rate_bands(rates: pa.ChunkedArray) -> pa.Table:
                      "share": pa.array(np.round(counts / max(len(values), 1), 4), pa.float64())})
 
 
-LASTMOD_EVIDENCE_SCHEMA = pa.schema([("url", pa.string()), ("lastmod", pa.timestamp("us", tz="UTC"))])
-
-
 def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
-                 lastmod_evidence: pa.Table | None = None) -> ChangeStats:
+                 lastmod_evidence: pa.Table | None = None, previous=None, urls_out=None) -> ChangeStats:
     """Per-URL and per-host change statistics from every fetch before the end of `date`.
 
     fetch_log_glob: Parquet files of the fetch log (hive `date=D/shard=S/*.parquet` or any
     list). settings: anything with `near_dup_threshold` (CrawlSettings). lastmod_evidence:
-    optional (url, lastmod) rows from sitemaps and feeds."""
-    end_day = _end_of(date)
+    optional (url, lastmod) rows from sitemaps and feeds.
+    previous: the URL file of the day before (urls_out of change_stats[D-1]) or None. With it,
+    this is the daily step: only the fetches of day `date` are read (pass that day's files)
+    and folded into the day before's per-URL state; without it, the full rebuild from every
+    fetch up to `date`. Both give the same statistics (change_history.py says why).
+    urls_out: a Parquet file to stream the URL table to (written under a temporary name and
+    renamed; ChangeStats.urls is then None) instead of returning it as Arrow."""
+    end_day = end_of(date)
+    start_day = end_day - 1 if previous is not None else float("-inf")
     # Every per-URL table stays in DuckDB (temp tables, spilled beyond the memory limit);
-    # only the numbers the estimators need leave it, and only the result becomes Arrow.
-    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "preserve_insertion_order": True})
+    # only the numbers the estimators need leave it.
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "preserve_insertion_order": False})
     try:
-        _per_url_history(con, fetch_log_glob, end_day, settings.near_dup_threshold, lastmod_evidence)
+        fold_history(con, fetch_log_glob, previous, start_day, end_day, settings.near_dup_threshold,
+                     lastmod_evidence)
         _own_estimates(con)
-        con.execute("CREATE TEMP TABLE urls AS " + _POOLED_SQL.format(pattern=URL_PATTERN_SQL), _pool_params())
+        con.execute("CREATE TEMP TABLE urls AS " + _POOLED_SQL.format(pattern=URL_PATTERN_SQL, state=', '.join(STATE_ONLY_COLUMNS)), _pool_params())
         con.execute("DROP TABLE estimated")
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
-        urls = con.sql("SELECT * EXCLUDE (lm_trusted, day_visits, day_not_modified, day_bytes_saved) "
-                       "FROM urls ORDER BY url").to_arrow_table()
+        bands = rate_bands(pa.chunked_array([con.execute("SELECT change_rate FROM urls").fetchnumpy()["change_rate"]]))
+        table = f"SELECT {', '.join(URL_COLUMNS)} FROM urls"
+        if urls_out is None:
+            urls = con.sql(table + " ORDER BY url").to_arrow_table()
+        else:
+            urls = None
+            _copy_atomic(con, table, Path(urls_out))
     finally:
         con.close()
-    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=rate_bands(urls["change_rate"]))
+    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands)
 
 
-def _end_of(date: str | Date) -> float:
+def end_of(date: str | Date) -> float:
     """The end of day `date` (UTC) in days since the epoch, the unit of every time below."""
     day = Date.fromisoformat(date) if isinstance(date, str) else date
     end = datetime.combine(day + timedelta(days=1), time(), tzinfo=timezone.utc)
     return end.timestamp() / 86400
 
 
-# A visit's time in days since the epoch. In the crawl's hive layout a fetch made outside
-# its partition's day counts at the start of that day: a backfill, or a test replaying days
-# in a row, fetches day D's batch later than D, and its visits stand for day D (a nightly
-# run's fetched_at lies within its day and is kept).
-VISIT_TIME = "epoch(fetched_at) / 86400.0"
-VISIT_TIME_IN_DAY = ("CASE WHEN epoch(fetched_at) - epoch(CAST(date AS DATE)) BETWEEN 0 AND 86399.999999 "
-                     "THEN epoch(fetched_at) ELSE epoch(CAST(date AS DATE)) END / 86400.0")
-
-
-def _read_fetch_log(con, glob) -> str:
-    """The fetch_log view over the files; returns the SQL of a visit's time."""
-    try:
-        # A view cannot take parameters: the path(s) go in as quoted SQL literals.
-        con.execute(f"CREATE VIEW fetch_log AS SELECT * FROM read_parquet({_sql_literal(glob)}, "
-                    "hive_partitioning = true, union_by_name = true)")
-        con.execute("SELECT url, host, status, status_class, fetched_at, bytes, sha256, payload_digest, "
-                    "simhash, last_modified FROM fetch_log LIMIT 0")
-        columns = {row[0] for row in con.execute("DESCRIBE fetch_log").fetchall()}
-    except duckdb.Error as exc:
-        raise ValueError(f"fetch log {glob!r} cannot be read as the crawl's fetch-log Parquet "
-                         f"(run the fetch step first, or check the path): {exc}") from None
-    return VISIT_TIME_IN_DAY if "date" in columns else VISIT_TIME
-
-
-def _sql_literal(glob: str | list[str]) -> str:
-    paths = [glob] if isinstance(glob, str) else list(glob)
-    quoted = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
-    return quoted if isinstance(glob, str) else f"[{quoted}]"
-
-
-# Each fetch beside the URL's previous visit and previous full answer: one window over
-# rows sorted by URL and time; IGNORE NULLS skips the fetches that are not visits (errors) or carry no
-# body (304s) so they are compared with what the crawl last saw.
-_HISTORY_SQL = """
-WITH fetches AS (
-    -- Only numbers go through the sort: the URL as two 64-bit hashes (a collision needs
-    -- 2^64 URLs), the digest as one (it is only compared with the previous one).
-    SELECT hash(url) AS k1, hash(url, 1) AS k2, status, status_class, {visit_time} AS t,
-           status_class IN ($ok, $not_modified) AS is_visit,
-           CASE WHEN status_class = $ok THEN hash(coalesce(payload_digest, sha256)) END AS digest,
-           CASE WHEN status_class = $ok THEN simhash END AS simhash,
-           CASE WHEN status_class = $ok THEN bytes END AS body_bytes,
-           epoch(try_strptime(last_modified, $http_date)) / 86400.0 AS lm
-    FROM fetch_log
-    WHERE {visit_time} < $end_day
-),
-with_evidence AS ({evidence}),
-sequenced AS (
-    SELECT *,
-           row_number() OVER w AS rn,
-           lag(CASE WHEN is_visit THEN t END IGNORE NULLS) OVER w AS prev_t,
-           lag(CASE WHEN is_visit THEN lm END IGNORE NULLS) OVER w AS prev_lm,
-           lag(CASE WHEN is_visit THEN seen END IGNORE NULLS) OVER w AS prev_seen,
-           lag(digest IGNORE NULLS) OVER w AS prev_digest,
-           lag(simhash IGNORE NULLS) OVER w AS prev_simhash,
-           lag(body_bytes IGNORE NULLS) OVER w AS prev_body_bytes
-    FROM with_evidence
-    WINDOW w AS (PARTITION BY k1, k2 ORDER BY t, status)
-),
--- What each visit tells: its interval, whether the text changed, what Last-Modified says.
-judged AS (
-    SELECT *,
-           CASE WHEN is_visit THEN t - prev_t END AS interval_days,
-           digest_moved AND NOT text_moved AS boilerplate_only,
-           is_visit AND prev_t IS NOT NULL AND (text_moved OR seen > coalesce(prev_seen, 0)) AS changed
-    FROM (SELECT *,
-                 coalesce(digest <> prev_digest, false) AS digest_moved,
-                 coalesce(digest <> prev_digest, false)
-                   AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
-          FROM sequenced)
-)
-SELECT k1, k2,
-       count(*) FILTER (is_visit) AS visits,
-       count(interval_days) AS intervals,
-       count(*) FILTER (changed) AS changes,
-       count(*) FILTER (boilerplate_only) AS boilerplate_changes,
-       count(*) FILTER (status_class = $not_modified) AS not_modified,
-       coalesce(sum(interval_days), 0) AS observed_days,
-       coalesce(sum(interval_days) FILTER (NOT changed), 0) AS unchanged_days,
-       min(interval_days) AS shortest_interval,
-       max(interval_days) AS longest_interval,
-       list(interval_days) FILTER (changed) AS changed_intervals,
-       -- Last-Modified: pairs of visits that both carry one, and whether it told the truth.
-       count(*) FILTER (prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL) AS lm_checks,
-       count(*) FILTER (prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL
-                        AND (lm <> prev_lm) = changed AND lm <= t + $slack) AS lm_agreements,
-       -- The Last-Modified estimator: the time since the last change is observed at each
-       -- changed visit (and at the first visit); unchanged intervals are wholly unchanged.
-       count(*) FILTER (changed AND lm IS NULL) AS lm_missing,
-       count(*) FILTER (is_visit AND lm IS NOT NULL AND (changed OR prev_t IS NULL)) AS lm_changes,
-       coalesce(sum(CASE WHEN changed THEN least(greatest(t - lm, 0), interval_days)
-                         WHEN interval_days IS NOT NULL THEN interval_days
-                         WHEN is_visit AND lm IS NOT NULL THEN greatest(t - lm, 0) END), 0) AS lm_days,
-       max(t) FILTER (is_visit) AS last_visit_t,
-       max(t) AS last_fetch_t,
-       arg_max(status, rn) AS last_status,
-       arg_max(status_class, rn) AS last_status_class,
-       count(*) - coalesce(max(rn) FILTER (status NOT IN {gone}), 0) AS gone_streak,
-       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved,
-       -- the day D itself: what conditional GET saved that day
-       count(*) FILTER (is_visit AND t >= $end_day - 1) AS day_visits,
-       count(*) FILTER (status_class = $not_modified AND t >= $end_day - 1) AS day_not_modified,
-       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified AND t >= $end_day - 1), 0)
-         AS day_bytes_saved
-FROM judged
-GROUP BY k1, k2
-"""
-
-# The names behind the hashes: one row per URL.
-_NAMES_SQL = """
-SELECT hash(url) AS k1, hash(url, 1) AS k2, any_value(url) AS url, any_value(host) AS host
-FROM fetch_log WHERE {visit_time} < $end_day GROUP BY ALL
-"""
-
-_NO_EVIDENCE = "SELECT *, 0 AS seen FROM fetches"
-# `seen` = how many lastmod observations of the URL lie at or before the fetch; a visit whose
-# count exceeds the previous visit's had a published change inside its interval.
-_WITH_EVIDENCE = """
-    SELECT f.*, coalesce(e.seen, 0) AS seen
-    FROM fetches f ASOF LEFT JOIN (
-        SELECT hash(url) AS k1, hash(url, 1) AS k2, epoch(lastmod) / 86400.0 AS lastmod_t,
-               row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen
-        FROM lastmod_evidence) e
-      ON f.k1 = e.k1 AND f.k2 = e.k2 AND f.t >= e.lastmod_t
-"""
-
-
-def _per_url_history(con, glob, end_day: float, threshold: int, evidence: pa.Table | None) -> None:
-    """Temp table per_url: one row per URL, its history in counts (see _HISTORY_SQL)."""
-    visit_time = _read_fetch_log(con, glob)
-    if evidence is not None:
-        missing = {"url", "lastmod"} - set(evidence.column_names)
-        if missing:
-            raise ValueError(f"lastmod evidence needs columns url and lastmod; missing {sorted(missing)}")
-        con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
-    sql = _HISTORY_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
-                              gone=str(GONE_STATUSES), visit_time=visit_time)
-    con.execute("CREATE TEMP TABLE history AS " + sql, {
-        "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
-        "end_day": end_day, "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS,
-    })
-    con.execute("CREATE TEMP TABLE names AS " + _NAMES_SQL.format(visit_time=visit_time), {"end_day": end_day})
-    if evidence is not None:
-        con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT url, max(epoch(lastmod) / 86400.0) AS lastmod_t "
-                    "FROM lastmod_evidence WHERE epoch(lastmod) / 86400.0 < $end GROUP BY url", {"end": end_day})
-        pending = ("coalesce(l.lastmod_t > h.last_visit_t, false) AS pending_change FROM history h "
-                   "JOIN names n USING (k1, k2) LEFT JOIN latest_lastmod l USING (url)")
-    else:
-        pending = "false AS pending_change FROM history h JOIN names n USING (k1, k2)"
-    con.execute(f"CREATE TEMP TABLE per_url AS SELECT n.url, n.host, h.* EXCLUDE (k1, k2), {pending}")
-    con.execute("DROP TABLE history")
-    con.execute("DROP TABLE names")
+def _copy_atomic(con, query: str, path: Path) -> None:
+    """COPY the query to Parquet under a temporary name, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    con.execute(f"COPY ({query}) TO {sql_literal(str(tmp))} (FORMAT parquet)")
+    os.replace(tmp, path)
 
 
 # Estimator codes of _own_estimates, named in SQL by their place in this tuple.
@@ -302,12 +169,13 @@ _ESTIMATOR_CODES = (RateEstimator.PRIOR, RateEstimator.BIAS_REDUCED, RateEstimat
 
 def _own_estimates(con) -> None:
     """Temp table estimated: per_url with each URL's own rate from its intervals, bias-reduced
-    when regular, MLE when not (numpy over the numeric columns; the rest stays in DuckDB)."""
-    columns = con.execute("SELECT rowid AS row_id, intervals, changes, observed_days, unchanged_days, "
+    when regular, MLE when not (numpy over the numeric columns of the URLs fetched in the
+    window; the others keep the rate of their state, their intervals did not change)."""
+    columns = con.execute("SELECT rowid AS row_id, intervals, changes, visit_days, unchanged_days, "
                           "coalesce(shortest_interval, 0) AS shortest, coalesce(longest_interval, 0) AS longest "
-                          "FROM per_url").fetchnumpy()
+                          "FROM per_url WHERE touched").fetchnumpy()
     n, x = columns["intervals"], columns["changes"]
-    observed, unchanged = columns["observed_days"], columns["unchanged_days"]
+    observed, unchanged = columns["visit_days"], columns["unchanged_days"]
     shortest, longest = columns["shortest"], columns["longest"]
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_interval = np.where(n > 0, observed / np.maximum(n, 1), 0.0)
@@ -330,12 +198,22 @@ def _own_estimates(con) -> None:
     con.register("own", pa.table({"row_id": columns["row_id"], "own_rate": rate, "code": code}))
     del columns
     names = "[" + ", ".join(f"'{e.value}'" for e in _ESTIMATOR_CODES) + "]"
-    con.execute("CREATE TEMP TABLE estimated AS SELECT p.* EXCLUDE (changed_intervals, shortest_interval, "
-                f"longest_interval), o.own_rate, {names}[o.code + 1] AS own_estimator "
-                "FROM per_url p JOIN own o ON p.rowid = o.row_id")
+    con.execute("CREATE TEMP TABLE estimated AS SELECT p.* REPLACE ("
+                "CASE WHEN touched THEN o.own_rate ELSE p.interval_rate END AS interval_rate, "
+                f"CASE WHEN touched THEN {names}[o.code + 1] ELSE p.interval_estimator END AS interval_estimator) "
+                "FROM per_url p LEFT JOIN own o ON p.rowid = o.row_id")
     con.unregister("own")
     con.execute("DROP TABLE per_url")
 
+
+# The per-URL table: the published columns, then the state the next day folds into
+# (change_history.py; raw interval sums, last values, the URL's hashes).
+PUBLISHED_COLUMNS = ("url", "host", "url_pattern", "visits", "intervals", "changes", "boilerplate_changes",
+                     "not_modified", "observed_days", "estimator", "own_rate", "change_rate", "own_share",
+                     "prior_rate", "prior_days", "lm_checks", "lm_agreements", "last_visit_at", "last_fetched_at",
+                     "last_status", "last_status_class", "gone_streak", "pending_change", "bytes_saved")
+STATE_ONLY_COLUMNS = tuple(c for c in STATE_COLUMNS if c not in PUBLISHED_COLUMNS)
+URL_COLUMNS = PUBLISHED_COLUMNS + STATE_ONLY_COLUMNS
 
 # URL pattern for pooling: host and path with digit runs folded and query values dropped,
 # so /news/2031/04/17/a.html and /news/2031/05/02/b.html share a pool.
@@ -351,11 +229,11 @@ WITH lm_hosts AS (
 ),
 -- The evidence each URL brings to its pool: effective changes x over observed days t.
 evidence AS (
-    SELECT e.*, h.lm_trusted,
-           {pattern} AS url_pattern,
+    -- (a URL's pattern is computed once, on its first day, and kept in the state)
+    SELECT e.* REPLACE (coalesce(e.url_pattern, {pattern}) AS url_pattern), h.lm_trusted,
            h.lm_trusted AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
-           CASE WHEN by_lm THEN lm_changes ELSE own_rate * observed_days END AS x,
-           CASE WHEN by_lm THEN lm_days ELSE observed_days END AS t,
+           CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
+           CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t,
            CASE WHEN intervals >= $min_intervals AND t > 0 THEN x / t END AS informative_rate
     FROM estimated e JOIN lm_hosts h USING (host)
 ),
@@ -395,7 +273,7 @@ pattern_b AS (
 )
 SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, not_modified,
        t AS observed_days,
-       CASE WHEN by_lm THEN $lm_name ELSE own_estimator END AS estimator,
+       CASE WHEN by_lm THEN $lm_name ELSE coalesce(interval_estimator, $prior_name) END AS estimator,
        CASE WHEN t > 0 THEN x / t END AS own_rate,
        (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
        t / (t + prior_days) AS own_share,
@@ -403,7 +281,8 @@ SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, 
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
        last_status, last_status_class, gone_streak, pending_change, bytes_saved,
-       day_visits, day_not_modified, day_bytes_saved
+       day_visits, day_not_modified, day_bytes_saved,
+       {state}
 FROM evidence JOIN pattern_b USING (url_pattern, host)
 """
 
@@ -412,7 +291,8 @@ def _pool_params() -> dict:
     return {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT,
             "min_intervals": POOL_MIN_INTERVALS, "default_rate": DEFAULT_PRIOR_RATE,
             "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT, "b_min": PRIOR_DAYS_MIN,
-            "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS, "lm_name": RateEstimator.LAST_MODIFIED}
+            "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS, "lm_name": RateEstimator.LAST_MODIFIED,
+            "prior_name": RateEstimator.PRIOR}
 
 
 _HOSTS_SQL = """

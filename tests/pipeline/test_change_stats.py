@@ -3,7 +3,7 @@ boilerplate-only changes, 304s, errors, Last-Modified honesty and sitemap eviden
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
@@ -209,3 +209,72 @@ def test_only_fetches_up_to_the_date_count(tmp_path):
 def test_unreadable_fetch_log_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="fetch log .*nowhere"):
         change_stats(str(tmp_path / "nowhere" / "*.parquet"), "2026-03-03", SETTINGS)
+
+
+def varied_history(rng):
+    """Twelve days of a crawl with every kind of visit the estimators look at: regular and
+    irregular visits, several fetches of a URL in one day, honest and lying Last-Modified,
+    boilerplate-only edits, 304s, errors, 404 runs across days, URLs first seen late."""
+    daily = {f"https://a.test/p/{i}": rate for i, rate in enumerate(np.linspace(0.05, 1.5, 12))}
+    rows = simulate(daily.items(), lambda r: list(np.arange(12) + r.uniform(0.1, 0.9, 12)), rng)
+    honest = {f"https://lm.test/p/{i}": 0.3 for i in range(10)}
+    rows += simulate(honest.items(), lambda r: list(np.sort(r.uniform(0, 11.99, 8))), rng, lm_host="lm.test")
+    late = {f"https://late.test/p/{i}": 0.5 for i in range(6)}
+    rows += simulate(late.items(), lambda r: list(7 + np.sort(r.uniform(0, 4.99, 4))), rng)
+    base = 0x5555_AAAA_5555_AAAA
+    for day in range(12):
+        rows.append(fetch("https://b.test/counter", day + 0.3, digest=f"c{day}", simhash=base ^ (1 << day % 2)))
+        rows.append(fetch("https://b.test/twice", day + 0.2, digest=f"t{day // 3}", simhash=base ^ (day // 3) * 0xFFF))
+        rows.append(fetch("https://b.test/twice", day + 0.7, status=304 if day % 2 else 200,
+                          digest=f"t{day // 3}", simhash=base ^ (day // 3) * 0xFFF))
+        rows.append(fetch("https://liar.test/p", day + 0.5, digest="same", simhash=7, last_modified=day + 0.5))
+        gone = day >= 8 or day in (3, 4)  # a 404 run that ends, then one across the last days
+        rows.append(fetch("https://b.test/gone", day + 0.4, status=404 if gone else 200,
+                          digest=None if gone else "g", simhash=None if gone else 1))
+        if day % 4 == 1:
+            rows.append(fetch("https://b.test/flaky", day + 0.1, status=500))
+        rows.append(fetch("https://b.test/flaky", day + 0.6, digest=f"f{day // 5}", simhash=(day // 5) * 0xFFFF))
+    return rows
+
+
+def assert_same_rows(rows_a: list[dict], rows_b: list[dict], key: str):
+    """Equal row by row; floats within rounding (sums added in another order), lists as sets."""
+    assert [r[key] for r in rows_a] == [r[key] for r in rows_b]
+    for a, b in zip(rows_a, rows_b):
+        assert a.keys() == b.keys()
+        for column, value in b.items():
+            if isinstance(value, float):
+                assert a[column] == pytest.approx(value, rel=1e-9, abs=1e-12), (a[key], column)
+            elif isinstance(value, list):
+                assert sorted(a[column]) == pytest.approx(sorted(value), rel=1e-12), (a[key], column)
+            else:
+                assert a[column] == value, (a[key], column)
+
+
+def test_daily_step_equals_the_full_rebuild(tmp_path):
+    """change_stats[D] folded from change_stats[D-1] and day D's log alone, day after day,
+    equals change_stats rebuilt from the whole history on every day."""
+    rows = varied_history(np.random.default_rng(5))
+    glob = write_log(tmp_path, rows)
+    evidence = pa.table({"url": ["https://b.test/counter", "https://a.test/p/0", "https://a.test/p/0"],
+                         "lastmod": [START + timedelta(days=4.5), START + timedelta(days=2.95),
+                                     START + timedelta(days=11.99)]})
+    previous = None
+    for day in range(12):
+        date = (START + timedelta(days=day)).date().isoformat()
+        out = tmp_path / "change_stats" / f"{date}.parquet"
+        day_files = str(tmp_path / "fetch_log" / f"date={date}" / "*" / "*.parquet")
+        daily = change_stats(day_files, date, SETTINGS, lastmod_evidence=evidence, previous=previous, urls_out=out)
+        full = change_stats(glob, date, SETTINGS, lastmod_evidence=evidence)
+        assert_same_rows(pq.read_table(out).sort_by("url").to_pylist(), full.urls.to_pylist(), "url")
+        assert_same_rows(daily.hosts.to_pylist(), full.hosts.to_pylist(), "host")
+        assert_same_rows([asdict(daily.counts)], [asdict(full.counts)], "urls")
+        assert daily.rate_bands.equals(full.rate_bands)
+        previous = out
+    urls = {r["url"]: r for r in full.urls.to_pylist()}
+    # The history covered what it should: several estimators, a 404 run over days, boilerplate.
+    assert {r["estimator"] for r in urls.values()} >= {RateEstimator.MLE, RateEstimator.LAST_MODIFIED,
+                                                       RateEstimator.BIAS_REDUCED}
+    assert urls["https://b.test/gone"]["gone_streak"] == 4
+    assert urls["https://b.test/counter"]["boilerplate_changes"] == 11 and urls["https://b.test/counter"]["changes"] == 1
+    assert urls["https://b.test/twice"]["not_modified"] == 6 and urls["https://late.test/p/0"]["visits"] == 4

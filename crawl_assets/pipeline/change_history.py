@@ -1,0 +1,289 @@
+"""Per-URL visit history in counts: the fetch rows of a window folded into the state the
+previous window left (change_stats_step.py estimates rates from it).
+
+One SQL serves both ways of building it:
+
+- the full rebuild: every fetch up to day D folded into an empty state;
+- the daily step: day D's fetches folded into the state of change_stats[D-1], so a day costs
+  one pass over yesterday's per-URL table plus that day's log, not a re-sort of every fetch
+  so far.
+
+They agree because everything the history keeps is a sum, a count, a minimum or maximum, a
+list, or "the last value so far" (carried in the state: the last visit's time and
+Last-Modified, the last full answer's digest, SimHash and size), and a day's fetches all come
+after the state's (in the crawl's hive layout a visit's time lies within its partition's day).
+Sitemap and feed evidence is judged when a visit is folded in: a lastmod that only becomes
+known later does not re-judge the intervals already folded (a full rebuild would).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from ..crawler.vocabulary import StatusClass
+
+# Last-Modified agrees when it is not later than the fetch, give or take a minute of clock skew.
+LM_FUTURE_SLACK_DAYS = 60 / 86400
+GONE_STATUSES = (404, 410)
+HTTP_DATE = "%a, %d %b %Y %H:%M:%S GMT"
+LASTMOD_EVIDENCE_SCHEMA = pa.schema([("url", pa.string()), ("lastmod", pa.timestamp("us", tz="UTC"))])
+
+# A visit's time in days since the epoch. In the crawl's hive layout a fetch made outside
+# its partition's day counts at the start of that day: a backfill, or a test replaying days
+# in a row, fetches day D's batch later than D, and its visits stand for day D (a nightly
+# run's fetched_at lies within its day and is kept).
+VISIT_TIME = "epoch(fetched_at) / 86400.0"
+VISIT_TIME_IN_DAY = ("CASE WHEN epoch(fetched_at) - epoch(CAST(date AS DATE)) BETWEEN 0 AND 86399.999999 "
+                     "THEN epoch(fetched_at) ELSE epoch(CAST(date AS DATE)) END / 86400.0")
+
+# The state one day hands to the next, beside the published per-URL columns: the URL's two
+# 64-bit hashes (the join key: a collision needs 2^64 URLs), the raw sums the estimators need,
+# and the last values each next visit is compared with.
+STATE_SQL_TYPES = {
+    "k1": "UBIGINT", "k2": "UBIGINT", "url": "VARCHAR", "host": "VARCHAR", "url_pattern": "VARCHAR",
+    "visits": "BIGINT", "intervals": "BIGINT", "changes": "BIGINT", "boilerplate_changes": "BIGINT",
+    "not_modified": "BIGINT", "visit_days": "DOUBLE", "unchanged_days": "DOUBLE",
+    "shortest_interval": "DOUBLE", "longest_interval": "DOUBLE", "changed_intervals": "DOUBLE[]",
+    "lm_checks": "BIGINT", "lm_agreements": "BIGINT", "lm_missing": "BIGINT", "lm_changes": "BIGINT",
+    "lm_days": "DOUBLE", "last_visit_t": "DOUBLE", "last_fetch_t": "DOUBLE", "last_status": "INTEGER",
+    "last_status_class": "VARCHAR", "gone_streak": "BIGINT", "bytes_saved": "BIGINT",
+    "last_visit_lm": "DOUBLE", "last_digest": "UBIGINT", "last_simhash": "UBIGINT", "last_body_bytes": "BIGINT",
+    "interval_rate": "DOUBLE", "interval_estimator": "VARCHAR",
+}
+STATE_COLUMNS = tuple(STATE_SQL_TYPES)
+
+
+def read_fetch_log(con, glob) -> str:
+    """The fetch_log view over the files; returns the SQL of a visit's time."""
+    try:
+        # A view cannot take parameters: the path(s) go in as quoted SQL literals.
+        con.execute(f"CREATE VIEW fetch_log AS SELECT * FROM read_parquet({sql_literal(glob)}, "
+                    "hive_partitioning = true, union_by_name = true)")
+        con.execute("SELECT url, host, status, status_class, fetched_at, bytes, sha256, payload_digest, "
+                    "simhash, last_modified FROM fetch_log LIMIT 0")
+        columns = {row[0] for row in con.execute("DESCRIBE fetch_log").fetchall()}
+    except duckdb.Error as exc:
+        raise ValueError(f"fetch log {glob!r} cannot be read as the crawl's fetch-log Parquet "
+                         f"(run the fetch step first, or check the path): {exc}") from None
+    return VISIT_TIME_IN_DAY if "date" in columns else VISIT_TIME
+
+
+def sql_literal(glob) -> str:
+    paths = [glob] if isinstance(glob, str) else list(glob)
+    quoted = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
+    return quoted if isinstance(glob, str) else f"[{quoted}]"
+
+
+def read_previous_state(con, path) -> None:
+    """The carry view over change_stats[D-1]'s per-URL file (written by this step)."""
+    try:
+        con.execute(f"CREATE VIEW carry AS SELECT {', '.join(STATE_COLUMNS)} FROM read_parquet({sql_literal(str(path))})")
+    except duckdb.Error as exc:
+        raise ValueError(f"previous change statistics {str(path)!r} lack the per-URL state the daily step "
+                         f"folds into (rebuild them from the whole fetch log: pass previous=None): {exc}") from None
+
+
+def empty_state(con) -> None:
+    """The carry view of a full rebuild: no URL seen before the window."""
+    con.execute("CREATE VIEW carry AS SELECT "
+                + ", ".join(f"NULL::{sql_type} AS {name}" for name, sql_type in STATE_SQL_TYPES.items())
+                + " LIMIT 0")
+
+
+# The window's fetches, each beside the URL's previous visit and previous full answer: one
+# window over the window's rows sorted by URL and time, falling back on the state for the
+# first of them; IGNORE NULLS skips the fetches that are not visits (errors) or carry no body
+# (304s) so they are compared with what the crawl last saw.
+_FOLD_SQL = """
+WITH fetches AS (
+    -- Only numbers go through the sort: the URL as two 64-bit hashes, the digest as one (it
+    -- is only compared with the previous one).
+    SELECT hash(url) AS k1, hash(url, 1) AS k2, status, status_class, {visit_time} AS t,
+           status_class IN ($ok, $not_modified) AS is_visit,
+           CASE WHEN status_class = $ok THEN hash(coalesce(payload_digest, sha256)) END AS digest,
+           CASE WHEN status_class = $ok THEN simhash END AS simhash,
+           CASE WHEN status_class = $ok THEN bytes END AS body_bytes,
+           epoch(try_strptime(last_modified, $http_date)) / 86400.0 AS lm
+    FROM fetch_log
+    WHERE {visit_time} >= $start_day AND {visit_time} < $end_day
+),
+with_evidence AS ({evidence}),
+sequenced AS (
+    SELECT *,
+           row_number() OVER w AS rn,
+           lag(CASE WHEN is_visit THEN t END IGNORE NULLS) OVER w AS window_prev_t,
+           lag(CASE WHEN is_visit THEN lm END IGNORE NULLS) OVER w AS window_prev_lm,
+           lag(CASE WHEN is_visit THEN seen END IGNORE NULLS) OVER w AS window_prev_seen,
+           lag(digest IGNORE NULLS) OVER w AS window_prev_digest,
+           lag(simhash IGNORE NULLS) OVER w AS window_prev_simhash,
+           lag(body_bytes IGNORE NULLS) OVER w AS window_prev_body_bytes
+    FROM with_evidence
+    WINDOW w AS (PARTITION BY k1, k2 ORDER BY t, status)
+),
+carried AS (
+    SELECT s.*,
+           coalesce(window_prev_t, c.last_visit_t) AS prev_t,
+           coalesce(window_prev_lm, c.last_visit_lm) AS prev_lm,
+           coalesce(window_prev_seen, c.last_visit_seen) AS prev_seen,
+           coalesce(window_prev_digest, c.last_digest) AS prev_digest,
+           coalesce(window_prev_simhash, c.last_simhash) AS prev_simhash,
+           coalesce(window_prev_body_bytes, c.last_body_bytes) AS prev_body_bytes
+    FROM sequenced s LEFT JOIN ({carry_seen}) c USING (k1, k2)
+),
+-- What each visit tells: its interval, whether the text changed, what Last-Modified says.
+judged AS (
+    SELECT *,
+           CASE WHEN is_visit THEN t - prev_t END AS interval_days,
+           digest_moved AND NOT text_moved AS boilerplate_only,
+           is_visit AND prev_t IS NOT NULL AND (text_moved OR seen > coalesce(prev_seen, 0)) AS changed
+    FROM (SELECT *,
+                 coalesce(digest <> prev_digest, false) AS digest_moved,
+                 coalesce(digest <> prev_digest, false)
+                   AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
+          FROM carried)
+)
+SELECT k1, k2,
+       count(*) AS fetches,
+       count(*) FILTER (is_visit) AS visits,
+       count(interval_days) AS intervals,
+       count(*) FILTER (changed) AS changes,
+       count(*) FILTER (boilerplate_only) AS boilerplate_changes,
+       count(*) FILTER (status_class = $not_modified) AS not_modified,
+       coalesce(sum(interval_days), 0) AS visit_days,
+       coalesce(sum(interval_days) FILTER (NOT changed), 0) AS unchanged_days,
+       min(interval_days) AS shortest_interval,
+       max(interval_days) AS longest_interval,
+       list(interval_days) FILTER (changed) AS changed_intervals,
+       -- Last-Modified: pairs of visits that both carry one, and whether it told the truth.
+       count(*) FILTER (prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL) AS lm_checks,
+       count(*) FILTER (prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL
+                        AND (lm <> prev_lm) = changed AND lm <= t + $slack) AS lm_agreements,
+       -- The Last-Modified estimator: the time since the last change is observed at each
+       -- changed visit (and at the first visit); unchanged intervals are wholly unchanged.
+       count(*) FILTER (changed AND lm IS NULL) AS lm_missing,
+       count(*) FILTER (is_visit AND lm IS NOT NULL AND (changed OR prev_t IS NULL)) AS lm_changes,
+       coalesce(sum(CASE WHEN changed THEN least(greatest(t - lm, 0), interval_days)
+                         WHEN interval_days IS NOT NULL THEN interval_days
+                         WHEN is_visit AND lm IS NOT NULL THEN greatest(t - lm, 0) END), 0) AS lm_days,
+       max(t) FILTER (is_visit) AS last_visit_t,
+       max(t) AS last_fetch_t,
+       arg_max(status, rn) AS last_status,
+       arg_max(status_class, rn) AS last_status_class,
+       count(*) - coalesce(max(rn) FILTER (status NOT IN {gone}), 0) AS gone_streak,
+       max(rn) FILTER (status NOT IN {gone}) IS NULL AS all_gone,
+       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0) AS bytes_saved,
+       -- the last values the next window compares with
+       arg_max(lm, rn) FILTER (is_visit AND lm IS NOT NULL) AS last_visit_lm,
+       arg_max(digest, rn) FILTER (digest IS NOT NULL) AS last_digest,
+       arg_max(simhash, rn) FILTER (simhash IS NOT NULL) AS last_simhash,
+       arg_max(body_bytes, rn) FILTER (body_bytes IS NOT NULL) AS last_body_bytes,
+       -- the day D itself: what conditional GET saved that day
+       count(*) FILTER (is_visit AND t >= $end_day - 1) AS day_visits,
+       count(*) FILTER (status_class = $not_modified AND t >= $end_day - 1) AS day_not_modified,
+       coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified AND t >= $end_day - 1), 0)
+         AS day_bytes_saved
+FROM judged
+GROUP BY k1, k2
+"""
+
+# The names behind the hashes: one row per URL of the window.
+_NAMES_SQL = """
+SELECT hash(url) AS k1, hash(url, 1) AS k2, any_value(url) AS url, any_value(host) AS host
+FROM fetch_log WHERE {visit_time} >= $start_day AND {visit_time} < $end_day GROUP BY ALL
+"""
+
+_NO_EVIDENCE = "SELECT *, 0 AS seen FROM fetches"
+# `seen` = how many lastmod observations of the URL lie at or before the fetch; a visit whose
+# count exceeds the previous visit's had a published change inside its interval.
+_WITH_EVIDENCE = """
+    SELECT f.*, coalesce(e.seen, 0) AS seen
+    FROM fetches f ASOF LEFT JOIN evidence_seen e
+      ON f.k1 = e.k1 AND f.k2 = e.k2 AND f.t >= e.lastmod_t
+"""
+_CARRY_NO_EVIDENCE = "SELECT *, 0 AS last_visit_seen FROM carry"
+# The state's last visit counted against the same evidence as the window's fetches.
+_CARRY_WITH_EVIDENCE = """
+    SELECT c.*, coalesce(e.seen, 0) AS last_visit_seen
+    FROM carry c ASOF LEFT JOIN evidence_seen e
+      ON c.k1 = e.k1 AND c.k2 = e.k2 AND c.last_visit_t >= e.lastmod_t
+"""
+
+# The state after the window: yesterday's URLs, today's new ones, today's fetches added in.
+_MERGE_SQL = """
+SELECT coalesce(d.k1, c.k1) AS k1, coalesce(d.k2, c.k2) AS k2,
+       coalesce(c.url, n.url) AS url, coalesce(c.host, n.host) AS host, c.url_pattern,
+       coalesce(c.visits, 0) + coalesce(d.visits, 0) AS visits,
+       coalesce(c.intervals, 0) + coalesce(d.intervals, 0) AS intervals,
+       coalesce(c.changes, 0) + coalesce(d.changes, 0) AS changes,
+       coalesce(c.boilerplate_changes, 0) + coalesce(d.boilerplate_changes, 0) AS boilerplate_changes,
+       coalesce(c.not_modified, 0) + coalesce(d.not_modified, 0) AS not_modified,
+       coalesce(c.visit_days, 0) + coalesce(d.visit_days, 0) AS visit_days,
+       coalesce(c.unchanged_days, 0) + coalesce(d.unchanged_days, 0) AS unchanged_days,
+       least(c.shortest_interval, d.shortest_interval) AS shortest_interval,
+       greatest(c.longest_interval, d.longest_interval) AS longest_interval,
+       CASE WHEN c.changed_intervals IS NULL THEN d.changed_intervals
+            WHEN d.changed_intervals IS NULL THEN c.changed_intervals
+            ELSE list_concat(c.changed_intervals, d.changed_intervals) END AS changed_intervals,
+       coalesce(c.lm_checks, 0) + coalesce(d.lm_checks, 0) AS lm_checks,
+       coalesce(c.lm_agreements, 0) + coalesce(d.lm_agreements, 0) AS lm_agreements,
+       coalesce(c.lm_missing, 0) + coalesce(d.lm_missing, 0) AS lm_missing,
+       coalesce(c.lm_changes, 0) + coalesce(d.lm_changes, 0) AS lm_changes,
+       coalesce(c.lm_days, 0) + coalesce(d.lm_days, 0) AS lm_days,
+       coalesce(d.last_visit_t, c.last_visit_t) AS last_visit_t,
+       coalesce(d.last_fetch_t, c.last_fetch_t) AS last_fetch_t,
+       CASE WHEN d.k1 IS NULL THEN c.last_status ELSE d.last_status END AS last_status,
+       CASE WHEN d.k1 IS NULL THEN c.last_status_class ELSE d.last_status_class END AS last_status_class,
+       CASE WHEN d.k1 IS NULL THEN c.gone_streak WHEN d.all_gone THEN coalesce(c.gone_streak, 0) + d.fetches
+            ELSE d.gone_streak END AS gone_streak,
+       coalesce(c.bytes_saved, 0) + coalesce(d.bytes_saved, 0) AS bytes_saved,
+       coalesce(d.last_visit_lm, c.last_visit_lm) AS last_visit_lm,
+       coalesce(d.last_digest, c.last_digest) AS last_digest,
+       coalesce(d.last_simhash, c.last_simhash) AS last_simhash,
+       coalesce(d.last_body_bytes, c.last_body_bytes) AS last_body_bytes,
+       c.interval_rate, c.interval_estimator,
+       d.k1 IS NOT NULL AS touched,
+       coalesce(d.day_visits, 0) AS day_visits, coalesce(d.day_not_modified, 0) AS day_not_modified,
+       coalesce(d.day_bytes_saved, 0) AS day_bytes_saved
+FROM window_history d
+LEFT JOIN window_names n USING (k1, k2)
+FULL OUTER JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2
+"""
+
+
+def fold_history(con, glob, previous, start_day: float, end_day: float, threshold: int,
+                 evidence: pa.Table | None) -> None:
+    """Temp table per_url: the state after folding the fetches of [start_day, end_day) (days
+    since the epoch) into `previous` (a change_stats URL file, or None: nothing seen before),
+    with `touched` marking the URLs fetched in the window and pending_change from the evidence."""
+    visit_time = read_fetch_log(con, glob)
+    if previous is None:
+        empty_state(con)
+    else:
+        read_previous_state(con, previous)
+    if evidence is not None:
+        missing = {"url", "lastmod"} - set(evidence.column_names)
+        if missing:
+            raise ValueError(f"lastmod evidence needs columns url and lastmod; missing {sorted(missing)}")
+        con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
+        con.execute("CREATE TEMP TABLE evidence_seen AS SELECT hash(url) AS k1, hash(url, 1) AS k2, "
+                    "epoch(lastmod) / 86400.0 AS lastmod_t, "
+                    "row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen FROM lastmod_evidence")
+    window = {"start_day": start_day, "end_day": end_day}
+    sql = _FOLD_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
+                           carry_seen=_CARRY_NO_EVIDENCE if evidence is None else _CARRY_WITH_EVIDENCE,
+                           gone=str(GONE_STATUSES), visit_time=visit_time)
+    con.execute("CREATE TEMP TABLE window_history AS " + sql, {
+        "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
+        "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS, **window})
+    con.execute("CREATE TEMP TABLE window_names AS " + _NAMES_SQL.format(visit_time=visit_time), window)
+    if evidence is not None:
+        con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT k1, k2, max(lastmod_t) AS lastmod_t "
+                    "FROM evidence_seen WHERE lastmod_t < $end GROUP BY k1, k2", {"end": end_day})
+        pending = ("SELECT m.*, coalesce(l.lastmod_t > m.last_visit_t, false) AS pending_change "
+                   "FROM merged m LEFT JOIN latest_lastmod l USING (k1, k2)")
+    else:
+        pending = "SELECT *, false AS pending_change FROM merged"
+    con.execute(f"CREATE TEMP TABLE per_url AS WITH merged AS ({_MERGE_SQL}) {pending}")
+    con.execute("DROP TABLE window_history")
+    con.execute("DROP TABLE window_names")
