@@ -221,3 +221,33 @@ def test_the_assets_write_the_same_tables_and_tell_a_data_team_what_the_day_did(
     assert abs(sum(shares) - 1) < 0.01 and plan["planned"].value <= BUDGET
     flags = {r.data["flag"]: r.data["hosts"] for r in plan["flagged_hosts"].value.records}
     assert flags.get(HostFlag.TRAP, 0) >= 4
+
+
+def test_sitemap_and_feed_dates_are_recorded_true_and_mark_changes_since_the_last_visit(crawl):
+    web, settings, _ = crawl
+    root, last = settings.data_root, DAYS[-1]
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW e AS SELECT *, CAST(date AS VARCHAR) AS day "
+                f"FROM read_parquet('{glob_of(root, 'change_evidence')}')")
+    kinds = {k for (k,) in con.execute("SELECT DISTINCT source_kind FROM e WHERE day = ?", [DAYS[0]]).fetchall()}
+    assert kinds == {"sitemap", "rss", "atom"}  # hosts 1 and 3 publish feeds (demoweb/host_traits.py)
+    # Every date is the page's true last content change on the day it was read.
+    for day, url, lastmod in con.execute("SELECT day, url, lastmod FROM e").fetchall():
+        index = web.host_index(host_of(url))
+        if index is None:
+            continue  # a trap host's sitemap: no known truth
+        state = web.with_day(demo_day(day)).page_state(index, urlsplit(url).path)
+        assert abs((lastmod - EPOCH).total_seconds() / 86400 - (state.last_change or 0.0)) < 1e-4, (day, url)
+    # change_stats reads them: a page dated after its last visit is due again, and truly changed.
+    logs = [str(p) for p in change_stats_inputs(root, last)]
+    plain = change_stats(logs, last, settings).urls
+    urls = pq.read_table(url_changes_file(root, last)).to_pylist()
+    pending = [r for r in urls if r["pending_change"]]
+    assert pending and not any(plain["pending_change"].to_pylist())
+    assert sum(r["changes"] for r in urls) >= sum(plain["changes"].to_pylist())
+    log = fetches(settings)
+    for row in pending:
+        index, path = web.host_index(row["host"]), urlsplit(row["url"]).path
+        seen = log.execute("SELECT max(day) FROM f WHERE url = ? AND status IN (200, 304)", [row["url"]]).fetchone()[0]
+        before = web.with_day(demo_day(seen)).page_state(index, path).versions
+        assert web.page_state(index, path).versions > before, row["url"]
