@@ -1,12 +1,17 @@
-"""Where each asset's partitions land under the data root (hive-style folders for DuckDB)."""
+"""Where each asset's partitions land under the data root (hive-style folders for DuckDB).
+
+The root is a local Path or, under a URL data root, a UPath (crawler/shared_root.py): every
+function here returns the root's own kind of path, so a step reads and writes the same way.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from .crawler.shared_root import connect, write_file_atomic
 
 
 def seeds_file(root: Path) -> Path:
@@ -105,9 +110,7 @@ def shard_files(root: Path, table: str, *, before: str | None = None,
 
 def columns_of(files: str | list[str]) -> set[str]:
     """Column names across every file of a glob or list: files written by older versions lack some."""
-    import duckdb
-
-    rows = duckdb.connect().execute(
+    rows = connect().execute(
         "DESCRIBE SELECT * FROM read_parquet($g, union_by_name = true)", {"g": files}).fetchall()
     return {row[0] for row in rows}
 
@@ -118,11 +121,8 @@ def glob_of(root: Path, table: str) -> str:
 
 
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:
-    """Write to a temporary name and rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    """Write to a temporary name and rename (or upload), so readers never see half a file."""
+    write_file_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def day_report_dir(root: Path, date: str) -> Path:
@@ -130,8 +130,5 @@ def day_report_dir(root: Path, date: str) -> Path:
 
 
 def write_bytes_atomic(data: bytes, path: Path) -> None:
-    """Write to a temporary name and rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    """Write to a temporary name and rename (or upload), so readers never see half a file."""
+    write_file_atomic(path, lambda tmp: tmp.write_bytes(data))

@@ -8,6 +8,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from .crawler.settings import CrawlSettings, SettingsError, load_settings
+from .crawler.shared_root import data_root_path
 from .partitions import SHARD_KEYS
 
 
@@ -32,8 +33,11 @@ class CrawlSettingsResource(ConfigurableResource):
                 "set shard_count where the definitions read it (recrawl.toml or RECRAWL_SETTINGS) "
                 "and reload the code location, or drop it from the run's settings")
         overrides = {}
-        if self.data_root:
-            overrides["data_root"] = Path(self.data_root).resolve()
+        if self.data_root:  # a folder, or a URL such as s3://bucket/prefix (crawler/shared_root.py)
+            try:
+                overrides["data_root"] = data_root_path(self.data_root, Path.cwd())
+            except ValueError as exc:
+                raise SettingsError(f"the run's data_root {self.data_root!r}: {exc}") from None
         if self.seeds_dir:
             overrides["seeds_dir"] = Path(self.seeds_dir).resolve()
         return dataclasses.replace(settings, **overrides)

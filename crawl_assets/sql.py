@@ -14,6 +14,8 @@ from pathlib import Path
 
 import duckdb
 
+from .crawler.shared_root import connect
+
 MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
 
 VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first, or pass --catalog PATH",
               file=sys.stderr)
         return 2
-    with duckdb.connect(str(catalog), read_only=True) as con:
+    with connect(str(catalog), read_only=True) as con:  # a URL data root's file system registered
         try:
             if not args.query:
                 for (view,) in con.execute(VIEWS_SQL).fetchall():

@@ -39,6 +39,7 @@ from ..layout import change_evidence_file, dropped_file, fetch_log_file, links_f
 from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
 from ..partitions import fetch_partitions, split_fetch_key
 from ..pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
+from ..pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ..resources import CrawlSettingsResource
 from ..run_policies import fetch_retry_policy
 from .failures import fails_with_crawl_errors
@@ -94,14 +95,16 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     date, shard = split_fetch_key(context.partition_key)
     root, folder = settings.data_root, warc_dir(settings.data_root, date, shard)
     inputs = fetch_inputs(root, date, shard, settings)
-    result = run_fetch_step(settings, shard, inputs, folder,
+    local = local_warc_dir(settings, folder)  # folder itself, unless the root is a URL
+    result = run_fetch_step(settings, shard, inputs, local,
                             warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}",
                             refetch=context.run.tags.get(REFETCH_TAG) == "true")
+    publish_warc_dir(local, folder)  # before the fetch log that points at the WARC files
     write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
     write_parquet_atomic(result.links, links_file(root, date, shard))
     write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
     write_parquet_atomic(result.change_evidence, change_evidence_file(root, date, shard))
-    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, folder)
+    checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, local)
     metadata = fetch_metadata(result, root, date, shard)
     return tuple(MaterializeResult(asset_key=key, metadata=metadata[key],
                                    check_results=[c for c in checks if c.asset_key == AssetKey(key)])
@@ -122,7 +125,7 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             "path": MetadataValue.path(str(fetch_log_file(root, date, shard))),
         },
         WARC_ARCHIVE: {
-            "warc_files": MetadataValue.json([str(p) for p in result.warc_files]),
+            "warc_files": MetadataValue.json([str(warc_dir(root, date, shard) / p.name) for p in result.warc_files]),
             "warc_bytes": counts.warc_bytes,
             "revisit_records": counts.revisit_records,
             "superseded_warc_files": len(result.superseded),

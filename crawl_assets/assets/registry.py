@@ -4,7 +4,6 @@ seen_url_filter[D]: a Bloom filter rebuilt from it, loaded by the next day's fet
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from ..checks import SEEN_FILTER_CHECKS, seen_filter_check_results
-from ..crawler.seen_filter import load_filter, save_filter
 from ..layout import seen_filter_file, url_registry_file, write_parquet_atomic
 from ..metadata_tables import table_metadata
 from ..partitions import daily_partitions
@@ -15,6 +14,7 @@ from ..pipeline.registry_step import (
     describe_seen_filter,
     load_registry_urls,
 )
+from ..pipeline.seen_filter_files import read_seen_filter, write_seen_filter
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
@@ -46,13 +46,13 @@ def seen_url_filter(context: AssetExecutionContext, crawl_settings: CrawlSetting
     date = context.partition_key
     urls = load_registry_urls(root, date)
     path = seen_filter_file(root, date)
-    save_filter(build_seen_filter(urls), path)
-    counts = describe_seen_filter(load_filter(path), urls.num_rows)  # what the fetch batches will load
+    size = write_seen_filter(build_seen_filter(urls), path)
+    counts = describe_seen_filter(read_seen_filter(path), urls.num_rows)  # what the fetch batches will load
     checks = seen_filter_check_results(counts.measured_fp_rate, counts.target_fp_rate)
     return MaterializeResult(check_results=checks, metadata={
         "elements": counts.elements,
         "bits": counts.bits,
-        "bytes": path.stat().st_size,
+        "bytes": size,
         "target_fp_rate": counts.target_fp_rate,
         "measured_fp_rate": counts.measured_fp_rate,
         "path": MetadataValue.path(str(path)),

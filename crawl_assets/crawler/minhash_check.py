@@ -19,7 +19,7 @@ NUM_PERM = 128
 
 def text_from_warc(path: Path, offset: int) -> str:
     """Main text of the response record at `offset` (one gzip member) of a WARC file."""
-    with open(path, "rb") as fh:
+    with path.open("rb") as fh:  # a Path, or a UPath under a URL data root
         fh.seek(offset)
         record = next(iter(ArchiveIterator(fh)))
         # raw_stream: the payload as archived. content_stream() would undo the Content-Encoding

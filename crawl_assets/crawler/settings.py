@@ -34,7 +34,11 @@ class SettingsError(CrawlInputError):
 
 @dataclass(frozen=True)
 class CrawlSettings:
+    # A local folder, or an fsspec URL shared by every machine (s3://bucket/prefix): then
+    # files that must be local while written (WARC files, checkpoints, the catalog database)
+    # are written under work_dir and uploaded when finished (crawler/shared_root.py).
     data_root: Path = PROJECT_ROOT / "data"
+    work_dir: Path = PROJECT_ROOT / "data" / "work"
     seeds_dir: Path = PROJECT_ROOT / "data" / "seeds"
     shard_count: int = 8
     # The crawl's first day: the first daily partition Dagster offers.
@@ -111,22 +115,29 @@ class CrawlSettings:
 
     @property
     def catalog_path(self) -> Path:
-        return self.data_root / "crawl.duckdb"
+        """The DuckDB catalog: a database file is written locally, so under a URL root it lies
+        in work_dir (and a copy is uploaded to the root for other machines)."""
+        if isinstance(self.data_root, Path):
+            return self.data_root / "crawl.duckdb"
+        return self.work_dir / "crawl.duckdb"
 
     def shard_keys(self) -> list[str]:
         return shard_keys(self.shard_count)
 
 
-_PATH_KEYS = {"data_root", "seeds_dir", "blocklist_file"}
+_PATH_KEYS = {"work_dir", "seeds_dir", "blocklist_file"}
 
 
 def _coerce(key: str, value, source: str, base_dir: Path):
     """Turn one TOML value into the field's type, or raise SettingsError naming it."""
     try:
+        if key == "data_root":
+            from .shared_root import data_root_path  # noqa: PLC0415 - fsspec only for a URL root
+
+            return data_root_path(value, base_dir)
         if key in _PATH_KEYS:
-            if "://" in str(value):  # docs/SCALE.md: a shared root is a mounted file system for now
-                raise ValueError("a URL is not a folder yet: mount the shared store (NFS, CephFS, "
-                                 "s3fs) at the same path on every machine and give that path")
+            if "://" in str(value):
+                raise ValueError("only data_root may be a URL: this one is read on the local machine")
             path = Path(value)
             return path if path.is_absolute() else (base_dir / path).resolve()
         if key == "host_scope":

@@ -4,6 +4,11 @@ The catalog holds views, not copies, so it is small and always reads the latest 
 built under a temporary name of its own and renamed, so an analyst never opens a half-built
 catalog and two builds at once do not collide; partitioned assets never open it, so DuckDB's
 one-writer rule holds.
+
+Under a URL data root the views read s3://... (or another fsspec URL): the database file is
+built in work_dir (settings.catalog_path) and a copy is uploaded to the root's crawl.duckdb for
+other machines; whoever opens it registers the root's file system on the connection
+(crawler/shared_root.connect) to query it.
 """
 
 from __future__ import annotations
@@ -14,8 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
+from ..crawler.shared_root import connect, is_remote, put_file
 from ..crawler.vocabulary import StatusClass
 from ..layout import glob_of, seeds_file
 
@@ -79,7 +83,7 @@ def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
     tmp.unlink()  # DuckDB creates the file itself; the unique name is what we wanted
     try:
         counts: dict[str, int] = {}
-        with duckdb.connect(str(tmp)) as con:
+        with connect(str(tmp)) as con:
             for view, (table, body) in PARTITIONED_VIEWS.items():
                 if not any((root / table).glob("date=*/shard=*/*.parquet")):
                     continue
@@ -93,6 +97,8 @@ def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
             for (view,) in con.execute(VIEWS_SQL).fetchall():
                 counts[view] = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
         os.replace(tmp, catalog_path)
+        if is_remote(root):
+            put_file(catalog_path, root / catalog_path.name)
     finally:
         tmp.unlink(missing_ok=True)
     return CatalogResult(catalog_path, counts)

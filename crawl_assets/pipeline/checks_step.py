@@ -9,9 +9,10 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
+
+from ..crawler.shared_root import connect
 
 # Clock tolerance of the politeness check: the fetch log stamps wall-clock starts and rounds
 # durations to the microsecond, the engine spaces requests on the monotonic clock.
@@ -105,15 +106,16 @@ def catalog_row_counts(catalog_path: Path, parquet_globs: dict[str, str]) -> Ver
     """Each plain view of the catalog has exactly the rows of the Parquet files it reads
     (footer counts, not a second query through the view's own SQL)."""
     failures = []
-    with duckdb.connect(str(catalog_path), read_only=True) as con:
+    with connect(str(catalog_path), read_only=True) as con:  # the files may lie under a URL root
         views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
         for view, glob in parquet_globs.items():
-            files = sorted(Path("/").glob(glob.lstrip("/")))
+            files = [row[0] for row in con.execute("SELECT file FROM glob(?)", [glob]).fetchall()]
             if view not in views:
                 if files:
                     failures.append(f"{view}: no view, though {len(files)} files exist")
                 continue
-            in_files = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+            in_files = con.execute("SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(?)",
+                                   [files]).fetchone()[0] if files else 0
             in_view = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
             if in_view != in_files:
                 failures.append(f"{view}: {in_view} rows, its files hold {in_files}")

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..crawler.crawl_errors import CrawlError
+from ..crawler.shared_root import read_table
 from ..layout import host_dup_ratio_file, priorities_file, seen_filter_file
 
 # The close's outputs the next day reads: the asset that writes each, and its file.
@@ -93,5 +93,5 @@ def urls_new_since(root: Path, day: str | None, frontier: pa.Table) -> int:
     files = sorted((root / "frontier" / f"date={day}").glob("shard=*/frontier.parquet")) if day else []
     if not files:
         return frontier.num_rows
-    before = set(pq.read_table(files, columns=["url"]).column("url").to_pylist())
+    before = set(read_table(files, columns=["url"]).column("url").to_pylist())
     return sum(url not in before for url in frontier.column("url").to_pylist())

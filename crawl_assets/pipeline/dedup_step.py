@@ -10,13 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..crawler.minhash_check import jaccard, text_from_warc
 from ..crawler.settings import CrawlSettings
+from ..crawler.shared_root import connect, read_table
 from ..crawler.simhash import clusters, near_duplicate_pairs
 from ..layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
 from .fetch_step import demoted_hosts
@@ -57,7 +56,7 @@ class SimhashIndex:
 
 
 def build_simhash_index(settings: CrawlSettings, fetch_logs: tuple[Path, ...]) -> SimhashIndex:
-    prints = duckdb.connect().sql(FINGERPRINTS_SQL, params={"fetch_logs": [str(p) for p in fetch_logs]})
+    prints = connect().sql(FINGERPRINTS_SQL, params={"fetch_logs": [str(p) for p in fetch_logs]})
     prints = prints.to_arrow_table()
     fps = prints.column("simhash").to_numpy(zero_copy_only=False).astype(np.uint64)
     found = near_duplicate_pairs(np.arange(len(fps), dtype=np.int64), fps, settings.near_dup_threshold)
@@ -72,7 +71,7 @@ def load_simhash_index(root: Path, date: str) -> tuple[pa.Table, pa.Table]:
     path = fingerprints_file(root, date)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: materialise simhash_index for {date} first")
-    return pq.read_table(path), pq.read_table(near_pairs_file(root, date))
+    return read_table(path), read_table(near_pairs_file(root, date))
 
 
 # Each host's pages, how many of them are near-duplicates of another page (not their
@@ -137,7 +136,7 @@ def build_clusters(settings: CrawlSettings, fingerprints: pa.Table, pairs: pa.Ta
         "representative": pa.array([prints[representative[i]]["url"] for i in range(len(prints))], pa.string()),
         "cluster_size": pa.array([int(members[representative[i]]) for i in range(len(prints))], pa.int64()),
     })
-    con = duckdb.connect()
+    con = connect()
     con.register("clusters", table)
     host_quality = con.sql(HOST_QUALITY_SQL).to_arrow_table()
     counts = ClusterCounts(

@@ -20,8 +20,8 @@ from rbloom import Bloom
 from ..crawler.batch import run_fetch_batch
 from ..crawler.checkpoint import BatchProgress
 from ..crawler.crawl_errors import CrawlInputError
-from ..crawler.seen_filter import load_filter
 from ..crawler.settings import CrawlSettings
+from ..crawler.shared_root import connect
 from ..crawler.sharding import shard_index
 from ..crawler.tables import dropped_table, fetch_log_table, links_table
 from ..crawler.vocabulary import DropReason, WarcRecordKind
@@ -30,6 +30,7 @@ from ..layout import columns_of, frontier_file, latest_before, shard_files
 from .change_evidence import evidence_of_batch
 from .input_files import read_table_checked, readable_parquet
 from .recrawl_plan import plan_path
+from .seen_filter_files import read_seen_filter
 from .warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
@@ -54,7 +55,7 @@ def seen_filter_path(root: Path, date: str) -> Path | None:
 
 def load_seen_filter(root: Path, date: str) -> Bloom | None:
     path = seen_filter_path(root, date)
-    return load_filter(path) if path else None
+    return read_seen_filter(path) if path else None
 
 
 # Hosts whose pages were mostly near-duplicates, judged only for hosts with enough pages.
@@ -98,7 +99,7 @@ def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
     files = [str(p) for p in readable_parquet(shard_files(root, "fetch_log", before=date))]
     if not files or "warc_type" not in columns_of(files):
         return {}  # nothing archived yet, or only by a version without payload digests
-    rows = duckdb.connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
+    rows = connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
                                                             "response": WarcRecordKind.RESPONSE}).fetchall()
     return {digest: (url, warc_date(first)) for digest, url, first in rows}
 

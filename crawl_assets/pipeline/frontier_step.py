@@ -27,6 +27,7 @@ import pyarrow as pa
 from ..crawler.batch import in_scope
 from ..crawler.settings import CrawlSettings
 from ..crawler.sharding import shard_key, shard_of
+from ..crawler.shared_root import connect
 from ..crawler.tables import FRONTIER_SCHEMA
 from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.vocabulary import DropReason
@@ -216,7 +217,7 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
 
     plan: the day's plan (url, planned, plan_rank, level): its Parquet file
     (recrawl_plan.plan_path) or a table; None without a plan."""
-    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+    con = connect(config={"memory_limit": MEMORY_LIMIT})
     register_url_rules(con, settings)
     blocklist = Blocklist.read(settings.blocklist_file)
     if isinstance(plan, pa.Table):

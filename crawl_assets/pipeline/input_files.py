@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.shared_root import parquet_file, read_table
 
 # The folder under the data root -> the asset that writes its files.
 WRITTEN_BY = {
@@ -30,6 +29,7 @@ WRITTEN_BY = {
 
 def partition_of(path: Path) -> tuple[str, str]:
     """(asset, partition) that wrote a file under the data root, from its hive-style folders."""
+    path = Path(path) if isinstance(path, str) else path  # a Path, or a UPath under a URL root
     keys = [part.split("=", 1)[1] for part in path.parts if part.startswith(("date=", "shard="))]
     table = next((part for part in reversed(path.parts[:-1]) if "=" not in part), "?")
     return WRITTEN_BY.get(table, table), "|".join(keys) or "(unpartitioned)"
@@ -47,9 +47,9 @@ def readable_parquet(paths: Iterable[Path]) -> tuple[Path, ...]:
     checked = []
     for path in paths:
         try:
-            pq.ParquetFile(path).close()
+            parquet_file(path).close()
         except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
-            raise unreadable_input(Path(path), exc) from None
+            raise unreadable_input(path, exc) from None
         checked.append(path)
     return tuple(checked)
 
@@ -57,6 +57,6 @@ def readable_parquet(paths: Iterable[Path]) -> tuple[Path, ...]:
 def read_table_checked(path: Path):
     """pq.read_table, with a corrupt file reported as a CrawlInputError naming it."""
     try:
-        return pq.read_table(path)
+        return read_table(path)
     except (OSError, ValueError) as exc:
-        raise unreadable_input(Path(path), exc) from None
+        raise unreadable_input(path, exc) from None

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from datetime import date as Date, datetime, timezone
 from enum import StrEnum
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
+from ..crawler.shared_root import connect
 from ..crawler.vocabulary import StatusClass
 from .change_stats_step import DUCKDB_MEMORY_LIMIT
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
@@ -100,7 +100,7 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
     day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
     now = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
     # Without a limit DuckDB may take 80 % of the shared machine's memory for the URL-sized joins.
-    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         con.register("change_stats", change_stats)
         con.register("known_urls", known_urls.select(["url", "host"]))

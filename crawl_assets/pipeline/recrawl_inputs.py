@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..crawler.batch import in_scope
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
+from ..crawler.shared_root import connect, read_table
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..layout import columns_of, host_dup_ratio_file, shard_files, url_changes_file
 from .crawl_history import CrawlHistory, history_through
@@ -52,7 +51,7 @@ def load_url_changes(root: Path, date: str) -> pa.Table:
     path = url_changes_file(root, date)
     if not path.exists():
         raise CrawlInputError(f"{path} is missing: materialise change_stats for {date} first")
-    return pq.read_table(path)
+    return read_table(path)
 
 
 # Every URL the crawl knows (seeds, and link targets no trap defence refused) with the
@@ -79,7 +78,7 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
         params["links"] = [str(p) for p in history.links]
         has_reason = "dropped_reason" in columns_of(params["links"])
         links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
-    con = duckdb.connect()
+    con = connect()
     con.register("found", con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table())
     # Scope is a Python rule: asked once per distinct host.
     hosts = con.sql("SELECT DISTINCT host FROM found").fetchall()
@@ -108,7 +107,7 @@ def trap_hosts(root: Path, date: str, settings: CrawlSettings) -> frozenset[str]
     fetch_logs = shard_files(root, "fetch_log", through=date)
     if not dropped or not fetch_logs:
         return frozenset()
-    rows = duckdb.connect().execute(TRAP_HOSTS_SQL, {
+    rows = connect().execute(TRAP_HOSTS_SQL, {
         "dropped": [str(p) for p in dropped], "fetch_logs": [str(p) for p in fetch_logs],
         "reasons": sorted(TRAP_REASONS), "ok": StatusClass.OK, "min_refused": settings.trap_min_refused,
         "per_page": settings.trap_refused_ratio,
@@ -120,7 +119,7 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str])
     """(host, delay_s, flagged, flag) for the priorities step: each host's politeness delay
     and whether it gets the small budget, and why."""
     quality = host_dup_ratio_file(root, date)
-    near_dups = demoted_hosts(pq.read_table(quality), settings) if quality.exists() else frozenset()
+    near_dups = demoted_hosts(read_table(quality), settings) if quality.exists() else frozenset()
     traps = trap_hosts(root, date, settings)
     flags = [HostFlag.TRAP.value if h in traps else HostFlag.NEAR_DUPLICATES.value if h in near_dups else None
              for h in hosts]
@@ -146,7 +145,7 @@ def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> Priorit
 
 def host_budgets(facts: pa.Table, plan_hosts: pa.Table) -> pa.Table:
     """Each host's daily cap and planned fetches (Priorities.hosts) with its flag, if any."""
-    con = duckdb.connect()
+    con = connect()
     con.register("facts", facts)
     con.register("plan_hosts", plan_hosts)
     return con.sql("SELECT p.host, p.cap, p.planned, f.flag FROM plan_hosts p LEFT JOIN facts f USING (host) "

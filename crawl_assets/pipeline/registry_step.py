@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 from rbloom import Bloom
 
 from ..crawler.seen_filter import DEFAULT_FP_RATE, build_filter, measured_fp_rate
+from ..crawler.shared_root import connect
 from ..layout import url_registry_file
 from .crawl_history import CrawlHistory
 
@@ -77,7 +77,7 @@ def build_registry(date: str, inputs: CrawlHistory) -> RegistryResult:
         params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
     sql = REGISTRY_SQL.format(links_part=LINKS_PART if inputs.links else "",
                               fetched_part=FETCHED_PART if inputs.fetch_logs else NOTHING_FETCHED)
-    table = duckdb.connect().sql(sql, params=params).to_arrow_table()
+    table = connect().sql(sql, params=params).to_arrow_table()
     return RegistryResult(table, RegistryCounts(table.num_rows, table.column("last_fetched").null_count))
 
 
@@ -86,7 +86,7 @@ def load_registry_urls(root: Path, date: str) -> pa.Table:
     path = url_registry_file(root, date)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: materialise url_registry for {date} first")
-    return duckdb.connect().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
+    return connect().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
 
 
 @dataclass(frozen=True)

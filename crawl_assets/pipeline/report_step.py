@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..crawler.shared_root import connect
 from ..layout import dropped_file, fetch_log_file, url_changes_file
 
 TOP_HOSTS = 10
@@ -49,7 +49,7 @@ class HostTables:
 
 def host_tables(fetch_log: pa.Table, top: int = TOP_HOSTS) -> HostTables:
     """The `top` hosts by median applied spacing, and by 429 answers (hosts with none left out)."""
-    con = duckdb.connect()
+    con = connect()
     con.register("fetch_log", fetch_log)
     hosts = con.sql(HOSTS_SQL)
     widest = hosts.filter("median_spacing_s IS NOT NULL").order(
@@ -92,7 +92,7 @@ class DayReport:
 def _read(files: list[Path]) -> pa.Table | None:
     if not files:
         return None
-    return duckdb.connect().sql("SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false)",
+    return connect().sql("SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false)",
                                 params={"files": [str(f) for f in files]}).to_arrow_table()
 
 
@@ -107,7 +107,7 @@ def day_report(root: Path, date: str, shards: list[str]) -> DayReport:
                               "status_class": pa.array([], pa.string()),
                               "fetched_at": pa.array([], pa.timestamp("us", tz="UTC"))})
     every_day = [str(p) for p in sorted(root.glob("fetch_log/date=*/shard=*/*.parquet"))]
-    con = duckdb.connect()
+    con = connect()
     mix = (con.sql(STATUS_MIX_SQL, params={"files": every_day, "date": date}).to_arrow_table() if every_day
            else pa.table({"date": pa.array([], pa.string()), "status_class": pa.array([], pa.string()),
                           "pages": pa.array([], pa.int64())}))
@@ -148,5 +148,5 @@ def change_rates(root: Path, date: str) -> pa.Array | None:
     path = url_changes_file(root, date)
     if not path.exists():
         return None
-    return duckdb.connect().sql("SELECT change_rate FROM read_parquet($path)",
+    return connect().sql("SELECT change_rate FROM read_parquet($path)",
                                 params={"path": str(path)}).to_arrow_table().column("change_rate")

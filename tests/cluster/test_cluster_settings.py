@@ -49,9 +49,22 @@ def test_the_postgres_instance_file_keeps_the_one_run_per_shard_limit(capsys):
     assert yaml.safe_load(capsys.readouterr().out) == postgres
 
 
-def test_an_object_store_url_as_data_root_says_to_mount_it(tmp_path):
+def test_a_url_data_root_is_an_fsspec_path_and_an_unknown_one_is_named(tmp_path):
+    from pathlib import Path
+
+    from upath import UPath
+
     from crawl_assets.crawler.settings import SettingsError, load_settings
 
     (tmp_path / "s3.toml").write_text('[crawl]\ndata_root = "s3://crawl-bucket/recrawl"\n')
-    with pytest.raises(SettingsError, match="data_root.*mount the shared store"):
-        load_settings(tmp_path / "s3.toml")
+    settings = load_settings(tmp_path / "s3.toml")
+    assert isinstance(settings.data_root, UPath) and str(settings.data_root) == "s3://crawl-bucket/recrawl"
+    assert settings.catalog_path == settings.work_dir / "crawl.duckdb"  # a database file is written locally
+    (tmp_path / "file.toml").write_text('[crawl]\ndata_root = "file:///srv/shared/recrawl"\n')
+    assert load_settings(tmp_path / "file.toml").data_root == Path("/srv/shared/recrawl")
+    (tmp_path / "bad.toml").write_text('[crawl]\ndata_root = "nosuchstore://x/y"\n')
+    with pytest.raises(SettingsError, match="data_root.*nosuchstore:// is not a file system fsspec knows"):
+        load_settings(tmp_path / "bad.toml")
+    (tmp_path / "seeds.toml").write_text('[crawl]\nseeds_dir = "s3://crawl-bucket/seeds"\n')
+    with pytest.raises(SettingsError, match="seeds_dir.*only data_root may be a URL"):
+        load_settings(tmp_path / "seeds.toml")

@@ -1,0 +1,32 @@
+"""The seen-URL filter's file under the data root, local or under a URL root: rbloom saves
+and loads a filter by file name only, so under a URL root the filter is built in a local
+temporary folder and uploaded whole with its checksum, and read from a local copy."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from rbloom import Bloom
+
+from ..crawler.seen_filter import digest_file, load_filter, save_filter
+from ..crawler.shared_root import is_remote, local_copies, put_file
+
+
+def write_seen_filter(bloom: Bloom, path: Path) -> int:
+    """Save the filter and its checksum at `path`; returns the filter's size in bytes."""
+    if not is_remote(path):
+        save_filter(bloom, path)
+        return path.stat().st_size
+    with tempfile.TemporaryDirectory(prefix="recrawl-filter-") as folder:
+        local = Path(folder) / path.name
+        save_filter(bloom, local)
+        put_file(digest_file(local), digest_file(path))  # the checksum first, as save_filter does
+        put_file(local, path)
+        return local.stat().st_size
+
+
+def read_seen_filter(path: Path) -> Bloom:
+    """The filter at `path`, checked against its checksum (CrawlInputError when it fails)."""
+    with local_copies(path, digest_file(path)) as folder:
+        return load_filter(folder / path.name)
