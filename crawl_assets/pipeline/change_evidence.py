@@ -7,13 +7,19 @@ source_kind, observed_at). Reading the archive rather than holding rows in the e
 them right after a crash and resume: the WARC record is the checkpointed truth.
 
 Reading (change_stats[D]): the rows of every day up to D, one row per (url, lastmod), from
-hosts whose dates can be trusted. As with Last-Modified (change_stats_step.py), a host can
-lie: a CMS that stamps every entry with the moment the sitemap is generated says "changed"
-for every page every day. A host is not trusted when at least LASTMOD_NOW_SHARE of its
-entries (given at least LASTMOD_MIN_ENTRIES) carry a date within LASTMOD_NOW_WINDOW_S of the
-moment we read the document, or later. Honest dates cluster in the past: only pages
-changed in the last minutes are that close. Untrusted hosts bring no evidence at all; their
-pages' rates rest on our own visits. Dates later than the moment we read them are dropped too.
+hosts whose dates can be trusted. As with Last-Modified (change_history.py), a host can lie,
+and its own history tells: a host is not trusted when
+
+- its dates say "now": at least LASTMOD_NOW_SHARE of its entries (given at least
+  LASTMOD_MIN_ENTRIES) are dated within LASTMOD_NOW_WINDOW_S of the moment we read the
+  document, or later (a CMS that stamps every entry with the moment the sitemap is made);
+  honest dates cluster in the past, only pages changed in the last minutes are that close;
+- or our visits contradict them: of its dates that fall between two of our visits of the
+  page (given at least LASTMOD_MIN_CHECKS), fewer than LASTMOD_MIN_AGREEMENT found the
+  payload changed (a CMS that bumps every date nightly, or on every build).
+
+Untrusted hosts bring no evidence at all; their pages' rates rest on our own visits. Dates
+later than the moment we read them are dropped too.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from ..crawler.shared_root import connect
 from ..crawler.urls import host_of
 from ..crawler.vocabulary import StatusClass, WarcRecordKind
 from ..layout import shard_files
+from .change_history import VISIT_TIME_IN_DAY
 
 CHANGE_EVIDENCE_SCHEMA = pa.schema([
     ("url", pa.string()),  # the listed page
@@ -44,6 +51,8 @@ CHANGE_EVIDENCE_SCHEMA = pa.schema([
 LASTMOD_NOW_WINDOW_S = 300
 LASTMOD_NOW_SHARE = 0.5
 LASTMOD_MIN_ENTRIES = 5
+LASTMOD_MIN_CHECKS = 5
+LASTMOD_MIN_AGREEMENT = 0.8  # looser than Last-Modified's: a date-only <lastmod> is coarse
 LISTED_TYPES = XML_TYPES | FEED_TYPES
 
 
@@ -89,15 +98,32 @@ SELECT host FROM entries GROUP BY host
 HAVING count(*) >= $min_entries
    AND avg(CASE WHEN epoch(lastmod) >= epoch(observed_at) - $window THEN 1 ELSE 0 END) >= $share
 """
+# Consecutive visits (t0, t1], in days, of the pages some entry dates, and whether the payload
+# moved between them (NULL: not known, no full answer before); over the fetch_log view.
+VISIT_PAIRS_SQL = f"""
+SELECT url, t0, t1, CASE WHEN status_class = $not_modified THEN false
+                         WHEN previous IS NOT NULL THEN digest <> previous END AS moved
+FROM (
+    SELECT url, status_class, digest, t AS t1, lag(t) OVER w AS t0,
+           lag(digest IGNORE NULLS) OVER w AS previous
+    FROM (SELECT url, status_class, {VISIT_TIME_IN_DAY} AS t,
+                 CASE WHEN status_class = $ok THEN coalesce(payload_digest, sha256) END AS digest
+          FROM fetch_log WHERE status_class IN ($ok, $not_modified) AND url IN (SELECT url FROM entries))
+    WINDOW w AS (PARTITION BY url ORDER BY t)
+) WHERE t0 IS NOT NULL
+"""
+# Hosts whose dates between two visits mostly found nothing changed, over entries and visit_pairs.
+CONTRADICTED_HOSTS_SQL = """
+SELECT e.host FROM entries e
+JOIN visit_pairs p ON p.url = e.url AND epoch(e.lastmod) / 86400.0 > p.t0 AND epoch(e.lastmod) / 86400.0 <= p.t1
+WHERE p.moved IS NOT NULL
+GROUP BY e.host
+HAVING count(*) >= $min_checks AND avg(CASE WHEN p.moved THEN 1.0 ELSE 0.0 END) < $min_agreement
+"""
 # One row per (url, lastmod) from trusted hosts, none dated after it was read.
-TRUSTED_EVIDENCE_SQL = f"""
-WITH entries AS (
-    SELECT url, host, lastmod, observed_at FROM read_parquet($files, union_by_name = true)
-    WHERE lastmod IS NOT NULL
-),
-untrusted AS ({UNTRUSTED_HOSTS_SQL})
-SELECT url, lastmod FROM entries ANTI JOIN untrusted USING (host)
-WHERE epoch(lastmod) <= epoch(observed_at) + $window
+TRUSTED_EVIDENCE_SQL = """
+SELECT url, lastmod FROM entries
+WHERE host NOT IN (SELECT host FROM untrusted) AND epoch(lastmod) <= epoch(observed_at) + $window
 GROUP BY url, lastmod ORDER BY url, lastmod
 """
 
@@ -106,17 +132,44 @@ def _trust_params() -> dict:
     return {"min_entries": LASTMOD_MIN_ENTRIES, "window": LASTMOD_NOW_WINDOW_S, "share": LASTMOD_NOW_SHARE}
 
 
+def _judge_hosts(con, fetch_logs: list[str]) -> None:
+    """Temp table untrusted (host) over the `entries` view and the fetch logs (may be none)."""
+    con.execute("CREATE TEMP TABLE untrusted AS " + UNTRUSTED_HOSTS_SQL, _trust_params())
+    if not fetch_logs:
+        return
+    con.execute("CREATE VIEW fetch_log AS SELECT * FROM read_parquet($logs, hive_partitioning = true, "
+                "union_by_name = true)".replace("$logs", "[" + ", ".join(_quoted(p) for p in fetch_logs) + "]"))
+    con.execute("CREATE TEMP TABLE visit_pairs AS " + VISIT_PAIRS_SQL,
+                {"ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED})
+    con.execute("INSERT INTO untrusted " + CONTRADICTED_HOSTS_SQL,
+                {"min_checks": LASTMOD_MIN_CHECKS, "min_agreement": LASTMOD_MIN_AGREEMENT})
+
+
+def _quoted(path: str) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
 def trusted_change_evidence(root: Path, date: str) -> pa.Table | None:
     """(url, lastmod) rows change_stats[date] takes as evidence, from the change_evidence
     files of every day up to `date`; None before any were recorded."""
     files = [str(p) for p in shard_files(root, "change_evidence", through=date)]
     if not files:
         return None
-    return connect().sql(TRUSTED_EVIDENCE_SQL, params={"files": files, **_trust_params()}).to_arrow_table()
+    return _trusted(files, [str(p) for p in shard_files(root, "fetch_log", through=date)])
 
 
-def untrusted_hosts(evidence: pa.Table) -> list[str]:
-    """Hosts whose dates the rule above rejects, of CHANGE_EVIDENCE_SCHEMA rows."""
+def _trusted(files: list[str], fetch_logs: list[str]) -> pa.Table:
+    con = connect()  # with the data root's file system (crawler/shared_root.py)
+    con.execute("CREATE VIEW entries AS SELECT url, host, lastmod, observed_at FROM read_parquet("
+                "[" + ", ".join(_quoted(p) for p in files) + "], union_by_name = true) WHERE lastmod IS NOT NULL")
+    _judge_hosts(con, fetch_logs)
+    return con.sql(TRUSTED_EVIDENCE_SQL, params={"window": LASTMOD_NOW_WINDOW_S}).to_arrow_table()
+
+
+def untrusted_hosts(evidence: pa.Table, fetch_logs: list[str] = ()) -> list[str]:
+    """Hosts whose dates the rules above reject, of CHANGE_EVIDENCE_SCHEMA rows (and the
+    fetch-log files of the visits that may contradict them)."""
     con = duckdb.connect()
     con.register("entries", evidence)
-    return sorted(h for (h,) in con.execute(UNTRUSTED_HOSTS_SQL, _trust_params()).fetchall())
+    _judge_hosts(con, [str(p) for p in fetch_logs])
+    return sorted({h for (h,) in con.execute("SELECT host FROM untrusted").fetchall()})
