@@ -7,6 +7,8 @@ RSS 2.0 <item> gives <link> and <pubDate> (or Dublin Core <dc:date>); an Atom <e
 Regular expressions over the bytes, not an XML parser: no entity expansion or external
 fetch can happen, a broken document yields what it holds up to the break, and the cost is
 one pass. At most MAX_LISTED entries of one document are read (the sitemaps.org limit).
+A gzipped sitemap (sitemap.xml.gz, served as application/gzip) is unpacked first, up to
+the body size cap like any Content-Encoding.
 """
 
 from __future__ import annotations
@@ -18,10 +20,14 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import NamedTuple
 
+from .decoding import DecodingError, decode_body
 from .urls import UrlError, normalize_url
 
 MAX_LISTED = 50_000  # URLs one sitemap may list (sitemaps.org); feeds hold far fewer
 FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/rdf+xml"})
+XML_TYPES = frozenset({"application/xml", "text/xml"})
+GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
+LISTING_TYPES = XML_TYPES | FEED_TYPES | GZIP_TYPES  # media types that may hold a sitemap or feed
 
 
 class ListKind(StrEnum):
@@ -66,6 +72,20 @@ def list_kind(content: bytes) -> ListKind | None:
         if pattern.search(head):
             return kind
     return None
+
+
+def listing_of(content: bytes, media_type: str, base_url: str,
+               max_bytes: int) -> tuple[ListKind, list[Listed]] | None:
+    """listed_urls of a decoded body of `media_type`, unpacking a gzipped one (at most
+    `max_bytes`); None if it is no sitemap or feed."""
+    if media_type not in LISTING_TYPES:
+        return None
+    if media_type in GZIP_TYPES:
+        try:
+            content = decode_body(content, "gzip", max_bytes)[0]
+        except DecodingError:
+            return None
+    return listed_urls(content, base_url)
 
 
 def listed_urls(content: bytes, base_url: str, limit: int = MAX_LISTED) -> tuple[ListKind, list[Listed]] | None:

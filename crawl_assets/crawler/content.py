@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .change_feeds import FEED_TYPES, listed_urls
+from .change_feeds import listing_of
 from .decoding import DecodingError, decode_body
 from .links import scan_page
 from .page_signals import NO_DIRECTIVES, PageDirectives
@@ -15,7 +15,6 @@ from .simhash import page_text, simhash64
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<!--")
 _TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\f\x1b"
-XML_TYPES = frozenset({"application/xml", "text/xml"})
 
 
 def looks_binary(sample: bytes) -> bool:
@@ -67,7 +66,7 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         scan = scan_page(content, url, agent)
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(content)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives)
-    listed = listed_urls(content, url) if media_type in XML_TYPES | FEED_TYPES else None
+    listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []
     return ContentFacts(media_type, digest, links, None, too_large)

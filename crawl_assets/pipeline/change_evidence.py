@@ -31,8 +31,7 @@ import duckdb
 import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
-from ..crawler.change_feeds import FEED_TYPES, listed_urls
-from ..crawler.content import XML_TYPES
+from ..crawler.change_feeds import LISTING_TYPES, listing_of
 from ..crawler.decoding import DecodingError, decode_body
 from ..crawler.shared_root import connect
 from ..crawler.urls import host_of
@@ -53,7 +52,6 @@ LASTMOD_NOW_SHARE = 0.5
 LASTMOD_MIN_ENTRIES = 5
 LASTMOD_MIN_CHECKS = 5
 LASTMOD_MIN_AGREEMENT = 0.8  # looser than Last-Modified's: a date-only <lastmod> is coarse
-LISTED_TYPES = XML_TYPES | FEED_TYPES
 
 
 def evidence_of_batch(fetch_log: pa.Table, warc_dir: Path, max_body_bytes: int) -> pa.Table:
@@ -63,10 +61,10 @@ def evidence_of_batch(fetch_log: pa.Table, warc_dir: Path, max_body_bytes: int) 
                                  "warc_file", "warc_offset", "warc_length"]).to_pylist():
         media_type = (row["content_type"] or "").split(";", 1)[0].strip().lower()
         if (row["status_class"] != StatusClass.OK or row["warc_type"] != WarcRecordKind.RESPONSE
-                or media_type not in LISTED_TYPES or row["warc_file"] is None):
+                or media_type not in LISTING_TYPES or row["warc_file"] is None):
             continue
         content = _payload(warc_dir / row["warc_file"], row["warc_offset"], row["warc_length"], max_body_bytes)
-        listed = listed_urls(content, row["url"]) if content is not None else None
+        listed = listing_of(content, media_type, row["url"], max_body_bytes) if content is not None else None
         if listed is None:
             continue
         kind, entries = listed

@@ -83,3 +83,21 @@ def test_feeds_and_sitemaps_are_followed_as_links():
     assert facts.outlinks == ["http://example.test/new"]
     sitemap = b"<urlset><url><loc>http://example.test/a</loc></url><url><loc>http://example.test/a</loc></url></urlset>"
     assert examine(sitemap, "text/xml", None, BASE + "sitemap.xml", 1 << 20).outlinks == ["http://example.test/a"]
+
+
+def test_a_gzipped_sitemap_is_unpacked_within_the_size_cap():
+    import gzip
+
+    from crawl_assets.crawler.change_feeds import listing_of
+
+    sitemap = b"<urlset>" + b"".join(b"<url><loc>http://example.test/%d</loc><lastmod>2026-01-0%d</lastmod></url>"
+                                     % (i, i + 1) for i in range(3)) + b"</urlset>"
+    packed = gzip.compress(sitemap)
+    kind, entries = listing_of(packed, "application/x-gzip", BASE + "sitemap.xml.gz", 1 << 20)
+    assert kind is ListKind.SITEMAP and [e.lastmod.day for e in entries] == [1, 2, 3]
+    assert examine(packed, "application/gzip", None, BASE + "sitemap.xml.gz", 1 << 20).outlinks == [
+        f"http://example.test/{i}" for i in range(3)]
+    # Cut at the cap: what came before the cut is read, nothing beyond it.
+    assert len(listing_of(packed, "application/gzip", BASE, 100)[1]) == 1
+    assert listing_of(b"not gzip", "application/gzip", BASE, 1 << 20) is None
+    assert listing_of(sitemap, "text/html", BASE, 1 << 20) is None  # only listing media types
