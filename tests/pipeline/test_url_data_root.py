@@ -1,0 +1,73 @@
+"""Files under a URL data root (fsspec's memory:// store here; tests/test_shared_root.py crawls
+into S3): Parquet is put whole at its final name and read back by pyarrow and DuckDB's glob,
+and a fetch batch's WARC folder is uploaded without its checkpoint or open files, an earlier
+attempt's WARC files moved aside as the local step does."""
+
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from crawl_assets.crawler.shared_root import connect, data_root_path, forget_remote_roots, is_remote, read_table
+from crawl_assets.layout import fetch_log_file, glob_of, shard_files, warc_dir, write_parquet_atomic
+from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
+from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
+
+DAY = "2026-11-28"
+
+
+@pytest.fixture
+def root():
+    path = data_root_path(f"memory://test-{uuid.uuid4().hex}/data", Path("/"))
+    yield path
+    if path.fs.exists(path.path):
+        path.fs.rm(path.path, recursive=True)
+    forget_remote_roots()
+
+
+def files_under(root) -> set[str]:
+    return {name.removeprefix(root.path + "/") for name in root.fs.find(root.path)}
+
+
+def test_a_url_root_gives_upaths_and_a_folder_stays_a_path(root, tmp_path):
+    assert is_remote(root) and is_remote(fetch_log_file(root, DAY, "s00"))
+    assert str(fetch_log_file(root, DAY, "s00")).startswith("memory://")
+    local = data_root_path("data", tmp_path)
+    assert local == tmp_path / "data" and not is_remote(local)
+
+
+def test_parquet_lands_whole_and_duckdb_globs_it_through_the_root(root):
+    for shard, urls in (("s00", ["http://a.test/"]), ("s01", ["http://b.test/", "http://b.test/x"])):
+        write_parquet_atomic(pa.table({"url": urls}), fetch_log_file(root, DAY, shard))
+    assert files_under(root) == {f"fetch_log/date={DAY}/shard=s00/fetch_log.parquet",
+                                 f"fetch_log/date={DAY}/shard=s01/fetch_log.parquet"}  # no .tmp left
+    assert read_table(fetch_log_file(root, DAY, "s01")).column("url").to_pylist() == ["http://b.test/", "http://b.test/x"]
+    assert read_table(list(shard_files(root, "fetch_log", through=DAY))).num_rows == 3
+    rows = connect().execute(f"SELECT shard, url FROM read_parquet('{glob_of(root, 'fetch_log')}', "
+                             "hive_partitioning = true) ORDER BY url").fetchall()
+    assert rows == [("s00", "http://a.test/"), ("s01", "http://b.test/"), ("s01", "http://b.test/x")]
+
+
+def test_a_batch_folder_is_uploaded_without_its_checkpoint_and_earlier_attempts_move_aside(root, tmp_path):
+    folder = warc_dir(root, DAY, "s00")
+    # An earlier attempt on another worker uploaded its files before its fetch log was written.
+    (folder / "old-00000.warc.gz").write_bytes(b"old warc")
+    (folder / "old-00000.cdxj").write_bytes(b"old index")
+    settings = type("Settings", (), {"work_dir": tmp_path / "work", "data_root": root})()
+    local = local_warc_dir(settings, folder)
+    assert local == tmp_path / "work" / "warc" / f"date={DAY}" / "shard=s00"
+    (local / CHECKPOINT_DIR).mkdir(parents=True)
+    (local / CHECKPOINT_DIR / "state.json").write_text("{}")
+    (local / "new-00001.warc.gz.open").write_bytes(b"being written")
+    for name, data in (("new-00000.warc.gz", b"new warc"), ("new-00000.cdxj", b"new index"),
+                       ("new-00000.parquet", b"new captures")):
+        (local / name).write_bytes(data)
+
+    publish_warc_dir(local, folder)
+
+    prefix = f"warc/date={DAY}/shard=s00/"
+    assert files_under(root) == {prefix + name for name in (
+        "new-00000.warc.gz", "new-00000.cdxj", "new-00000.parquet", f"{SUPERSEDED_DIR}/old-00000.warc.gz")}
+    assert (folder / "new-00000.warc.gz").read_bytes() == b"new warc"
+    assert (folder / SUPERSEDED_DIR / "old-00000.warc.gz").read_bytes() == b"old warc"
