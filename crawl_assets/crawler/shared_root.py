@@ -11,11 +11,12 @@ and:
   show a partial file (sftp, smb) gets the upload under a temporary name and a rename.
 - Parquet is read through pyarrow with the path's fsspec file system (read_table), DuckDB
   through the same file system registered on its connection (connect).
-- what must be a local file while it is written (a WARC file, a fetch checkpoint, the Bloom
-  filter, the catalog database) is written in the settings' work_dir and uploaded when it is
-  finished (docs/SCALE.md says which, and why).
+- what must be a local file while it is written is written locally and uploaded when it is
+  finished: WARC files, fetch checkpoints and the catalog database in the settings' work_dir,
+  the Bloom filter in a temporary folder (docs/SCALE.md says which, and why).
 
-`file://` URLs are local paths (a shared file system mounted on every machine).
+`file://` URLs are local paths (a shared file system mounted on every machine). A memory://
+root lives in one process: for tests.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def is_remote(path: object) -> bool:
 def connect(database: str = ":memory:", **kwargs):
     """duckdb.connect, with the file system of every remote root in use registered, so
     read_parquet('s3://...') reads through the same fsspec file system as everything else."""
-    import duckdb  # noqa: PLC0415 - as before this module, layout's callers load DuckDB when they query
+    import duckdb  # noqa: PLC0415 - imported when a step first queries, as before
 
     con = duckdb.connect(database, **kwargs)
     for filesystem in _filesystems.values():
