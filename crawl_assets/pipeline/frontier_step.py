@@ -65,10 +65,12 @@ class FrontierResult:
         assert start == self.table.num_rows
 
 
-# Every known URL once, with its fate: `left_out` is NULL for a URL in today's frontier,
-# else the reason it was left out. Materialised once: the frontier and the counts read it.
-FATES_SQL = """
-CREATE TEMP TABLE fates AS
+# Every known URL once, judged by the rules that need no ranking: `decided` is the reason a
+# URL is left out whatever the ranks (out of scope, a trap, or not planned without a query
+# shape), NULL for a URL still in the running; only those keep their columns (the others are
+# counted), so the ranking below reads a quarter of the rows or less.
+JUDGED_SQL = """
+CREATE TEMP TABLE judged AS
 WITH
 -- candidates: the seeds at depth 0, and every link target found on an earlier day that no
 -- trap defence refused when it was found.
@@ -89,26 +91,47 @@ hosts AS MATERIALIZED (
     SELECT host, scoped, shard_no, shard_key(shard_no) AS shard
     FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM (SELECT DISTINCT host FROM known))
 ),
--- judged: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, the
--- query shape of each URL with a query, and the plan's word on it (NULL: not in the plan).
-judged AS MATERIALIZED (
+-- rules: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, the query
+-- shape of each URL with a query, and the plan's word on it (NULL: not in the plan).
+rules AS (
     SELECT known.*, hosts.scoped, hosts.shard_no, hosts.shard,
            CASE WHEN hosts.scoped THEN {trap_sql} END AS trap,
            CASE WHEN hosts.scoped THEN {pattern_sql} END AS pattern,
            {plan_columns}
     FROM known JOIN hosts USING (host) {plan_join}
 ),
+decided AS (
+    SELECT *, CASE WHEN NOT scoped THEN $out_of_scope
+                   WHEN trap IS NOT NULL THEN trap
+                   WHEN pattern IS NULL AND NOT planned THEN $not_planned
+              END AS decided
+    FROM rules
+)
+SELECT decided, {running_columns} FROM decided
+"""
+# (one SELECT of CASEs: a UNION of the running and the decided URLs would read `decided` twice,
+# and DuckDB would store all of it first)
+RUNNING_COLUMNS = ", ".join(f"CASE WHEN decided IS NULL THEN {c} END AS {c}" for c in (
+    "url", "host", "depth", "shard_no", "shard", "pattern", "planned", "plan_rank", "level"))
+
+# The URLs still in the running, with their fate: `left_out` is NULL for a URL in today's
+# frontier, else the reason it was left out.
+FATES_SQL = """
+CREATE TEMP TABLE fates AS
+WITH
 -- within_patterns: calendars and facets get at most max_urls_per_pattern URLs of one query
--- shape per host: a URL's rank within its host and shape among the URLs that passed scope
--- and traps, shallowest first, ties by URL for a stable choice. Only URLs with a shape are
--- ranked (the sort is the costly part); row_number is far cheaper than a running count.
+-- shape per host: a URL's rank within its host and shape, shallowest first, ties by URL for
+-- a stable choice. Only URLs with a shape are ranked (the sort is the costly part);
+-- row_number is far cheaper than a running count.
 within_patterns AS MATERIALIZED (
-    SELECT *, row_number() OVER (PARTITION BY host, pattern ORDER BY depth, url) <= $max_urls_per_pattern
-                AS within_patterns
-    FROM judged WHERE scoped AND trap IS NULL AND pattern IS NOT NULL
+    -- (the plan's URLs first: a URL recrawl_priorities planned is never crowded out of its
+    -- shape's budget by known URLs that were not planned)
+    SELECT *, row_number() OVER (PARTITION BY host, pattern ORDER BY plan_rank NULLS LAST, depth, url)
+                <= $max_urls_per_pattern AS within_patterns
+    FROM judged WHERE decided IS NULL AND pattern IS NOT NULL
     UNION ALL
-    SELECT *, scoped AND trap IS NULL AS within_patterns
-    FROM judged WHERE NOT (scoped AND trap IS NULL AND pattern IS NOT NULL)
+    SELECT *, true AS within_patterns
+    FROM judged WHERE decided IS NULL AND pattern IS NULL
 ),
 -- host_ranked: a URL's rank within its host among the URLs within their pattern budget and
 -- not refused by the plan, for the per-host budget per cycle: in the plan's order, then
@@ -125,9 +148,7 @@ SELECT CASE WHEN left_out IS NULL THEN url END AS url, CASE WHEN left_out IS NUL
        depth, shard_no, shard, plan_rank, level, left_out
 FROM (
     SELECT *,
-           CASE WHEN NOT scoped THEN $out_of_scope
-                WHEN trap IS NOT NULL THEN trap
-                WHEN NOT within_patterns THEN $pattern_budget
+           CASE WHEN NOT within_patterns THEN $pattern_budget
                 WHEN NOT planned THEN $not_planned
                 WHEN host_rank > $max_pages_per_host THEN $host_budget
            END AS left_out
@@ -205,10 +226,11 @@ NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
 # DuckDB spills beyond this (10M known URLs sort and join well past it) rather than take the machine.
 MEMORY_LIMIT = "2GB"
 
-# Known URLs left out of the day's frontier, by reason.
+# Known URLs left out of the day's frontier, by reason: decided before the ranking, or by it.
 LEFT_OUT_SQL = """
-SELECT left_out AS reason, count(*) AS urls FROM fates
-WHERE left_out IS NOT NULL GROUP BY left_out ORDER BY left_out
+SELECT reason, count(*) AS urls
+FROM (SELECT decided AS reason FROM judged UNION ALL SELECT left_out FROM fates)
+WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason
 """
 
 
@@ -225,13 +247,9 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
         quoted = str(plan).replace("'", "''")
         con.execute(f"CREATE VIEW plan AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
-    fates_params = {
+    judged_params = {
         "seeds": str(inputs.seeds),
-        "max_pages_per_host": settings.max_pages_per_host,
-        "max_urls_per_pattern": settings.max_urls_per_pattern,
         "out_of_scope": DropReason.OUT_OF_SCOPE,
-        "pattern_budget": DropReason.PATTERN_BUDGET,
-        "host_budget": DropReason.HOST_BUDGET,
         "not_planned": DropReason.NOT_PLANNED,
         "max_url_length": settings.max_url_length,
         "max_path_repeats": settings.max_path_repeats,
@@ -240,11 +258,21 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     }
     links_part = ""
     if inputs.links:
-        fates_params["links"] = [str(p) for p in inputs.links]
-        has_reason = "dropped_reason" in columns_of(fates_params["links"])
+        judged_params["links"] = [str(p) for p in inputs.links]
+        has_reason = "dropped_reason" in columns_of(judged_params["links"])
         links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
-    con.execute(FATES_SQL.format(links_part=links_part, trap_sql=TRAP_SQL, pattern_sql=PATTERN_SQL, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
-                                 plan_join="" if plan is None else PLAN_JOIN), fates_params)
+    con.execute(JUDGED_SQL.format(links_part=links_part, running_columns=RUNNING_COLUMNS, trap_sql=TRAP_SQL, pattern_sql=PATTERN_SQL,
+                                  plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
+                                  plan_join="" if plan is None else PLAN_JOIN), judged_params)
+    con.execute(FATES_SQL, {
+        "max_pages_per_host": settings.max_pages_per_host,
+        "max_urls_per_pattern": settings.max_urls_per_pattern,
+        "pattern_budget": DropReason.PATTERN_BUDGET,
+        "host_budget": DropReason.HOST_BUDGET,
+        "not_planned": DropReason.NOT_PLANNED,
+    })
+    left_out = dict(con.execute(LEFT_OUT_SQL).fetchall())
+    con.execute("DROP TABLE judged")  # its memory is returned before the frontier is sorted
 
     frontier_params: dict = {"levels": len(settings.priority_weights)}
     if inputs.fetch_logs:
@@ -254,7 +282,6 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
         if inputs.fetch_logs else NO_VALIDATORS,
         validators_join=VALIDATORS_JOIN if inputs.fetch_logs else "",
     ), params=frontier_params).to_arrow_table()
-    left_out = dict(con.execute(LEFT_OUT_SQL).fetchall())
     found = dict(con.execute(
         "SELECT shard, count(*) FROM fates WHERE left_out IS NULL GROUP BY shard").fetchall())
     per_shard = {shard: found.pop(shard, 0) for shard in settings.shard_keys()}
