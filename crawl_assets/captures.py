@@ -31,6 +31,7 @@ import duckdb
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
+from .crawler.shared_root import connect
 from .crawler.vocabulary import WarcRecordKind
 from .crawler.warc import OPEN_SUFFIX, warc_date
 from .crawler.warc_index import url_key
@@ -125,7 +126,7 @@ def parse_when(text: str) -> tuple[datetime, bool]:
 def read_record(info: CaptureInfo):
     """The one record at info.offset, read from info.length bytes of its file (no scan)."""
     try:
-        with open(info.path, "rb") as fh:
+        with info.path.open("rb") as fh:  # a Path, or a UPath under a URL data root
             fh.seek(info.offset)
             member = fh.read(info.length)
     except FileNotFoundError:
@@ -139,16 +140,17 @@ def read_record(info: CaptureInfo):
 
 
 class Captures:
-    """Look-ups in one catalog (opened read-only; the WARC files lie under its folder)."""
+    """Look-ups in one catalog (opened read-only). The WARC files lie under `data_root`: by
+    default the catalog's folder; under a URL data root, the settings' data_root."""
 
-    def __init__(self, catalog: str | os.PathLike):
+    def __init__(self, catalog: str | os.PathLike, data_root=None):
         self.catalog = Path(catalog)
-        self.data_root = self.catalog.parent
+        self.data_root = self.catalog.parent if data_root is None else data_root
         if not self.catalog.exists():
             raise CaptureLookupError(f"no catalog at {self.catalog}: run `make demo` or a crawl "
                                      "(materialise crawl_catalog) first, or pass --catalog PATH")
         try:
-            self.con = duckdb.connect(str(self.catalog), read_only=True)
+            self.con = connect(str(self.catalog), read_only=True)  # a URL root's file system registered
         except duckdb.Error as exc:
             raise CaptureLookupError(f"{self.catalog} is not a DuckDB catalog ({exc})") from None
         views = {r[0] for r in self.con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
@@ -284,10 +286,12 @@ class Captures:
 # -- the command -----------------------------------------------------------------------
 
 
-def default_catalog() -> Path:
+def default_catalog() -> tuple[Path, object]:
+    """The current settings' catalog and data root."""
     from .crawler.settings import load_settings
 
-    return load_settings().catalog_path
+    settings = load_settings()
+    return settings.catalog_path, settings.data_root
 
 
 def _print_list(captures: list[CaptureInfo], url: str) -> None:
@@ -331,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("out", help="the new file (*.warc.gz)")
     args = parser.parse_args(argv)
     try:
-        with Captures(args.catalog or default_catalog()) as captures:
+        with Captures(*((args.catalog, None) if args.catalog else default_catalog())) as captures:
             if args.command == "list":
                 found = captures.captures_of(args.url)
                 if not found:

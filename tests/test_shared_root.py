@@ -13,6 +13,7 @@ import pytest
 from dagster import instance_for_test
 from warcio.archiveiterator import ArchiveIterator
 
+from crawl_assets.captures import Captures, read_record
 from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.crawler.shared_root import connect, forget_remote_roots
 from crawl_assets.crawler.urls import host_of
@@ -156,3 +157,18 @@ def test_the_seen_filter_in_the_bucket_knows_the_day(both_runs):
     with connect(str(remote.catalog_path), read_only=True) as con:
         urls = [row[0] for row in con.execute("SELECT url FROM urls").fetchall()]
     assert urls and all(url in bloom for url in urls)
+
+
+def test_capture_look_ups_read_the_records_from_the_bucket(both_runs, web):
+    local, remote, _ = both_runs
+    home = web.web.seed_urls()[0]
+    with Captures(local.catalog_path) as here, Captures(remote.catalog_path, remote.data_root) as there:
+        expected, found = here.captures_of(home), there.captures_of(home)
+        assert len(found) == len(expected) == len(DAYS)  # a response, then a revisit
+        assert all(str(c.path).startswith(f"s3://{BUCKET}/recrawl/warc/") for c in found)
+        for mine, theirs in zip(expected, found):
+            record, _ = read_record(theirs)
+            assert record.rec_headers.get_header("WARC-Target-URI") == home
+            assert (theirs.warc_type, theirs.digest) == (mine.warc_type, mine.digest)
+        served, served_here = there.capture(home, DAYS[-1]), here.capture(home, DAYS[-1])
+        assert served.status == served_here.status == 200 and served.body == served_here.body
