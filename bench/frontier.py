@@ -9,7 +9,12 @@ the evening before (recrawl_priorities' file: every known URL, a tenth of them p
 plan ranks and front-queue levels). The step then runs in a fresh process, so the peak RSS
 is the step's own.
 
-    python bench/frontier.py [--urls 10000000] [--hosts 100000]
+    python bench/frontier.py [--urls 10000000] [--hosts 100000] [--root DIR]
+
+(--root: generate into DIR, or reuse what an earlier run with the same sizes generated there.)
+The lines above the last say how much of the wall time some task on the machine waited for a
+core or for I/O (Linux's pressure stall figures) and how much the step wrote to disk, which
+tell a run stretched by the machine's other work from one stretched by DuckDB's spills.
 
 Last line: `frontier urls= hosts= seconds= peak_rss_mb= cpu_seconds=` (cpu_seconds: the CPU time
 of every thread of the measuring process, which a loaded machine stretches less than the wall
@@ -23,7 +28,7 @@ import argparse
 import os
 import dataclasses
 import json
-import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,6 +105,12 @@ def generate(root: Path, urls: int, hosts: int) -> None:
     con.execute(PLAN_SQL.format(seeds=seeds, plan=plan))
 
 
+def bytes_written() -> int:
+    """Bytes this process caused to be written to storage (shard files and DuckDB's spills)."""
+    with open("/proc/self/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("write_bytes:"))
+
+
 def measure(root: Path) -> dict:
     """Run in a fresh process: build the frontier and write its shard files."""
     from crawl_assets.crawler.settings import CrawlSettings
@@ -107,6 +118,8 @@ def measure(root: Path) -> dict:
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier
     from crawl_assets.pipeline.recrawl_plan import plan_path
+
+    from bench.measures import peak_rss_kb
 
     settings = dataclasses.replace(CrawlSettings(), data_root=root, blocklist_file=root / "none.txt")
     started, cpu = time.perf_counter(), time.process_time()
@@ -116,34 +129,46 @@ def measure(root: Path) -> dict:
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu, "frontier": result.counts.urls, "hosts": result.counts.hosts,
             "left_out": dict(result.counts.left_out_by_reason),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak_rss_kb() / 1024, "written_mb": bytes_written() / 2**20}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--urls", type=int, default=10_000_000, help="link rows generated (known URLs)")
     parser.add_argument("--hosts", type=int, default=100_000)
+    parser.add_argument("--root", type=Path, help="generate here, or reuse what was generated here")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from bench.measures import load_line
+    from bench.measures import load_line, stall_line, stall_totals
     if args.measure:
         print(json.dumps(measure(args.measure)))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
-        root = Path(tmp)
-        started = time.perf_counter()
-        generate(root, args.urls, args.hosts)
-        print(f"generated {args.urls:,} link rows on {args.hosts:,} hosts in {time.perf_counter() - started:.1f} s",
-              flush=True)
+        root = args.root or Path(tmp)
+        sizes = root / "bench-sizes.json"
+        if args.root and root.exists() and any(root.iterdir()) and not sizes.exists():
+            print(f"{root} holds other files: give --root a new or empty folder", file=sys.stderr)
+            return 2
+        if not sizes.exists() or json.loads(sizes.read_text()) != [args.urls, args.hosts]:
+            started = time.perf_counter()
+            if sizes.exists():  # generated here by this benchmark for other sizes
+                shutil.rmtree(root)
+            root.mkdir(parents=True, exist_ok=True)
+            generate(root, args.urls, args.hosts)
+            sizes.write_text(json.dumps([args.urls, args.hosts]))
+            print(f"generated {args.urls:,} link rows on {args.hosts:,} hosts in {time.perf_counter() - started:.1f} s",
+                  flush=True)
+        stalls, started = stall_totals(), time.perf_counter()
         child = subprocess.run([sys.executable, __file__, "--measure", str(root)], capture_output=True, text=True)
         if child.returncode != 0:
             print(f"the measuring process failed:\n{child.stderr}", file=sys.stderr)
             return 1
         figures = json.loads(child.stdout.strip().splitlines()[-1])
+        print(stall_line(stalls, time.perf_counter() - started))
     print(f"frontier kept {figures['frontier']:,} URLs on {figures['hosts']:,} hosts; "
-          f"left out: {figures['left_out']}")
+          f"left out: {figures['left_out']}; {figures['written_mb']:.0f} MB written (shard files, DuckDB's spills)")
     print(load_line(load_at_start))
     print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
           f"peak_rss_mb={figures['peak_rss_mb']:.0f} cpu_seconds={figures['cpu_seconds']:.1f}")

@@ -53,3 +53,27 @@ def load_line(at_start: tuple[float, float, float]) -> str:
 
     return (f"load average {at_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
             f"on {os.cpu_count()} cores")
+
+
+def stall_totals() -> dict[str, int]:
+    """Microseconds since boot during which some task on the machine waited for a core ("cpu")
+    or for I/O ("io"): Linux's pressure stall information; empty without /proc/pressure."""
+    totals = {}
+    for kind in ("cpu", "io"):
+        try:
+            with open(f"/proc/pressure/{kind}") as pressure:
+                some = pressure.readline().split()
+        except OSError:
+            continue
+        totals[kind] = int(some[-1].partition("=")[2])
+    return totals
+
+
+def stall_line(at_start: dict[str, int], seconds: float) -> str:
+    """How much of `seconds` some task waited for a core, and for I/O, since at_start
+    (stall_totals): it tells a wall time stretched by other work on the machine (cpu) from one
+    stretched by disk waits (io)."""
+    now = stall_totals()
+    shares = [f"for {'a core' if kind == 'cpu' else 'I/O'} {100 * (now[kind] - at_start[kind]) / 1e6 / seconds:.0f}%"
+              for kind in ("cpu", "io") if kind in now and kind in at_start]
+    return f"while it ran some task waited {' and '.join(shares)} of the time" if shares else "no pressure figures"
