@@ -2,6 +2,9 @@
 
 The root is a local Path or, under a URL data root, a UPath (crawler/shared_root.py): every
 function here returns the root's own kind of path, so a step reads and writes the same way.
+A step that reads these files through DuckDB opens its connection with shared_root.connect
+(the root's file system registered) and reads Parquet with shared_root.read_table; it writes
+with the *_atomic functions below.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ import logging
 import re
 
 import duckdb
+import moto.server as moto_server  # moto[server] and s3fs are in the dev extra (make setup)
 import pytest
+import s3fs
 from dagster import instance_for_test
 from warcio.archiveiterator import ArchiveIterator
 
@@ -24,8 +26,6 @@ from crawl_assets.resources import CrawlSettingsResource
 
 from support import DemoWebProcess, write_test_settings
 
-moto_server = pytest.importorskip("moto.server", reason="moto[server] is in the dev extra (make setup)")
-s3fs = pytest.importorskip("s3fs", reason="s3fs is in the dev extra (make setup)")
 
 DAYS = ("2026-11-28", "2026-11-29")
 pytestmark = pytest.mark.timeout(600)  # four crawl days through Dagster: 150 s at load average 5
