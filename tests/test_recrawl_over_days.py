@@ -34,6 +34,7 @@ from crawl_assets.layout import (
     priority_hosts_file,
     seen_filter_file,
     seeds_file,
+    shard_files,
     url_changes_file,
     url_registry_file,
     warc_dir,
@@ -239,8 +240,8 @@ def test_sitemap_and_feed_dates_are_recorded_true_and_mark_changes_since_the_las
         state = web.with_day(demo_day(day)).page_state(index, urlsplit(url).path)
         assert abs((lastmod - EPOCH).total_seconds() / 86400 - (state.last_change or 0.0)) < 1e-4, (day, url)
     # change_stats reads them: a page dated after its last visit is due again, and truly changed.
-    logs = [str(p) for p in change_stats_inputs(root, last)]
-    plain = change_stats(logs, last, settings).urls
+    logs = [str(p) for p in shard_files(root, "fetch_log", through=last)]
+    plain = change_stats(logs, last, settings).urls  # every fetch so far, without the dates
     urls = pq.read_table(url_changes_file(root, last)).to_pylist()
     pending = [r for r in urls if r["pending_change"]]
     assert pending and not any(plain["pending_change"].to_pylist())

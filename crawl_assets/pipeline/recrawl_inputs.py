@@ -115,32 +115,60 @@ def trap_hosts(root: Path, date: str, settings: CrawlSettings) -> frozenset[str]
     return frozenset(host for (host,) in rows)
 
 
-def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str]) -> pa.Table:
-    """(host, delay_s, flagged, flag) for the priorities step: each host's politeness delay
-    and whether it gets the small budget, and why."""
+# Host importance: 1 + ln(1 + how many other hosts link to it), over every link no trap
+# defence refused. A host the rest of the web points at matters more than one only its own
+# pages link to (a site's navigation says nothing of its standing); the logarithm keeps a
+# portal linked from thousands of hosts from taking the whole budget.
+HOST_IMPORTANCE_SQL = """
+SELECT target_host AS host, 1 + ln(1 + count(DISTINCT source_host)) AS importance
+FROM (SELECT target_host, lower(regexp_extract(source, '^[A-Za-z][A-Za-z0-9+.-]*://([^/:?#]+)', 1)) AS source_host
+      FROM read_parquet($links, union_by_name = true) {not_dropped})
+WHERE source_host <> target_host
+GROUP BY target_host ORDER BY host
+"""
+
+
+def host_importance(history: CrawlHistory) -> pa.Table:
+    """(host, importance) of every host another host links to; the others count 1."""
+    if not history.links:
+        return pa.table({"host": pa.array([], pa.string()), "importance": pa.array([], pa.float64())})
+    links = [str(p) for p in history.links]
+    not_dropped = "WHERE dropped_reason IS NULL" if "dropped_reason" in columns_of(links) else ""
+    return connect().sql(HOST_IMPORTANCE_SQL.format(not_dropped=not_dropped), params={"links": links}).to_arrow_table()
+
+
+def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
+               importance: pa.Table | None = None) -> pa.Table:
+    """(host, delay_s, flagged, flag, importance) for the priorities step: each host's
+    politeness delay, whether it gets the small budget and why, and its importance
+    (host_importance; 1 for a host not in `importance`)."""
     quality = host_dup_ratio_file(root, date)
     near_dups = demoted_hosts(read_table(quality), settings) if quality.exists() else frozenset()
     traps = trap_hosts(root, date, settings)
     flags = [HostFlag.TRAP.value if h in traps else HostFlag.NEAR_DUPLICATES.value if h in near_dups else None
              for h in hosts]
+    weights = {} if importance is None else dict(zip(importance["host"].to_pylist(),
+                                                     importance["importance"].to_pylist()))
     return pa.table({"host": pa.array(hosts, pa.string()),
                      "delay_s": pa.array([settings.default_delay_s] * len(hosts), pa.float64()),
                      "flagged": pa.array([f is not None for f in flags], pa.bool_()),
-                     "flag": pa.array(flags, pa.string())})
+                     "flag": pa.array(flags, pa.string()),
+                     "importance": pa.array([weights.get(h, 1.0) for h in hosts], pa.float64())})
 
 
 @dataclass(frozen=True)
 class PrioritiesInputs:
     change_stats: pa.Table  # change_stats[D] per URL
     known_urls: pa.Table  # url, host, inlinks
-    hosts: pa.Table  # host, delay_s, flagged, flag
+    hosts: pa.Table  # host, delay_s, flagged, flag, importance
 
 
 def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> PrioritiesInputs:
-    urls = known_urls(history_through(root, date), settings)
+    history = history_through(root, date)
+    urls = known_urls(history, settings)
     stats = load_url_changes(root, date)
     hosts = sorted(set(urls.column("host").to_pylist()) | set(stats.column("host").to_pylist()))
-    return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts))
+    return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)))
 
 
 def host_budgets(facts: pa.Table, plan_hosts: pa.Table) -> pa.Table:
