@@ -25,6 +25,7 @@ later than the moment we read them are dropped too.
 from __future__ import annotations
 
 import io
+from datetime import date as Date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -52,6 +53,9 @@ LASTMOD_NOW_SHARE = 0.5
 LASTMOD_MIN_ENTRIES = 5
 LASTMOD_MIN_CHECKS = 5
 LASTMOD_MIN_AGREEMENT = 0.8  # looser than Last-Modified's: a date-only <lastmod> is coarse
+# Only the visits of the last this many days judge a host: a bounded read of the fetch logs
+# however long the crawl has run, and a host that mends its ways is believed again.
+LASTMOD_CHECK_DAYS = 30
 
 
 def evidence_of_batch(fetch_log: pa.Table, warc_dir: Path, max_body_bytes: int) -> pa.Table:
@@ -153,7 +157,10 @@ def trusted_change_evidence(root: Path, date: str) -> pa.Table | None:
     files = [str(p) for p in shard_files(root, "change_evidence", through=date)]
     if not files:
         return None
-    return _trusted(files, [str(p) for p in shard_files(root, "fetch_log", through=date)])
+    first = (Date.fromisoformat(date) - timedelta(days=LASTMOD_CHECK_DAYS - 1)).isoformat()
+    recent = [str(p) for p in shard_files(root, "fetch_log", through=date)
+              if p.parent.parent.name.removeprefix("date=") >= first]
+    return _trusted(files, recent)
 
 
 def _trusted(files: list[str], fetch_logs: list[str]) -> pa.Table:

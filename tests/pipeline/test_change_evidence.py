@@ -156,3 +156,15 @@ def test_a_host_whose_dates_our_visits_contradict_is_not_trusted(tmp_path):
     assert {u.split("/")[2] for u in evidence.column("url").to_pylist()} == {"honest.test"}
     # Before the second visit nothing contradicts bump.test yet.
     assert evidence.num_rows == 6 and trusted_change_evidence(tmp_path, "2026-03-02").num_rows == 12
+
+
+def test_only_the_last_thirty_days_of_visits_judge_a_host(tmp_path):
+    from crawl_assets.pipeline.change_evidence import LASTMOD_CHECK_DAYS
+
+    for day, offset in (("2026-03-01", 0), ("2026-03-03", 2)):  # as above: bump.test's pages never changed
+        write_fetch_log(tmp_path, day, [fetch_row(f"http://bump.test/{i}", START + timedelta(days=offset),
+                                                  payload_digest="same") for i in range(6)])
+    write_evidence(tmp_path, "2026-03-02", evidence_rows("bump.test", [1] * 6, observed_day=1.5))
+    assert trusted_change_evidence(tmp_path, "2026-03-03").num_rows == 0
+    later = (START + timedelta(days=2 + LASTMOD_CHECK_DAYS)).date().isoformat()
+    assert trusted_change_evidence(tmp_path, later).num_rows == 6  # those visits are too old to count now
