@@ -58,3 +58,20 @@ def test_the_trap_thresholds_load_from_a_settings_file(tmp_path):
         assert "trap_refused_ratio" in str(exc)
     else:
         raise AssertionError("a negative ratio was accepted")
+
+
+def test_a_near_duplicate_heavy_host_is_flagged_by_the_demotion_settings(tmp_path):
+    from crawl_assets.layout import host_dup_ratio_file
+
+    write_day(tmp_path)
+    quality = pa.table({"host": ["copies.test", "calendar.test", "small.test"], "pages": [40, 30, 4],
+                        "near_duplicates": [36, 30, 4], "near_duplicate_ratio": [0.9, 1.0, 1.0]})
+    write_parquet_atomic(quality, host_dup_ratio_file(tmp_path, DAY))
+    hosts = ["calendar.test", "copies.test", "small.test", "stray.test"]
+    flags = lambda s: [r["flag"] for r in host_facts(tmp_path, DAY, s, hosts).to_pylist()]  # noqa: E731
+    settings = settings_for(tmp_path)
+    # A trap is a trap first; too few pages (demote_min_pages) are not judged.
+    assert flags(settings) == [HostFlag.TRAP, HostFlag.NEAR_DUPLICATES, None, None]
+    assert flags(dataclasses.replace(settings, demote_near_dup_ratio=0.95)) == [HostFlag.TRAP, None, None, None]
+    assert flags(dataclasses.replace(settings, demote_min_pages=3)) == [
+        HostFlag.TRAP, HostFlag.NEAR_DUPLICATES, HostFlag.NEAR_DUPLICATES, None]
