@@ -28,8 +28,9 @@ fetch; boilerplate-only is not a change):
   the ceiling is measured with the same plan ours uses: gap_closed then measures what
   estimating the rates from fetch results costs;
 - adaptive (ours): sees only fetch results. Each day the simulator writes the day's fetch-log
-  Parquet (the crawl's FETCH_LOG_SCHEMA, hive date=D/shard=s00), runs the project's
-  change_stats over all of it and recrawl_priorities for the next day, and fetches the plan.
+  Parquet (the crawl's FETCH_LOG_SCHEMA, hive date=D/shard=s00), runs the project's daily
+  change_stats (that day's fetches folded into the day before's statistics, as the asset
+  does) and recrawl_priorities for the next day, and fetches the plan.
 Fixed-frequency policies fetch, each day, the pages most overdue relative to their frequency
 ((day - last fetch) x f), so each policy uses the whole budget.
 
@@ -212,6 +213,7 @@ class Adaptive:
         self.hosts = pa.table({"host": web.hosts, "delay_s": web.host_delay,
                                "flagged": np.zeros(len(web.hosts), bool)})
         self.plan = None
+        self.previous = None  # change_stats of the day before
         self.seconds = 0.0
 
     def choose(self, day, pages, budget):
@@ -221,11 +223,19 @@ class Adaptive:
         write_fetch_log(self.log_dir, day, idx, when, changed, pages)
         t0 = time.perf_counter()
         date = (EPOCH + timedelta(days=day)).date()
-        stats = change_stats(str(self.log_dir / "*" / "*" / "*.parquet"), date, self.settings)
-        self._plan(stats.urls, date)
+        # The daily step, as the change_stats asset runs it: the day's fetches folded into the
+        # day before's statistics (the first day: built from its fetches alone).
+        out = self.log_dir / "change_stats" / f"{date}.parquet"
+        stats = change_stats(str(self.log_dir / f"date={date}" / "*" / "*.parquet"), date, self.settings,
+                             previous=self.previous, urls_out=out)
+        if self.previous is not None:
+            self.previous.unlink()
+        self.previous = out
+        self.seconds += time.perf_counter() - t0
+        self._plan(out, date)
         self.last_counts = (stats.counts, self.last_plan)
 
-    def _plan(self, rates: pa.Table, date) -> None:
+    def _plan(self, rates, date) -> None:
         t0 = time.perf_counter()
         plan = recrawl_priorities(rates, self.inlinks, self.hosts, self.known, date + timedelta(days=1),
                                   self.settings)

@@ -1,4 +1,4 @@
-"""Priorities benchmark: change_stats + recrawl_priorities over a large synthetic history.
+"""Priorities benchmark: the daily change_stats + recrawl_priorities step over 10M URLs.
 
     .venv/bin/python bench/priorities.py [--urls 10000000] [--rows 50000000] [--hosts 100000]
         [--days 50] [--keep DIR]
@@ -8,13 +8,22 @@ to a temporary directory with DuckDB: --rows fetches of --urls URLs on --hosts h
 --days days (each URL visited rows/urls times at irregular intervals; its content changes
 with a per-URL probability, some visits change only the boilerplate; a third of the hosts
 answer 304 when unchanged, a third send an honest Last-Modified; 1 % of answers are 404).
-Then, in a fresh process (so its peak RSS, VmHWM, is its own), times
-change_stats(the log, last day) and recrawl_priorities(its URLs, in-links for every URL,
-a host table with delays, every URL plus 5 % never fetched, the next day), with a daily budget
-of 10 % of the URLs. Goal on this 2-core machine: at most 30 s and 4 GB.
-The last line is machine-readable (cpu_seconds: the CPU time of every thread of the measuring
-process, which a loaded machine stretches less than the wall time):
-priorities urls= history_rows= seconds= peak_rss_mb= cpu_seconds=
+
+Then, each in a fresh process (so its peak RSS, VmHWM, is its own):
+
+1. the one-off full rebuild: change_stats of every fetch up to the day before the last day
+   (what a crawl runs once, or after a change to the rules), streamed to Parquet;
+2. the daily step, what runs every day and what the goal is about: change_stats of the last
+   day, folding that day's fetches (rows/days of them) into the rebuild's per-URL state, then
+   recrawl_priorities over its Parquet file, in-links for every URL, a host table with
+   delays, every URL plus 5 % never fetched, for the next day, with a daily budget of 10 %
+   of the URLs, written to Parquet.
+
+Goal on this 2-core machine: at most 30 s and 4 GB for the daily step. The last line is
+machine-readable (cpu_seconds: the CPU time of every thread of the measuring process, which
+a loaded machine stretches less than the wall time; history_rows: the fetches the per-URL
+state summarises; day_rows: the day's fetches folded in; rebuild_*: the one-off rebuild):
+priorities urls= history_rows= seconds= peak_rss_mb= cpu_seconds= day_rows= rebuild_seconds= rebuild_peak_rss_mb= rebuild_cpu_seconds=
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,19 +105,35 @@ def generate(out: Path, urls: int, rows: int, hosts: int, days: int) -> None:
     con.close()
 
 
-def measure(log_dir: Path, urls: int, hosts: int, days: int) -> dict:
-    """Runs in a fresh process: both steps, timed, with this process's peak RSS."""
+def rebuild(log_dir: Path, state: Path, urls: int, days: int) -> dict:
+    """Runs in a fresh process: the full rebuild up to the day before the last, timed."""
+    from dataclasses import replace
+
+    from bench.measures import peak_rss_kb
+    from crawl_assets.crawler.settings import CrawlSettings
+    from crawl_assets.pipeline.change_stats_step import change_stats
+
+    settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
+    t0, cpu = time.perf_counter(), time.process_time()
+    stats = change_stats(str(log_dir / "*" / "*" / "*.parquet"), last_day(days) - timedelta(days=1), settings,
+                         urls_out=state)
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - cpu,
+            "peak_rss_mb": peak_rss_kb() / 1024, "urls": stats.counts.urls}
+
+
+def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: int) -> dict:
+    """Runs in a fresh process: the daily step of the last day, timed, with its peak RSS."""
+    import duckdb
     import numpy as np
     import pyarrow as pa
     from dataclasses import replace
-    from datetime import date, timedelta
 
     from bench.measures import peak_rss_kb
     from crawl_assets.crawler.settings import CrawlSettings
     from crawl_assets.pipeline.change_stats_step import change_stats
     from crawl_assets.pipeline.priorities_step import recrawl_priorities
 
-    last_day = date.fromisoformat(START_DAY) + timedelta(days=days - 1)
+    day = last_day(days)
     settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
     # Inputs the pipeline would read from Parquet: in-links, hosts, the known URLs.
     rng = np.random.default_rng(1)
@@ -122,16 +148,37 @@ def measure(log_dir: Path, urls: int, hosts: int, days: int) -> dict:
     host_table = pa.table({"host": host_strings.slice(0, hosts),
                            "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
                            "flagged": rng.random(hosts) < 0.01})
+    day_files = str(log_dir / f"date={day}" / "*" / "*.parquet")
     t0, cpu = time.perf_counter(), time.process_time()
-    stats = change_stats(str(log_dir / "*" / "*" / "*.parquet"), last_day, settings)
+    stats = change_stats(day_files, day, settings, previous=state, urls_out=out / "url_changes.parquet")
     t1 = time.perf_counter()
-    plan = recrawl_priorities(stats.urls, inlinks, host_table, known, last_day + timedelta(days=1), settings)
+    plan = recrawl_priorities(out / "url_changes.parquet", inlinks, host_table, known, day + timedelta(days=1),
+                              settings, urls_out=out / "url_priorities.parquet")
     t2 = time.perf_counter()
-    return {"change_stats_s": t1 - t0, "priorities_s": t2 - t1, "seconds": t2 - t0, "cpu_seconds": time.process_time() - cpu,
-            "peak_rss_mb": peak_rss_kb() / 1024, "urls": stats.counts.urls, "visits": stats.counts.visits,
-            "changes": stats.counts.changes, "planned": plan.counts.planned,
-            "capped_hosts": plan.counts.capped_hosts, "estimators": stats.urls.group_by("estimator")
-            .aggregate([("url", "count")]).to_pylist()}
+    result = {"change_stats_s": t1 - t0, "priorities_s": t2 - t1, "seconds": t2 - t0,
+              "cpu_seconds": time.process_time() - cpu, "peak_rss_mb": peak_rss_kb() / 1024,
+              "urls": stats.counts.urls, "visits": stats.counts.visits, "changes": stats.counts.changes,
+              "day_visits": stats.counts.day_visits, "planned": plan.counts.planned,
+              "capped_hosts": plan.counts.capped_hosts}
+    con = duckdb.connect()
+    result["day_rows"] = con.execute(f"SELECT count(*) FROM read_parquet('{day_files}')").fetchone()[0]
+    result["estimators"] = con.execute(
+        f"SELECT estimator, count(*) FROM read_parquet('{out / 'url_changes.parquet'}') GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    return result
+
+
+def last_day(days: int) -> date:
+    return date.fromisoformat(START_DAY) + timedelta(days=days - 1)
+
+
+def child(*args: str) -> dict:
+    """One measuring process; its result is its last stdout line, as JSON."""
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        print(done.stderr, file=sys.stderr)
+        raise SystemExit(1)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
@@ -141,41 +188,51 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--days", type=int, default=50)
     parser.add_argument("--keep", type=Path, help="write the synthetic log here and keep it")
-    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
+    parser.add_argument("--rebuild", type=Path, nargs=2, help=argparse.SUPPRESS)  # child: log, state
+    parser.add_argument("--measure", type=Path, nargs=3, help=argparse.SUPPRESS)  # child: log, state, out
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     from bench.measures import load_line
+    if args.rebuild:
+        print(json.dumps(rebuild(*args.rebuild, args.urls, args.days)))
+        return 0
     if args.measure:
-        print(json.dumps(measure(args.measure, args.urls, args.hosts, args.days)))
+        print(json.dumps(measure(*args.measure, args.urls, args.hosts, args.days)))
         return 0
     if args.rows < args.urls:
         parser.error("--rows must be at least --urls (every URL fetched at least once)")
     log_dir = args.keep or Path(tempfile.mkdtemp(prefix="priorities-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="priorities-bench-out-"))
+    sizes = ["--urls", str(args.urls), "--hosts", str(args.hosts), "--days", str(args.days)]
     try:
         t0 = time.perf_counter()
-        generate(log_dir, args.urls, args.rows, args.hosts, args.days)
+        if not any(log_dir.glob("date=*")):
+            generate(log_dir, args.urls, args.rows, args.hosts, args.days)
         rows = (args.rows // args.urls) * args.urls
         print(f"synthetic fetch log: {rows:,} rows for {args.urls:,} URLs on {args.hosts:,} hosts "
               f"over {args.days} days, written in {time.perf_counter() - t0:.0f} s", flush=True)
-        child = subprocess.run([sys.executable, __file__, "--measure", str(log_dir), "--urls", str(args.urls),
-                                "--hosts", str(args.hosts), "--days", str(args.days)],
-                               capture_output=True, text=True, cwd=ROOT)
-        if child.returncode != 0:
-            print(child.stderr, file=sys.stderr)
-            return 1
-        result = json.loads(child.stdout.strip().splitlines()[-1])
+        state = work / "url_changes_before.parquet"
+        built = child("--rebuild", str(log_dir), str(state), *sizes)
+        print(f"one-off full rebuild of change_stats up to the day before ({built['urls']:,} URLs): "
+              f"{built['seconds']:.1f} s, {built['peak_rss_mb']:.0f} MB, {built['cpu_seconds']:.1f} CPU s", flush=True)
+        (work / "day").mkdir()
+        result = child("--measure", str(log_dir), str(state), str(work / "day"), *sizes)
     finally:
+        shutil.rmtree(work, ignore_errors=True)
         if args.keep is None:
             shutil.rmtree(log_dir, ignore_errors=True)
-    print(f"change_stats {result['change_stats_s']:.1f} s, recrawl_priorities {result['priorities_s']:.1f} s; "
-          f"{result['urls']:,} URLs, {result['visits']:,} visits, {result['changes']:,} changes, "
-          f"{result['planned']:,} planned, {result['capped_hosts']} hosts at their cap")
-    print("estimators: " + ", ".join(f"{e['estimator']} {e['url_count']:,}" for e in result["estimators"]))
+    print(f"daily step: change_stats {result['change_stats_s']:.1f} s (folding {result['day_rows']:,} fetches of "
+          f"the day into {result['urls']:,} URLs), recrawl_priorities {result['priorities_s']:.1f} s; "
+          f"{result['visits']:,} visits, {result['changes']:,} changes, {result['planned']:,} planned, "
+          f"{result['capped_hosts']} hosts at their cap")
+    print("estimators: " + ", ".join(f"{name} {n:,}" for name, n in result["estimators"]))
     ok = result["seconds"] <= GOAL_SECONDS and result["peak_rss_mb"] <= GOAL_RSS_MB
     print(f"goal (<= {GOAL_SECONDS:.0f} s, <= {GOAL_RSS_MB} MB): {'met' if ok else 'NOT met'}")
     print(load_line(load_at_start))
     print(f"priorities urls={args.urls} history_rows={rows} seconds={result['seconds']:.1f} "
-          f"peak_rss_mb={result['peak_rss_mb']:.0f} cpu_seconds={result['cpu_seconds']:.1f}")
+          f"peak_rss_mb={result['peak_rss_mb']:.0f} cpu_seconds={result['cpu_seconds']:.1f} "
+          f"day_rows={result['day_rows']} rebuild_seconds={built['seconds']:.1f} "
+          f"rebuild_peak_rss_mb={built['peak_rss_mb']:.0f} rebuild_cpu_seconds={built['cpu_seconds']:.1f}")
     return 0
 
 

@@ -50,6 +50,14 @@ def table_metadata(table: pa.Table) -> dict[str, object]:
     return {"dagster/row_count": table.num_rows, "dagster/column_schema": column_schema(table.schema)}
 
 
+def parquet_metadata(path) -> dict[str, object]:
+    """table_metadata of a table streamed to a Parquet file, from the file's footer."""
+    from .crawler.shared_root import parquet_file
+
+    footer = parquet_file(path)
+    return {"dagster/row_count": footer.metadata.num_rows, "dagster/column_schema": column_schema(footer.schema_arrow)}
+
+
 def picture(name: str, path: Path, png: bytes, title: str) -> dict[str, MetadataValue]:
     """A PNG (already written to `path`) shown inline as markdown holding the image, and
     linked by its path for tools that open files."""

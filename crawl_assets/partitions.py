@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 from dagster import (
     DailyPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
     StaticPartitionsDefinition,
+    TimeWindowPartitionMapping,
 )
 
 from .crawler.settings import load_settings
@@ -15,6 +18,13 @@ from .crawler.settings import load_settings
 # partitions" in the UI means the days this crawl has lived, not a year of backfill.
 # end_offset=1: today's partition exists, so a crawl can run for today.
 daily_partitions = DailyPartitionsDefinition(start_date=load_settings().start_date, end_offset=1)
+
+# An asset's dependency on its own partition of the day before (none before the crawl's first
+# day): Dagster allows it and a backfill then builds the days in order.
+with warnings.catch_warnings():  # the parameter is marked beta; it is the documented way to do this
+    warnings.simplefilter("ignore")
+    PREVIOUS_DAY = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1,
+                                              allow_nonexistent_upstream_partitions=True)
 
 # The shard set is fixed when the definitions load, from shard_count in the settings read
 # then (recrawl.toml and RECRAWL_SETTINGS); CrawlSettingsResource refuses a run whose

@@ -46,7 +46,7 @@ from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.pipeline.priorities_step import recrawl_priorities
-from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_inputs, host_budgets, priorities_inputs
+from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_sources, host_budgets, priorities_inputs
 from crawl_assets.pipeline.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
 from support import DemoWebProcess, write_test_settings
@@ -76,13 +76,14 @@ def crawl_day(settings, day: str) -> None:
             write_parquet_atomic(result.change_evidence, change_evidence_file(root, day, shard))
     write_parquet_atomic(build_registry(day, history_through(root, day)).table, url_registry_file(root, day))
     save_filter(build_seen_filter(load_registry_urls(root, day)), seen_filter_file(root, day))
-    stats = change_stats([str(p) for p in change_stats_inputs(root, day)], day, settings,
-                         lastmod_evidence=trusted_change_evidence(root, day))
-    write_parquet_atomic(stats.urls, url_changes_file(root, day))
+    # From the second day on, the day's fetches are folded into the day before's statistics.
+    sources = change_stats_sources(root, day)
+    assert (sources.previous is None) == (day == DAYS[0])
+    change_stats([str(p) for p in sources.fetch_logs], day, settings, lastmod_evidence=trusted_change_evidence(root, day),
+                 previous=sources.previous, urls_out=url_changes_file(root, day))
     inputs = priorities_inputs(root, day, settings)
     plan = recrawl_priorities(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
-                              inputs.known_urls, next_day(day), settings)
-    write_parquet_atomic(plan.urls, priorities_file(root, day))
+                              inputs.known_urls, next_day(day), settings, urls_out=priorities_file(root, day))
     write_parquet_atomic(host_budgets(inputs.hosts, plan.hosts), priority_hosts_file(root, day))
 
 

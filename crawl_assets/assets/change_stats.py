@@ -1,32 +1,38 @@
 """change_stats[D]: how often each URL changes, estimated from every fetch up to day D
-(Cho and Garcia-Molina's estimators, pooled per host and URL pattern), and per host."""
+(Cho and Garcia-Molina's estimators, pooled per host and URL pattern), and per host.
 
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+Day D's fetches are folded into change_stats[D-1]'s per-URL state (a dependency on its own
+earlier partition, so a backfill builds the days in order); without the day before, the
+statistics are rebuilt from every fetch log up to D, with the same result."""
+
+from dagster import AssetDep, AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from ..layout import host_changes_file, url_changes_file, write_parquet_atomic
-from ..metadata_tables import arrow_table, table_metadata
-from ..partitions import daily_partitions
+from ..metadata_tables import arrow_table, parquet_metadata
+from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..pipeline.change_evidence import trusted_change_evidence
 from ..pipeline.change_stats_step import change_stats as estimate_changes
-from ..pipeline.recrawl_inputs import change_stats_inputs
+from ..pipeline.recrawl_inputs import change_stats_sources
 from ..resources import CrawlSettingsResource
 
 
 @asset(group_name="recrawl", partitions_def=daily_partitions,
-       deps=[AssetKey("fetch_log"), AssetKey("change_evidence")])
+       deps=[AssetKey("fetch_log"), AssetKey("change_evidence"),
+             AssetDep(AssetKey("change_stats"), partition_mapping=PREVIOUS_DAY)])
 def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Per URL: visits, changes between visits (text beyond the near-duplicate threshold; a 304
     is unchanged), the estimated change rate and how much of it is the URL's own evidence."""
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     evidence = trusted_change_evidence(root, date)  # sitemap and feed dates of trusted hosts
-    stats = estimate_changes([str(p) for p in change_stats_inputs(root, date)], date, settings,
-                             lastmod_evidence=evidence)
-    write_parquet_atomic(stats.urls, url_changes_file(root, date))
+    sources = change_stats_sources(root, date)
+    stats = estimate_changes([str(p) for p in sources.fetch_logs], date, settings, lastmod_evidence=evidence,
+                             previous=sources.previous, urls_out=url_changes_file(root, date))
     write_parquet_atomic(stats.hosts, host_changes_file(root, date))
     counts = stats.counts
     return MaterializeResult(metadata={
-        **table_metadata(stats.urls),
+        **parquet_metadata(url_changes_file(root, date)),
+        "built_from": "the day before and this day's fetches" if sources.previous else "every fetch so far",
         "not_modified_share_of_the_day": counts.day_not_modified_share,
         "bytes_saved_by_conditional_get_of_the_day": counts.day_bytes_saved,
         "visits_of_the_day": counts.day_visits,

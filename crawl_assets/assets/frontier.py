@@ -5,20 +5,17 @@ own earlier partition, which Dagster allows, so a backfill builds one day's fron
 other), and waits until the previous crawl day has closed (pipeline/day_order.py says why that
 part cannot be a declared dependency)."""
 
-import warnings
-
 from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetKey,
     MaterializeResult,
     MetadataValue,
-    TimeWindowPartitionMapping,
     asset,
 )
 
 from ..layout import frontier_file, write_parquet_atomic
-from ..partitions import daily_partitions
+from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..pipeline.crawl_history import history_before
 from ..pipeline.day_order import urls_new_since, wait_for_previous_day
 from ..pipeline.frontier_step import build_frontier
@@ -26,12 +23,6 @@ from ..pipeline.recrawl_plan import plan_path
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
-
-# The day before (none before the crawl's first day): its URLs, to count today's new ones.
-with warnings.catch_warnings():  # the parameter is marked beta; it is the documented way to do this
-    warnings.simplefilter("ignore")
-    PREVIOUS_DAY = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1,
-                                              allow_nonexistent_upstream_partitions=True)
 
 
 @asset(group_name="frontier", partitions_def=daily_partitions,

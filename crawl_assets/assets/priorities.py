@@ -5,7 +5,7 @@ frontier of D + 1 follows (pipeline/recrawl_plan.py)."""
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from ..layout import priorities_file, priority_hosts_file, write_parquet_atomic
-from ..metadata_tables import counts_table, table_metadata
+from ..metadata_tables import counts_table, parquet_metadata
 from ..partitions import daily_partitions
 from ..pipeline.priorities_step import recrawl_priorities as plan_recrawl
 from ..pipeline.recrawl_inputs import host_budgets, priorities_inputs
@@ -24,14 +24,13 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
     date, root = context.partition_key, settings.data_root
     inputs = priorities_inputs(root, date, settings)
     plan = plan_recrawl(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
-                        inputs.known_urls, next_day(date), settings)
+                        inputs.known_urls, next_day(date), settings, urls_out=priorities_file(root, date))
     hosts = host_budgets(inputs.hosts, plan.hosts)
-    write_parquet_atomic(plan.urls, priorities_file(root, date))
     write_parquet_atomic(hosts, priority_hosts_file(root, date))
     counts = plan.counts
     planned = max(counts.planned, 1)
     return MaterializeResult(metadata={
-        **table_metadata(plan.urls),
+        **parquet_metadata(priorities_file(root, date)),
         "plan_for": next_day(date),
         "budget": counts.budget,
         "planned": counts.planned,

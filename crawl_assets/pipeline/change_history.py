@@ -209,9 +209,10 @@ _CARRY_WITH_EVIDENCE = """
       ON c.k1 = e.k1 AND c.k2 = e.k2 AND c.last_visit_t >= e.lastmod_t
 """
 
-# The state after the window: yesterday's URLs, today's new ones, today's fetches added in.
+# The state of the window's URLs after it: the day before's state with the window's fetches
+# added in (or the window's alone for a URL first fetched in it).
 _MERGE_SQL = """
-SELECT coalesce(d.k1, c.k1) AS k1, coalesce(d.k2, c.k2) AS k2,
+SELECT d.k1, d.k2,
        coalesce(c.url, n.url) AS url, coalesce(c.host, n.host) AS host, c.url_pattern,
        coalesce(c.visits, 0) + coalesce(d.visits, 0) AS visits,
        coalesce(c.intervals, 0) + coalesce(d.intervals, 0) AS intervals,
@@ -242,20 +243,32 @@ SELECT coalesce(d.k1, c.k1) AS k1, coalesce(d.k2, c.k2) AS k2,
        coalesce(d.last_simhash, c.last_simhash) AS last_simhash,
        coalesce(d.last_body_bytes, c.last_body_bytes) AS last_body_bytes,
        c.interval_rate, c.interval_estimator,
-       d.k1 IS NOT NULL AS touched,
-       coalesce(d.day_visits, 0) AS day_visits, coalesce(d.day_not_modified, 0) AS day_not_modified,
-       coalesce(d.day_bytes_saved, 0) AS day_bytes_saved
+       d.day_visits, d.day_not_modified, d.day_bytes_saved
 FROM window_history d
-LEFT JOIN window_names n USING (k1, k2)
-FULL OUTER JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2
+JOIN window_names n USING (k1, k2)
+LEFT JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2
+"""
+
+# Every URL's state: the day before's for the URLs not fetched in the window, streamed from
+# its file (never copied into a table), and the window's URLs as folded.
+_STATE_ROWS_SQL = """
+CREATE VIEW state_rows AS
+WITH every_url AS (
+    SELECT *, 0::BIGINT AS day_visits, 0::BIGINT AS day_not_modified, 0::BIGINT AS day_bytes_saved
+    FROM carry ANTI JOIN touched USING (k1, k2)
+    UNION ALL BY NAME
+    SELECT * FROM touched
+)
+{pending}
 """
 
 
 def fold_history(con, glob, previous, start_day: float, end_day: float, threshold: int,
                  evidence: pa.Table | None) -> None:
-    """Temp table per_url: the state after folding the fetches of [start_day, end_day) (days
-    since the epoch) into `previous` (a change_stats URL file, or None: nothing seen before),
-    with `touched` marking the URLs fetched in the window and pending_change from the evidence."""
+    """Temp table window_state: the state of the URLs fetched in [start_day, end_day) (days
+    since the epoch) after folding their fetches into `previous` (a change_stats URL file, or
+    None: nothing seen before). The caller makes table `touched` of it with their own rates
+    (interval_rate, interval_estimator) and then calls every_url_state."""
     visit_time = read_fetch_log(con, glob)
     if previous is None:
         empty_state(con)
@@ -269,6 +282,8 @@ def fold_history(con, glob, previous, start_day: float, end_day: float, threshol
         con.execute("CREATE TEMP TABLE evidence_seen AS SELECT hash(url) AS k1, hash(url, 1) AS k2, "
                     "epoch(lastmod) / 86400.0 AS lastmod_t, "
                     "row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen FROM lastmod_evidence")
+        con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT k1, k2, max(lastmod_t) AS lastmod_t "
+                    "FROM evidence_seen WHERE lastmod_t < $end GROUP BY k1, k2", {"end": end_day})
     window = {"start_day": start_day, "end_day": end_day}
     sql = _FOLD_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
                            carry_seen=_CARRY_NO_EVIDENCE if evidence is None else _CARRY_WITH_EVIDENCE,
@@ -277,13 +292,15 @@ def fold_history(con, glob, previous, start_day: float, end_day: float, threshol
         "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
         "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS, **window})
     con.execute("CREATE TEMP TABLE window_names AS " + _NAMES_SQL.format(visit_time=visit_time), window)
-    if evidence is not None:
-        con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT k1, k2, max(lastmod_t) AS lastmod_t "
-                    "FROM evidence_seen WHERE lastmod_t < $end GROUP BY k1, k2", {"end": end_day})
-        pending = ("SELECT m.*, coalesce(l.lastmod_t > m.last_visit_t, false) AS pending_change "
-                   "FROM merged m LEFT JOIN latest_lastmod l USING (k1, k2)")
-    else:
-        pending = "SELECT *, false AS pending_change FROM merged"
-    con.execute(f"CREATE TEMP TABLE per_url AS WITH merged AS ({_MERGE_SQL}) {pending}")
+    con.execute("CREATE TEMP TABLE window_state AS " + _MERGE_SQL)
     con.execute("DROP TABLE window_history")
     con.execute("DROP TABLE window_names")
+
+
+def every_url_state(con, with_evidence: bool) -> None:
+    """View state_rows: every URL's state after the window, with pending_change (a sitemap or
+    feed lastmod after the last visit) and the window's day_* counts (0 for URLs not fetched)."""
+    pending = ("SELECT s.*, coalesce(l.lastmod_t > s.last_visit_t, false) AS pending_change "
+               "FROM every_url s LEFT JOIN latest_lastmod l USING (k1, k2)") if with_evidence \
+        else "SELECT *, false AS pending_change FROM every_url"
+    con.execute(_STATE_ROWS_SQL.format(pending=pending))

@@ -23,17 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date as Date, datetime, time, timedelta, timezone
 from enum import StrEnum
-
-import os
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..crawler.shared_root import connect
+from ..crawler.shared_root import connect, write_file_atomic
 from ..crawler.vocabulary import StatusClass
-from .change_history import STATE_COLUMNS, fold_history, sql_literal
+from .change_history import STATE_COLUMNS, every_url_state, fold_history, sql_literal
 from .change_rate_estimators import bias_reduced_rate, irregular_mle_rate
 
 # Intervals count as regular (bias-reduced estimator) when the longest is within this share
@@ -132,17 +130,22 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         fold_history(con, fetch_log_glob, previous, start_day, end_day, settings.near_dup_threshold,
                      lastmod_evidence)
         _own_estimates(con)
-        con.execute("CREATE TEMP TABLE urls AS " + _POOLED_SQL.format(pattern=URL_PATTERN_SQL, state=', '.join(STATE_ONLY_COLUMNS)), _pool_params())
-        con.execute("DROP TABLE estimated")
+        every_url_state(con, lastmod_evidence is not None)
+        con.execute(_POOL_EVIDENCE_SQL.strip().rstrip(";"), _pool_params(_POOL_EVIDENCE_SQL))
+        con.execute(_POOL_EVIDENCE_VIEW.format(pattern=URL_PATTERN_SQL, min_intervals=int(POOL_MIN_INTERVALS)))
+        con.execute("CREATE TEMP TABLE pattern_b AS " + _POOLS_SQL, _pool_params(_POOLS_SQL))
+        url_table = _URLS_SQL.format(state=", ".join(STATE_ONLY_COLUMNS))
+        path = urls_out
+        if path is None:
+            urls = con.sql(url_table + " ORDER BY url", params=_pool_params(url_table)).to_arrow_table()
+            con.register("urls", urls)
+        else:
+            urls = None  # streamed to the file, read back for the summaries
+            copy_atomic(con, url_table, path, _pool_params(url_table))
+            con.execute(f"CREATE VIEW urls AS SELECT * FROM read_parquet({sql_literal(str(path))})")
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
         bands = rate_bands(pa.chunked_array([con.execute("SELECT change_rate FROM urls").fetchnumpy()["change_rate"]]))
-        table = f"SELECT {', '.join(URL_COLUMNS)} FROM urls"
-        if urls_out is None:
-            urls = con.sql(table + " ORDER BY url").to_arrow_table()
-        else:
-            urls = None
-            _copy_atomic(con, table, Path(urls_out))
     finally:
         con.close()
     return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands)
@@ -155,12 +158,12 @@ def end_of(date: str | Date) -> float:
     return end.timestamp() / 86400
 
 
-def _copy_atomic(con, query: str, path: Path) -> None:
-    """COPY the query to Parquet under a temporary name, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    con.execute(f"COPY ({query}) TO {sql_literal(str(tmp))} (FORMAT parquet)")
-    os.replace(tmp, path)
+def copy_atomic(con, query: str, path, params: dict | None = None) -> None:
+    """COPY the query to Parquet (DuckDB streams it) under a temporary name, then into place:
+    readers never see half a file (shared_root.write_file_atomic: a rename, or an upload)."""
+    path = Path(path) if isinstance(path, str) else path
+    write_file_atomic(path, lambda tmp: con.execute(f"COPY ({query}) TO {sql_literal(str(tmp))} (FORMAT parquet)",
+                                                    params))
 
 
 # Estimator codes of _own_estimates, named in SQL by their place in this tuple.
@@ -168,12 +171,12 @@ _ESTIMATOR_CODES = (RateEstimator.PRIOR, RateEstimator.BIAS_REDUCED, RateEstimat
 
 
 def _own_estimates(con) -> None:
-    """Temp table estimated: per_url with each URL's own rate from its intervals, bias-reduced
-    when regular, MLE when not (numpy over the numeric columns of the URLs fetched in the
-    window; the others keep the rate of their state, their intervals did not change)."""
+    """Temp table touched: window_state with each URL's own rate from its intervals,
+    bias-reduced when regular, MLE when not (numpy over the numeric columns). Only the URLs
+    fetched in the window are estimated: the others' intervals did not change."""
     columns = con.execute("SELECT rowid AS row_id, intervals, changes, visit_days, unchanged_days, "
                           "coalesce(shortest_interval, 0) AS shortest, coalesce(longest_interval, 0) AS longest "
-                          "FROM per_url WHERE touched").fetchnumpy()
+                          "FROM window_state").fetchnumpy()
     n, x = columns["intervals"], columns["changes"]
     observed, unchanged = columns["visit_days"], columns["unchanged_days"]
     shortest, longest = columns["shortest"], columns["longest"]
@@ -187,7 +190,7 @@ def _own_estimates(con) -> None:
     idx = np.flatnonzero(mle)
     if len(idx):
         con.register("mle_rows", pa.table({"pos": np.arange(len(idx)), "row_id": columns["row_id"][idx]}))
-        lists = con.sql("SELECT p.changed_intervals FROM mle_rows m JOIN per_url p ON p.rowid = m.row_id "
+        lists = con.sql("SELECT p.changed_intervals FROM mle_rows m JOIN window_state p ON p.rowid = m.row_id "
                         "ORDER BY m.pos").to_arrow_table()["changed_intervals"].combine_chunks()
         con.unregister("mle_rows")
         owner = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
@@ -198,12 +201,10 @@ def _own_estimates(con) -> None:
     con.register("own", pa.table({"row_id": columns["row_id"], "own_rate": rate, "code": code}))
     del columns
     names = "[" + ", ".join(f"'{e.value}'" for e in _ESTIMATOR_CODES) + "]"
-    con.execute("CREATE TEMP TABLE estimated AS SELECT p.* REPLACE ("
-                "CASE WHEN touched THEN o.own_rate ELSE p.interval_rate END AS interval_rate, "
-                f"CASE WHEN touched THEN {names}[o.code + 1] ELSE p.interval_estimator END AS interval_estimator) "
-                "FROM per_url p LEFT JOIN own o ON p.rowid = o.row_id")
+    con.execute("CREATE TEMP TABLE touched AS SELECT p.* REPLACE (o.own_rate AS interval_rate, "
+                f"{names}[o.code + 1] AS interval_estimator) FROM window_state p JOIN own o ON p.rowid = o.row_id")
     con.unregister("own")
-    con.execute("DROP TABLE per_url")
+    con.execute("DROP TABLE window_state")
 
 
 # The per-URL table: the published columns, then the state the next day folds into
@@ -220,39 +221,45 @@ URL_COLUMNS = PUBLISHED_COLUMNS + STATE_ONLY_COLUMNS
 URL_PATTERN_SQL = ("regexp_replace(regexp_replace(regexp_replace(url, '^[a-zA-Z]+://', ''), "
                    "'[0-9]+', '9', 'g'), '=[^&#]*', '=', 'g')")
 
-_POOLED_SQL = """
-WITH lm_hosts AS (
-    SELECT host, sum(lm_checks) AS lm_checks, sum(lm_agreements) AS lm_agreements,
-           sum(lm_checks) >= $lm_min_checks
+# Hosts whose Last-Modified told the truth, then the evidence each URL brings to its pool:
+# effective changes x over observed days t.
+_POOL_EVIDENCE_SQL = """
+CREATE TEMP TABLE lm_hosts AS
+SELECT host, sum(lm_checks) >= $lm_min_checks
              AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
-    FROM estimated GROUP BY host
-),
--- The evidence each URL brings to its pool: effective changes x over observed days t.
-evidence AS (
-    -- (a URL's pattern is computed once, on its first day, and kept in the state)
-    SELECT e.* REPLACE (coalesce(e.url_pattern, {pattern}) AS url_pattern), h.lm_trusted,
-           h.lm_trusted AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
-           CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
-           CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t,
-           CASE WHEN intervals >= $min_intervals AND t > 0 THEN x / t END AS informative_rate
-    FROM estimated e JOIN lm_hosts h USING (host)
-),
-everyone AS (
-    SELECT coalesce(sum(x) / nullif(sum(t), 0), $default_rate) AS m,
-           count(informative_rate) AS members,
+FROM state_rows GROUP BY host;
+"""
+# (a view takes no parameters: its one constant is formatted in)
+_POOL_EVIDENCE_VIEW = """
+CREATE VIEW pool_evidence AS
+-- (a URL's pattern is computed once, on its first day, and kept in the state)
+SELECT s.* REPLACE (coalesce(s.url_pattern, {pattern}) AS url_pattern), h.lm_trusted,
+       h.lm_trusted AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
+       CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
+       CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t,
+       CASE WHEN intervals >= {min_intervals} AND t > 0 THEN x / t END AS informative_rate
+FROM state_rows s JOIN lm_hosts h USING (host)
+"""
+
+# The pooled prior of each URL pattern (within its host), shrunk towards its host's, shrunk
+# towards everyone's.
+_POOLS_SQL = """
+WITH sums AS (
+    -- every URL, each host, each pattern within its host: one pass over the URLs
+    SELECT url_pattern, host, grouping(url_pattern, host) AS level,
+           sum(x) AS x, sum(t) AS t, count(informative_rate) AS members,
            var_samp(informative_rate) - avg(informative_rate / t) AS spread
-    FROM evidence
+    FROM pool_evidence GROUP BY GROUPING SETS ((), (host), (url_pattern, host))
 ),
 everyone_b AS (
-    SELECT m, CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
-                   ELSE least(greatest(m / spread, $b_min), $b_max) END AS b
-    FROM everyone
+    SELECT coalesce(x / nullif(t, 0), $default_rate) AS m,
+           CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
+                ELSE least(greatest(coalesce(x / nullif(t, 0), $default_rate) / spread, $b_min), $b_max) END AS b
+    FROM sums WHERE level = 3
 ),
 host_pool AS (
-    SELECT host, (sum(x) + g.m * $k) / (sum(t) + $k) AS m,
-           count(informative_rate) AS members,
-           var_samp(informative_rate) - avg(informative_rate / t) AS spread, any_value(g.b) AS parent_b
-    FROM evidence, everyone_b g GROUP BY host, g.m
+    SELECT host, (x + g.m * $k) / (t + $k) AS m, members, spread, g.b AS parent_b
+    FROM sums, everyone_b g WHERE level = 2  -- grouping(): 1 bits mark the columns not grouped by
 ),
 host_b AS (
     SELECT host, m, CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
@@ -260,39 +267,40 @@ host_b AS (
     FROM host_pool
 ),
 pattern_pool AS (
-    SELECT url_pattern, host, (sum(x) + any_value(h.m) * $k) / (sum(t) + $k) AS m,
-           count(informative_rate) AS members,
-           var_samp(informative_rate) - avg(informative_rate / t) AS spread, any_value(h.b) AS parent_b
-    FROM evidence JOIN host_b h USING (host) GROUP BY url_pattern, host
-),
-pattern_b AS (
-    SELECT url_pattern, host, m AS prior_rate,
-           CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
-                ELSE least(greatest(m / spread, $b_min), $b_max) END AS prior_days
-    FROM pattern_pool
+    SELECT url_pattern, host, (x + h.m * $k) / (t + $k) AS m, members, spread, h.b AS parent_b
+    FROM sums JOIN host_b h USING (host) WHERE level = 0
 )
+SELECT url_pattern, host, m AS prior_rate,
+       CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
+            ELSE least(greatest(m / spread, $b_min), $b_max) END AS prior_days
+FROM pattern_pool
+"""
+
+# Every URL: its published columns, then its state.
+_URLS_SQL = """
 SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, not_modified,
        t AS observed_days,
        CASE WHEN by_lm THEN $lm_name ELSE coalesce(interval_estimator, $prior_name) END AS estimator,
        CASE WHEN t > 0 THEN x / t END AS own_rate,
        (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
        t / (t + prior_days) AS own_share,
-       prior_rate, prior_days, lm_trusted, lm_checks, lm_agreements,
+       prior_rate, prior_days, lm_checks, lm_agreements,
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
        last_status, last_status_class, gone_streak, pending_change, bytes_saved,
-       day_visits, day_not_modified, day_bytes_saved,
        {state}
-FROM evidence JOIN pattern_b USING (url_pattern, host)
+FROM pool_evidence JOIN pattern_b USING (url_pattern, host)
 """
 
 
-def _pool_params() -> dict:
-    return {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT,
-            "min_intervals": POOL_MIN_INTERVALS, "default_rate": DEFAULT_PRIOR_RATE,
+def _pool_params(sql: str) -> dict:
+    """The pooling constants the statement names (DuckDB refuses unused parameters)."""
+    every = {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT,
+            "default_rate": DEFAULT_PRIOR_RATE,
             "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT, "b_min": PRIOR_DAYS_MIN,
             "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS, "lm_name": RateEstimator.LAST_MODIFIED,
             "prior_name": RateEstimator.PRIOR}
+    return {name: value for name, value in every.items() if f"${name}" in sql}
 
 
 _HOSTS_SQL = """
@@ -301,9 +309,9 @@ SELECT host, count(*) AS urls, sum(visits)::BIGINT AS visits, sum(changes)::BIGI
        sum(not_modified) / nullif(sum(visits), 0) AS not_modified_share,
        sum(bytes_saved)::BIGINT AS bytes_saved,
        sum(lm_checks)::BIGINT AS lm_checks, sum(lm_agreements) / nullif(sum(lm_checks), 0) AS lm_agreement,
-       bool_or(lm_trusted) AS lm_trusted,
+       any_value(h.lm_trusted) AS lm_trusted,
        avg(change_rate) AS mean_rate, median(change_rate) AS median_rate
-FROM urls GROUP BY host ORDER BY host
+FROM urls JOIN lm_hosts h USING (host) GROUP BY host ORDER BY host
 """
 
 
@@ -312,10 +320,12 @@ def _counts(con) -> ChangeCounts:
         SELECT count(*), coalesce(sum(visits), 0), coalesce(sum(changes), 0),
                coalesce(sum(boilerplate_changes), 0), coalesce(sum(not_modified), 0),
                coalesce(sum(bytes_saved), 0),
-               count(DISTINCT host) FILTER (lm_trusted),
-               quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99]),
-               coalesce(sum(day_visits), 0), coalesce(sum(day_not_modified), 0), coalesce(sum(day_bytes_saved), 0)
+               (SELECT count(*) FILTER (lm_trusted) FROM lm_hosts),
+               quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99])
         FROM urls""").fetchall()[0]
+    # the day itself: only the URLs fetched that day have day counts
+    row += con.execute("SELECT coalesce(sum(day_visits), 0), coalesce(sum(day_not_modified), 0), "
+                       "coalesce(sum(day_bytes_saved), 0) FROM touched").fetchall()[0]
     urls, visits, changes, boiler, not_modified, saved, trusted, quantiles, day_visits, day_304, day_saved = row
     q = quantiles or [0.0] * 4
     return ChangeCounts(urls=urls, visits=int(visits), changes=int(changes), boilerplate_changes=int(boiler),

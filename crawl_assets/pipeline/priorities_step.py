@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from datetime import date as Date, datetime, timezone
 from enum import StrEnum
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
 from ..crawler.shared_root import connect
 from ..crawler.vocabulary import StatusClass
-from .change_stats_step import DUCKDB_MEMORY_LIMIT
+from .change_history import sql_literal
+from .change_stats_step import DUCKDB_MEMORY_LIMIT, copy_atomic
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
 
 SECONDS_A_DAY = 86_400
@@ -55,6 +57,10 @@ class Kind(StrEnum):
     REFRESH = "refresh"
     DISCOVERY = "discovery"
     GONE = "gone"
+
+
+# Kinds as small codes in the schedule (a URL's kind string is made only for the output).
+KIND_CODES = (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE)
 
 
 @dataclass(frozen=True)
@@ -78,20 +84,24 @@ class Priorities:
     hosts: pa.Table  # one row per host: host, cap (fetches a day), planned
 
 
-def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: pa.Table | None,
-                       known_urls: pa.Table, plan_date: str | Date, settings) -> Priorities:
+def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table | None,
+                       known_urls: pa.Table, plan_date: str | Date, settings, urls_out=None) -> Priorities:
     """Priorities for every known URL and the plan of `plan_date` (the day to be fetched).
 
-    change_stats: ChangeStats.urls (url, host, change_rate, last_visit_at, last_fetched_at,
-    last_status, last_status_class, gone_streak, pending_change). inlinks: (url, inlinks) or None. hosts:
+    change_stats: ChangeStats.urls, as Arrow or the path of its Parquet file (url, host,
+    change_rate, last_visit_at, last_fetched_at, last_status, last_status_class, gone_streak,
+    pending_change). inlinks: (url, inlinks) or None. hosts:
     (host, delay_s, flagged[, importance]) or None (every host: default_delay_s, not flagged,
-    importance 1). known_urls: (url, host), every URL the crawl knows."""
+    importance 1). known_urls: (url, host), every URL the crawl knows.
+    urls_out: a Parquet file to stream the URL table to (written under a temporary name and
+    renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order."""
     if settings.recrawl_objective not in OBJECTIVES:
         raise ValueError(f"setting recrawl_objective must be one of {OBJECTIVES}, "
                          f"not {settings.recrawl_objective!r}")
-    _require(change_stats, "change_stats", {"url", "host", "change_rate", "last_visit_at", "last_fetched_at",
-                                            "last_status", "last_status_class", "gone_streak",
-                                            "pending_change"})
+    stats_columns = {"url", "host", "change_rate", "last_visit_at", "last_fetched_at", "last_status",
+                     "last_status_class", "gone_streak", "pending_change"}
+    if isinstance(change_stats, pa.Table):
+        _require(change_stats, "change_stats", stats_columns)
     _require(known_urls, "known_urls", {"url", "host"})
     if inlinks is not None:
         _require(inlinks, "inlinks", {"url", "inlinks"})
@@ -102,22 +112,59 @@ def recrawl_priorities(change_stats: pa.Table, inlinks: pa.Table | None, hosts: 
     # Without a limit DuckDB may take 80 % of the shared machine's memory for the URL-sized joins.
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
-        con.register("change_stats", change_stats)
+        _register_stats(con, change_stats, stats_columns)
         con.register("known_urls", known_urls.select(["url", "host"]))
         con.register("inlinks", inlinks.select(["url", "inlinks"]) if inlinks is not None
                      else pa.table({"url": pa.array([], pa.string()), "inlinks": pa.array([], pa.int64())}))
         con.register("host_facts", _host_facts(hosts))
         no_content = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
         con.execute(_HOST_INDEX_SQL)
-        pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
+        con.execute(_PAGES_SQL.format(no_content=no_content), _page_params())
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
+        # Only numbers leave DuckDB, in the table's order; the output joins them back by position.
+        pages = con.execute("SELECT host_index, kind_code, change_rate, importance, "
+                            "coalesce(last_visit_t, 'NaN'::DOUBLE) AS last_visit_t, "
+                            "coalesce(last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t, "
+                            "coalesce(last_status, 0) AS last_status, gone_streak, pending_change "
+                            "FROM pages").fetchnumpy()
+        planned, allocation_counts = _schedule(pages, caps, now, settings)
+        per_host = np.bincount(pages["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
+                               minlength=len(caps))
+        counts = _counts(pages["kind_code"], planned, settings, allocation_counts)
+        del pages
+        con.register("scheduled", pa.table(planned))
+        del planned
+        kinds = "[" + ", ".join(f"'{k.value}'" for k in KIND_CODES) + "]"
+        table = (f"SELECT p.url, p.host, {kinds}[p.kind_code + 1] AS kind, p.change_rate, p.importance, s.* "
+                 "FROM pages p POSITIONAL JOIN scheduled s")
+        if urls_out is None:
+            urls = con.sql(table).to_arrow_table()
+        else:
+            urls = None
+            copy_atomic(con, table, urls_out)
     finally:
-        con.close()  # before the schedule: DuckDB's buffers go back while numpy works
-    planned, allocation_counts = _schedule(pages, caps, now, settings)
-    per_host = np.bincount(pages["host_index"].to_numpy(zero_copy_only=False),
-                           weights=planned["planned"].to_numpy(zero_copy_only=False), minlength=len(caps))
+        con.close()
     hosts = caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
-    return Priorities(urls=planned, counts=_counts(planned, settings, allocation_counts), hosts=hosts)
+    return Priorities(urls=urls, counts=counts, hosts=hosts)
+
+
+def _register_stats(con, change_stats, columns: set[str]) -> None:
+    """View change_stats over the Arrow table or the Parquet file (the columns used, and the
+    URL's hashes k1, k2: read from change_stats' file, which keeps them, or computed)."""
+    names = ", ".join(sorted(columns))
+    if isinstance(change_stats, pa.Table):
+        con.register("change_stats_table", change_stats.select(sorted(columns)))
+        con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names} "
+                    "FROM change_stats_table")
+        return
+    source = f"read_parquet({sql_literal(str(change_stats))})"
+    try:
+        keys = "k1, k2" if {"k1", "k2"} <= {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()} \
+            else "hash(url) AS k1, hash(url, 1) AS k2"
+        con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names} FROM {source}")
+    except duckdb.Error as exc:
+        raise ValueError(f"change_stats file {str(change_stats)!r} cannot be read as change_stats' URL table "
+                         f"(materialise change_stats first): {exc}") from None
 
 
 def _require(table: pa.Table, name: str, columns: set[str]) -> None:
@@ -138,7 +185,7 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
 
 def _page_params() -> dict:
     return {"default_rate": DEFAULT_RATE, "not_found": NOT_FOUND, "gone": GONE,
-            "kind_gone": Kind.GONE, "kind_discovery": Kind.DISCOVERY, "kind_refresh": Kind.REFRESH}
+            **{f"code_{kind.value}": KIND_CODES.index(kind) for kind in Kind}}
 
 
 def _cap_params(settings) -> dict:
@@ -146,40 +193,50 @@ def _cap_params(settings) -> dict:
             "flagged_budget": settings.flagged_host_budget, "day_seconds": SECONDS_A_DAY}
 
 
-# Hosts numbered for the allocation (in host order), once: numbering them with a window over
-# every URL would sort the whole URL table by host.
+# Hosts numbered for the allocation (in host order), once, with what the pages take from
+# their host: its typical change rate (for URLs never fetched) and its importance.
 _HOST_INDEX_SQL = """
 CREATE TEMP TABLE host_index AS
-SELECT host, row_number() OVER (ORDER BY host) - 1 AS host_index
-FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats)
-"""
-
-# Every known URL with what the crawl knows of it.
-_PAGES_SQL = """
-WITH everything AS (
-    SELECT url, any_value(host) AS host FROM (
-        SELECT url, host FROM known_urls UNION ALL SELECT url, host FROM change_stats)
-    GROUP BY url
-),
-host_rates AS (
+WITH host_rates AS (
     SELECT host, median(change_rate) AS host_rate FROM change_stats GROUP BY host
 )
-SELECT e.url, e.host, x.host_index,
-       CASE WHEN s.last_status IN ($not_found, $gone) AND s.gone_streak > 0 THEN $kind_gone
-            WHEN s.last_visit_at IS NULL AND s.last_status_class IN {no_content} THEN $kind_gone
-            WHEN s.last_visit_at IS NULL THEN $kind_discovery ELSE $kind_refresh END AS kind,
-       coalesce(s.change_rate, h.host_rate, (SELECT median(change_rate) FROM change_stats),
+SELECT host, row_number() OVER (ORDER BY host) - 1 AS host_index, r.host_rate,
+       coalesce(f.importance, 1.0) AS host_importance
+FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats) h
+LEFT JOIN host_rates r USING (host)
+LEFT JOIN host_facts f USING (host)
+"""
+
+# Every known URL with what the crawl knows of it, one row per URL, in URL order (the plan's
+# last tie-breaker; the frontier, too, takes a host's URLs of one shape in URL order). The
+# URLs of change_stats, then the known URLs it lacks; joined on the URL's two 64-bit hashes
+# (a collision needs 2^64 URLs), which compare far faster than the strings.
+_PAGES_SQL = """
+CREATE TEMP TABLE pages AS
+WITH everything AS (
+    SELECT k1, k2, url, host, change_rate,
+           CASE WHEN last_status IN ($not_found, $gone) AND gone_streak > 0 THEN $code_gone
+                WHEN last_visit_at IS NULL AND last_status_class IN {no_content} THEN $code_gone
+                WHEN last_visit_at IS NULL THEN $code_discovery ELSE $code_refresh END AS kind_code,
+           epoch(last_visit_at) / 86400.0 AS last_visit_t, epoch(last_fetched_at) / 86400.0 AS last_fetch_t,
+           last_status, gone_streak, pending_change
+    FROM change_stats
+    UNION ALL
+    SELECT k1, k2, any_value(url), any_value(host), NULL, $code_discovery, NULL, NULL, NULL, 0, false
+    FROM (SELECT hash(url) AS k1, hash(url, 1) AS k2, url, host FROM known_urls) ANTI JOIN change_stats USING (k1, k2)
+    GROUP BY k1, k2
+),
+links AS (
+    SELECT hash(url) AS k1, hash(url, 1) AS k2, sum(inlinks) AS inlinks FROM inlinks GROUP BY ALL
+)
+SELECT e.k1, e.k2, e.url, e.host, x.host_index, e.kind_code,
+       coalesce(e.change_rate, x.host_rate, (SELECT median(change_rate) FROM change_stats),
                 $default_rate) AS change_rate,
-       coalesce(f.importance, 1.0) * (1 + coalesce(i.inlinks, 0)) AS importance,
-       epoch(s.last_visit_at) / 86400.0 AS last_visit_t,
-       epoch(s.last_fetched_at) / 86400.0 AS last_fetch_t,
-       s.last_status, coalesce(s.gone_streak, 0) AS gone_streak,
-       coalesce(s.pending_change, false) AS pending_change
+       x.host_importance * (1 + coalesce(i.inlinks, 0)) AS importance,
+       e.last_visit_t, e.last_fetch_t, e.last_status, coalesce(e.gone_streak, 0) AS gone_streak,
+       coalesce(e.pending_change, false) AS pending_change
 FROM everything e
-LEFT JOIN change_stats s USING (url)
-LEFT JOIN host_rates h ON h.host = e.host
-LEFT JOIN (SELECT url, sum(inlinks) AS inlinks FROM inlinks GROUP BY url) i USING (url)
-LEFT JOIN host_facts f ON f.host = e.host
+LEFT JOIN links i USING (k1, k2)
 JOIN host_index x ON x.host IS NOT DISTINCT FROM e.host
 ORDER BY e.url
 """
@@ -196,22 +253,21 @@ ORDER BY host_index
 """
 
 
-def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
-    """Frequencies, next-due dates and gains, per URL (numpy over the URL-ordered table)."""
-    col = lambda name: pages[name].to_numpy(zero_copy_only=False)  # noqa: E731
-    kinds = kind_masks(pages["kind"])
-    rate = col("change_rate").astype(np.float64)
-    weight = col("importance").astype(np.float64)
-    host = col("host_index").astype(np.int64)
-    last_visit = pages["last_visit_t"].fill_null(np.nan).to_numpy(zero_copy_only=False)
-    last_fetch = pages["last_fetch_t"].fill_null(np.nan).to_numpy(zero_copy_only=False)
-    streak = col("gone_streak").astype(np.int64)
-    status = pages["last_status"].fill_null(0).to_numpy(zero_copy_only=False)
-    pending = col("pending_change").astype(bool)
+def _schedule(pages: dict, caps: pa.Table, now: float, settings):
+    """Frequencies, next-due dates and gains, per URL (numpy over the columns of the pages
+    table, in its order); returns the output columns, in that order, and the allocation's figures."""
+    rate = pages["change_rate"].astype(np.float64)
+    weight = pages["importance"].astype(np.float64)
+    host = pages["host_index"].astype(np.int64)
+    last_visit, last_fetch = pages["last_visit_t"], pages["last_fetch_t"]  # NaN: never
+    streak = pages["gone_streak"].astype(np.int64)
+    status = pages["last_status"]
+    pending = pages["pending_change"].astype(bool)
     cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
     assert len(cap) == 0 or host.max() < len(cap)
+    kind = pages["kind_code"]
+    refresh, discovery, gone = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE))
 
-    refresh, discovery, gone = kinds[Kind.REFRESH], kinds[Kind.DISCOVERY], kinds[Kind.GONE]
     budget = settings.daily_fetch_budget
     discovery_budget = min(round(settings.discovery_share * budget), int(discovery.sum()))
     refresh_budget = budget - discovery_budget
@@ -260,27 +316,14 @@ def _schedule(pages: pa.Table, caps: pa.Table, now: float, settings):
     levels = len(settings.priority_weights)
     level = np.where(planned, 1 + (plan_rank - 1) * levels // max(len(plan_order), 1), levels)
     epoch_day = np.datetime64("1970-01-01", "D")
-    table = pages.select(["url", "host", "kind", "change_rate", "importance"]).append_column(
-        "frequency", pa.array(frequency)).append_column(
-        "next_due", pa.array(epoch_day + np.nan_to_num(due_day).astype("timedelta64[D]"),
-                             mask=np.isnan(due_day))).append_column(
-        "expected_gain", pa.array(gain)).append_column(
-        "due", pa.array(due)).append_column(
-        "planned", pa.array(planned)).append_column(
-        "plan_rank", pa.array(plan_rank, mask=~planned)).append_column(
-        "level", pa.array(level.astype(np.int32)))
+    columns = {"frequency": pa.array(frequency),
+               "next_due": pa.array(epoch_day + np.nan_to_num(due_day).astype("timedelta64[D]"),
+                                    mask=np.isnan(due_day)),
+               "expected_gain": pa.array(gain), "due": pa.array(due), "planned": pa.array(planned),
+               "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level.astype(np.int32))}
     expected = float((weight[idx] * freshness(rate[idx], allocation.frequency)).sum()
                      / max(weight[idx].sum(), 1e-300)) if len(idx) else 1.0
-    return table, (len(allocation.capped_hosts), allocation.price, expected)
-
-
-def kind_masks(kinds: pa.ChunkedArray) -> dict[Kind, np.ndarray]:
-    """One boolean array per Kind, through Arrow's dictionary codes: turning 10M kind
-    strings into Python objects took more memory than the rest of the plan."""
-    encoded = kinds.combine_chunks().dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    names = encoded.dictionary.to_pylist()
-    return {k: codes == names.index(k) if k in names else np.zeros(len(codes), dtype=bool) for k in Kind}
+    return columns, (len(allocation.capped_hosts), allocation.price, expected)
 
 
 def _plan_order(due, gain, candidate) -> np.ndarray:
@@ -322,13 +365,13 @@ def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:
     return rows[room][:limit]
 
 
-def _counts(plan: pa.Table, settings, allocation_counts) -> PriorityCounts:
+def _counts(kind_code: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:
     capped_hosts, price, expected = allocation_counts
-    planned = plan["planned"].to_numpy(zero_copy_only=False)
-    per_kind = {k: int((planned & mask).sum()) for k, mask in kind_masks(plan["kind"]).items()}
+    planned = scheduled["planned"].to_numpy(zero_copy_only=False)
+    per_kind = {k: int((planned & (kind_code == KIND_CODES.index(k))).sum()) for k in Kind}
     assert planned.sum() <= settings.daily_fetch_budget
-    return PriorityCounts(urls=len(plan), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
+    return PriorityCounts(urls=len(planned), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
                           refresh_planned=per_kind[Kind.REFRESH], discovery_planned=per_kind[Kind.DISCOVERY],
                           gone_planned=per_kind[Kind.GONE],
-                          due=int(plan["due"].to_numpy(zero_copy_only=False).sum()),
+                          due=int(scheduled["due"].to_numpy(zero_copy_only=False).sum()),
                           capped_hosts=capped_hosts, price=price, expected_freshness=expected)

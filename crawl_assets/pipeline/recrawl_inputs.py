@@ -22,8 +22,10 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.shared_root import connect, read_table
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..layout import columns_of, host_dup_ratio_file, shard_files, url_changes_file
+from .change_history import STATE_COLUMNS
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
+from .recrawl_plan import previous_day
 
 # Refusals that say a host generates URLs without end (calendars, facets, session paths).
 TRAP_REASONS = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
@@ -47,11 +49,30 @@ def change_stats_inputs(root: Path, date: str) -> tuple[Path, ...]:
     return files
 
 
-def load_url_changes(root: Path, date: str) -> pa.Table:
+@dataclass(frozen=True)
+class ChangeStatsSources:
+    """What change_stats[D] reads: day D's fetch logs and change_stats[D-1]'s URL file (the
+    daily step), or, without a usable day before, every fetch log up to D (the full rebuild)."""
+
+    fetch_logs: tuple[Path, ...]
+    previous: Path | None
+
+
+def change_stats_sources(root: Path, date: str) -> ChangeStatsSources:
+    previous = url_changes_file(root, previous_day(date))
+    day_files = tuple(p for p in change_stats_inputs(root, date) if p.parent.parent.name == f"date={date}")
+    # A day before written by an older version lacks the state; a day without fetches has nothing to fold.
+    if day_files and previous.exists() and set(STATE_COLUMNS) <= columns_of(str(previous)):
+        return ChangeStatsSources(day_files, previous)
+    return ChangeStatsSources(change_stats_inputs(root, date), None)
+
+
+def url_changes_path(root: Path, date: str) -> Path:
+    """change_stats[D]'s URL file (the priorities step reads it with DuckDB, not into memory)."""
     path = url_changes_file(root, date)
     if not path.exists():
         raise CrawlInputError(f"{path} is missing: materialise change_stats for {date} first")
-    return read_table(path)
+    return path
 
 
 # Every URL the crawl knows (seeds, and link targets no trap defence refused) with the
@@ -158,7 +179,7 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
 
 @dataclass(frozen=True)
 class PrioritiesInputs:
-    change_stats: pa.Table  # change_stats[D] per URL
+    change_stats: Path  # change_stats[D]'s URL file
     known_urls: pa.Table  # url, host, inlinks
     hosts: pa.Table  # host, delay_s, flagged, flag, importance
 
@@ -166,8 +187,9 @@ class PrioritiesInputs:
 def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> PrioritiesInputs:
     history = history_through(root, date)
     urls = known_urls(history, settings)
-    stats = load_url_changes(root, date)
-    hosts = sorted(set(urls.column("host").to_pylist()) | set(stats.column("host").to_pylist()))
+    stats = url_changes_path(root, date)
+    stats_hosts = connect().execute("SELECT DISTINCT host FROM read_parquet($p)", {"p": str(stats)}).fetchall()
+    hosts = sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts})
     return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)))
 
 
