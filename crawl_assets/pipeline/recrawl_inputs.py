@@ -25,6 +25,7 @@ from ..layout import columns_of, host_dup_ratio_file, shard_files, url_changes_f
 from .change_history import STATE_COLUMNS
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
+from .host_delays import observed_delays
 from .recrawl_plan import previous_day
 
 # Refusals that say a host generates URLs without end (calendars, facets, session paths).
@@ -170,8 +171,9 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
              for h in hosts]
     weights = {} if importance is None else dict(zip(importance["host"].to_pylist(),
                                                      importance["importance"].to_pylist()))
+    delays = observed_delays(root, date, settings)  # what robots.txt and slow answers asked for
     return pa.table({"host": pa.array(hosts, pa.string()),
-                     "delay_s": pa.array([settings.default_delay_s] * len(hosts), pa.float64()),
+                     "delay_s": pa.array([delays.get(h, settings.default_delay_s) for h in hosts], pa.float64()),
                      "flagged": pa.array([f is not None for f in flags], pa.bool_()),
                      "flag": pa.array(flags, pa.string()),
                      "importance": pa.array([weights.get(h, 1.0) for h in hosts], pa.float64())})

@@ -75,3 +75,36 @@ def test_a_near_duplicate_heavy_host_is_flagged_by_the_demotion_settings(tmp_pat
     assert flags(dataclasses.replace(settings, demote_near_dup_ratio=0.95)) == [HostFlag.TRAP, None, None, None]
     assert flags(dataclasses.replace(settings, demote_min_pages=3)) == [
         HostFlag.TRAP, HostFlag.NEAR_DUPLICATES, HostFlag.NEAR_DUPLICATES, None]
+
+
+def test_each_hosts_delay_is_what_its_fetches_kept_and_caps_its_day(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from crawl_assets.pipeline.priorities_step import recrawl_priorities
+
+    start = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
+
+    def spaced(host, n, every_s):
+        return [fetch_row(f"http://{host}/{i}", start + timedelta(seconds=i * every_s), duration_ms=100.0)
+                for i in range(n)]
+
+    # slow.test kept 12 s between answers (a Crawl-delay), fast.test 0.2 s (under the 1 s
+    # default: the default stands), once.test too few requests to tell.
+    write_fetch_log(tmp_path, DAY, spaced("slow.test", 6, 12.1) + spaced("fast.test", 6, 0.3) + spaced("once.test", 2, 50))
+    settings = settings_for(tmp_path, max_pages_per_host=100_000)
+    hosts = ["fast.test", "once.test", "slow.test"]
+    facts = host_facts(tmp_path, DAY, settings, hosts)
+    delays = dict(zip(hosts, facts["delay_s"].to_pylist()))
+    assert delays["fast.test"] == delays["once.test"] == settings.default_delay_s
+    assert abs(delays["slow.test"] - 12.0) < 1e-6
+    known = pa.table({"url": [f"http://{h}/{i}" for h in hosts for i in range(3)],
+                      "host": [h for h in hosts for _ in range(3)]})
+    stats = pa.table({"url": pa.array([], pa.string()), "host": pa.array([], pa.string()),
+                      "change_rate": pa.array([], pa.float64()),
+                      "last_visit_at": pa.array([], pa.timestamp("us", tz="UTC")),
+                      "last_fetched_at": pa.array([], pa.timestamp("us", tz="UTC")),
+                      "last_status": pa.array([], pa.int32()), "last_status_class": pa.array([], pa.string()),
+                      "gone_streak": pa.array([], pa.int64()), "pending_change": pa.array([], pa.bool_())})
+    caps = {r["host"]: r["cap"] for r in recrawl_priorities(stats, None, facts, known, "2026-11-21", settings)
+            .hosts.to_pylist()}
+    assert caps == {"fast.test": 86_400, "once.test": 86_400, "slow.test": 7_200}  # 86,400 / 12
