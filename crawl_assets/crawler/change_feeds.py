@@ -81,7 +81,9 @@ def listing_of(content: bytes, media_type: str, base_url: str,
     if media_type not in LISTING_TYPES:
         return None
     if media_type in GZIP_TYPES:
-        try:
+        try:  # the head first: any other gzipped download is not unpacked whole
+            if list_kind(decode_body(content, "gzip", 4096)[0]) is None:
+                return None
             content = decode_body(content, "gzip", max_bytes)[0]
         except DecodingError:
             return None

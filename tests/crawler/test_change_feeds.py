@@ -101,3 +101,12 @@ def test_a_gzipped_sitemap_is_unpacked_within_the_size_cap():
     assert len(listing_of(packed, "application/gzip", BASE, 100)[1]) == 1
     assert listing_of(b"not gzip", "application/gzip", BASE, 1 << 20) is None
     assert listing_of(sitemap, "text/html", BASE, 1 << 20) is None  # only listing media types
+
+
+def test_a_gzipped_download_that_is_no_sitemap_is_not_unpacked_whole():
+    import gzip
+
+    from crawl_assets.crawler.change_feeds import listing_of
+
+    archive = gzip.compress(b"\x00" * 10_000_000)  # 10 MB of zeros, as a .tar.gz might be
+    assert listing_of(archive, "application/gzip", BASE, 50 << 20) is None
