@@ -103,10 +103,23 @@ def test_a_gzipped_sitemap_is_unpacked_within_the_size_cap():
     assert listing_of(sitemap, "text/html", BASE, 1 << 20) is None  # only listing media types
 
 
-def test_a_gzipped_download_that_is_no_sitemap_is_not_unpacked_whole():
+def test_a_gzipped_download_that_is_no_sitemap_is_not_unpacked_whole(monkeypatch):
     import gzip
 
-    from crawl_assets.crawler.change_feeds import listing_of
+    from crawl_assets.crawler import change_feeds
 
+    unpacked = []
+
+    def recording(body, coding, limit):
+        content = real(body, coding, limit)
+        unpacked.append(len(content[0]))
+        return content
+
+    real = change_feeds.decode_body
+    monkeypatch.setattr(change_feeds, "decode_body", recording)
     archive = gzip.compress(b"\x00" * 10_000_000)  # 10 MB of zeros, as a .tar.gz might be
-    assert listing_of(archive, "application/gzip", BASE, 50 << 20) is None
+    assert change_feeds.listing_of(archive, "application/gzip", BASE, 50 << 20) is None
+    assert max(unpacked) <= 4096
+    sitemap = gzip.compress(b"<urlset>" + b"<url><loc>http://example.test/</loc></url>" * 200 + b"</urlset>")
+    assert len(change_feeds.listing_of(sitemap, "application/gzip", BASE, 50 << 20)[1]) == 200
+    assert max(unpacked) > 4096  # a sitemap is unpacked whole
