@@ -27,8 +27,17 @@ class PageScan(NamedTuple):
 def scan_page(html: bytes | str, page_url: str, agent: str = "") -> PageScan:
     """Links and robots <meta> directives of a page; `agent`: our product token, lower case."""
     tree = LexborHTMLParser(html)
+    # One walk of the document for the four kinds of element (in document order), not three.
+    anchors, metas, base_tag = [], [], None
+    for node in tree.css("a[href], area[href], base[href], meta[name]"):
+        tag = node.tag
+        if tag == "meta":
+            metas.append(node)
+        elif tag == "base":
+            base_tag = base_tag or node  # the first <base href> counts, wherever the links are
+        else:
+            anchors.append(node)
     base = page_url
-    base_tag = tree.css_first("base[href]")
     if base_tag is not None:
         try:
             base = normalize_url(base_tag.attributes.get("href") or "", page_url)
@@ -36,18 +45,27 @@ def scan_page(html: bytes | str, page_url: str, agent: str = "") -> PageScan:
             pass
     follow: dict[str, None] = {}
     nofollow: dict[str, None] = {}
-    for node in tree.css("a[href], area[href]"):
+    resolved: dict[str, str | None] = {}  # href -> URL (None: not crawlable): menus repeat links
+    for node in anchors:
         attributes = node.attributes
         href = attributes.get("href")
         if not href or href.startswith(_SKIPPED):
             continue
-        try:
-            url = resolve_href(href, base)
-        except UrlError:
+        url = resolved.get(href, _UNSEEN)
+        if url is _UNSEEN:
+            try:
+                url = resolve_href(href, base)
+            except UrlError:
+                url = None
+            resolved[href] = url
+        if url is None:
             continue
         (nofollow if rel_nofollow(attributes.get("rel")) else follow).setdefault(url, None)
-    metas = [(m.attributes.get("name"), m.attributes.get("content")) for m in tree.css("meta[name]")]
-    return PageScan(list(follow), [u for u in nofollow if u not in follow], meta_directives(metas, agent))
+    pairs = [(m.attributes.get("name"), m.attributes.get("content")) for m in metas]
+    return PageScan(list(follow), [u for u in nofollow if u not in follow], meta_directives(pairs, agent))
+
+
+_UNSEEN = object()
 
 
 def extract_links(html: bytes | str, page_url: str) -> list[str]:

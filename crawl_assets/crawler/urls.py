@@ -366,9 +366,16 @@ def resolve_href(href: str, page_url: str) -> str:
     scheme_end = page_url.index("://") + 3
     path_start = page_url.find("/", scheme_end)
     origin = page_url[:path_start]
+    # No "." or ".." segment (none starts with a dot; a normalised page URL has none either):
+    # nothing to resolve, the href is the path or is appended to the page's directory.
+    dot_free = href[:1] != "." and "/." not in href
     if href.startswith("/"):
+        if dot_free:
+            return origin + href
         segments = href.split("/")
     else:
         base_path = page_url[path_start:].partition("?")[0]
+        if dot_free:
+            return origin + base_path[:base_path.rfind("/") + 1] + href
         segments = base_path.split("/")[:-1] + href.split("/")
     return origin + _resolve_dots(segments)
