@@ -85,7 +85,7 @@ class ChangeCounts:
 
 @dataclass(frozen=True)
 class ChangeStats:
-    urls: pa.Table  # one row per URL ever fetched
+    urls: pa.Table | None  # one row per URL ever fetched (None: written to urls_out)
     hosts: pa.Table  # one row per host
     counts: ChangeCounts
     rate_bands: pa.Table  # the distribution of estimated rates: band, changes_a_day_below, urls, share
@@ -123,8 +123,9 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
     renamed; ChangeStats.urls is then None) instead of returning it as Arrow."""
     end_day = end_of(date)
     start_day = end_day - 1 if previous is not None else float("-inf")
-    # Every per-URL table stays in DuckDB (temp tables, spilled beyond the memory limit);
-    # only the numbers the estimators need leave it.
+    # The day before's state is streamed from its file, never copied into a table; only the
+    # URLs fetched in the window become tables, and only the numbers the estimators need
+    # leave DuckDB.
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "preserve_insertion_order": False})
     try:
         fold_history(con, fetch_log_glob, previous, start_day, end_day, settings.near_dup_threshold,
@@ -135,14 +136,13 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         con.execute(_POOL_EVIDENCE_VIEW.format(pattern=URL_PATTERN_SQL, min_intervals=int(POOL_MIN_INTERVALS)))
         con.execute("CREATE TEMP TABLE pattern_b AS " + _POOLS_SQL, _pool_params(_POOLS_SQL))
         url_table = _URLS_SQL.format(state=", ".join(STATE_ONLY_COLUMNS))
-        path = urls_out
-        if path is None:
+        if urls_out is None:
             urls = con.sql(url_table + " ORDER BY url", params=_pool_params(url_table)).to_arrow_table()
             con.register("urls", urls)
         else:
             urls = None  # streamed to the file, read back for the summaries
-            copy_atomic(con, url_table, path, _pool_params(url_table))
-            con.execute(f"CREATE VIEW urls AS SELECT * FROM read_parquet({sql_literal(str(path))})")
+            copy_atomic(con, url_table, urls_out, _pool_params(url_table))
+            con.execute(f"CREATE VIEW urls AS SELECT * FROM read_parquet({sql_literal(str(urls_out))})")
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
         bands = rate_bands(pa.chunked_array([con.execute("SELECT change_rate FROM urls").fetchnumpy()["change_rate"]]))

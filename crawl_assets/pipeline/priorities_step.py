@@ -79,7 +79,7 @@ class PriorityCounts:
 
 @dataclass(frozen=True)
 class Priorities:
-    urls: pa.Table  # one row per known URL, ordered by URL
+    urls: pa.Table | None  # one row per known URL, ordered by URL (None: written to urls_out)
     counts: PriorityCounts
     hosts: pa.Table  # one row per host: host, cap (fetches a day), planned
 
