@@ -55,6 +55,10 @@ from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
+# Imported here, once (a few ms): inside page_text these imports cost ~10 us a page.
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+from resiliparse.parse.html import HTMLTree
 
 __all__ = [
     "page_text", "simhash64", "hamming", "to_signed64", "to_unsigned64", "block_layout",
@@ -71,10 +75,6 @@ def page_text(html: bytes | str) -> str:
     """Main text of an HTML page: its <article> (or <main>) when it marks one, else what
     resiliparse's boilerplate removal keeps. Ads, dates and counters beside the article then
     leave the fingerprint alone."""
-    from resiliparse.extract.html2text import extract_plain_text
-    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
-    from resiliparse.parse.html import HTMLTree
-
     if isinstance(html, (bytes, bytearray, memoryview)):
         raw = bytes(html)
         html = bytes_to_str(raw, detect_encoding(raw))
