@@ -34,7 +34,8 @@ def scan_page(html: bytes | str, page_url: str, agent: str = "") -> PageScan:
         if tag == "meta":
             metas.append(node)
         elif tag == "base":
-            base_tag = base_tag or node  # the first <base href> counts, wherever the links are
+            if base_tag is None:  # the first <base href> counts, wherever the links are
+                base_tag = node
         else:
             anchors.append(node)
     base = page_url
