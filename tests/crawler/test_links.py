@@ -20,3 +20,17 @@ def test_links_are_resolved_normalised_and_distinct_in_document_order():
 def test_base_href_changes_resolution():
     html = b'<html><head><base href="http://cdn.test/dir/"></head><body><a href="x.html">x</a></body></html>'
     assert extract_links(html, "http://site.test/") == ["http://cdn.test/dir/x.html"]
+
+
+def test_the_first_base_counts_wherever_it_stands_and_tags_after_the_links_still_apply():
+    """<base> and robots <meta> are read in the same walk of the document as the links: a
+    base or meta written after the links still applies, and only the first base counts."""
+    from crawl_assets.crawler.links import scan_page
+
+    html = (b'<html><body><a href="x.html">x</a> <a href="../y.html" rel="nofollow">y</a>'
+            b'<a href="x.html">again</a><base href="http://cdn.test/a/b/"><base href="http://other.test/">'
+            b'<meta name="robots" content="noindex"></body></html>')
+    scan = scan_page(html, "http://site.test/p/1.html")
+    assert scan.links == ["http://cdn.test/a/b/x.html"]
+    assert scan.nofollow_links == ["http://cdn.test/a/y.html"]
+    assert scan.directives.noindex and not scan.directives.nofollow
