@@ -6,7 +6,8 @@ Validators (pages only; robots.txt, sitemaps and feeds always carry honest ones)
 DemoWeb(validators="mixed"), the default:
   host_index % 10 == 8   "none":  no ETag, no Last-Modified: a conditional GET always gets 200
   host_index % 10 == 9   "lying": no ETag, and Last-Modified is always the web's "now", so
-                         If-Modified-Since never matches and the date says nothing
+                         If-Modified-Since never matches and the date says nothing; its
+                         sitemap's <lastmod> says "now" for every page too
   otherwise              "honest": ETag of the bytes, Last-Modified of the last change; 304
                          when either matches
 DemoWeb(validators="honest") makes every host honest.

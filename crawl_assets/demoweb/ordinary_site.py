@@ -64,8 +64,11 @@ class OrdinarySite:
         return [(url, self.state(host_index, self.shape.page_key(p))) for url, p in zip(urls, pages)]
 
     def sitemap(self, host_index: int) -> tuple[bytes, float | None]:
-        """The sitemap and the time of the last content change it lists."""
+        """The sitemap and the time of the last content change it lists. A "lying" host's
+        sitemap dates every page "now", as a CMS that stamps the moment it writes the file."""
         lasts = [state.last_change for _, state in self._page_states(host_index)]
+        if validator_policy(host_index, self.validators) == "lying":
+            lasts = [self.now] * len(lasts)
         return render_sitemap(self.shape, host_index, lasts), max((t for t in lasts if t is not None), default=None)
 
     def feed(self, host_index: int) -> tuple[bytes, float | None]:

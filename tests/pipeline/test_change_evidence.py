@@ -168,3 +168,40 @@ def test_only_the_last_thirty_days_of_visits_judge_a_host(tmp_path):
     assert trusted_change_evidence(tmp_path, "2026-03-03").num_rows == 0
     later = (START + timedelta(days=2 + LASTMOD_CHECK_DAYS)).date().isoformat()
     assert trusted_change_evidence(tmp_path, later).num_rows == 6  # those visits are too old to count now
+
+
+def test_the_demo_webs_lying_host_is_not_believed_once_two_visits_contradict_it(tmp_path):
+    from crawl_assets.layout import fetch_log_file, warc_dir
+
+    # Mixed validators: host 9 stamps every <lastmod> with the web's "now" (host_traits.py).
+    liar, honest = 9, 3
+    web = DemoWeb(seed=3, hosts=10, pages_per_host=8, day=40)
+    settings = write_test_settings(tmp_path, web).load()
+    root = settings.data_root
+    with DemoWebThread(web, port=0) as server:
+        live = server.web
+        by_shard = {}
+        for index in (liar, honest):
+            host = live.hostname(index)
+            by_shard.setdefault(shard_for(host, settings), []).extend(
+                {"url": u, "host": host, "depth": 0, "priority": 1}
+                for u in live.page_urls(index) + [live.base_url(index) + "/sitemap.xml"])
+        for day in (40, 41):
+            server.set_day(day)
+            date = moment(day).date().isoformat()
+            for shard, rows in by_shard.items():
+                frontier = pa.Table.from_pylist(rows, schema=FRONTIER_SCHEMA)
+                result = run_fetch_step(settings, shard, FetchInputs(frontier), warc_dir(root, date, shard), f"d{day}")
+                write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
+                write_parquet_atomic(result.change_evidence, change_evidence_file(root, date, shard))
+        first, second = moment(40).date().isoformat(), moment(41).date().isoformat()
+    hosts_of = lambda table: {host_of_url(u) for u in table.column("url").to_pylist()}  # noqa: E731
+    # One visit cannot tell (its dates are hours old by the time we read them) ...
+    assert hosts_of(trusted_change_evidence(root, first)) >= {live.hostname(liar), live.hostname(honest)}
+    # ... the second shows the liar's "changed" pages unchanged; the honest host's dates held.
+    believed = hosts_of(trusted_change_evidence(root, second))
+    assert live.hostname(honest) in believed and live.hostname(liar) not in believed
+
+
+def host_of_url(url):
+    return urlsplit(url).hostname
