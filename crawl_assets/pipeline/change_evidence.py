@@ -178,3 +178,26 @@ def untrusted_hosts(evidence: pa.Table, fetch_logs: list[str] = ()) -> list[str]
     con.register("entries", evidence)
     _judge_hosts(con, [str(p) for p in fetch_logs])
     return sorted({h for (h,) in con.execute("SELECT host FROM untrusted").fetchall()})
+
+
+# For the priorities, a sitemap or feed counts as linked from every page it dates: its worth
+# is what it tells of them. Otherwise only robots.txt links a sitemap, and a document that
+# changes whenever any of its pages does would look not worth fetching again.
+LISTING_WEIGHT_SQL = """
+SELECT k.url, k.host, greatest(k.inlinks, coalesce(l.listed, 0)) AS inlinks
+FROM known k
+LEFT JOIN (SELECT source AS url, count(DISTINCT url) AS listed FROM read_parquet($files, union_by_name = true)
+           GROUP BY source) l USING (url)
+ORDER BY k.url
+"""
+
+
+def weigh_listings(known: pa.Table, root: Path, date: str) -> pa.Table:
+    """known (url, host, inlinks) with each sitemap's and feed's in-links raised to the
+    number of pages it has dated up to `date`."""
+    files = [str(p) for p in shard_files(root, "change_evidence", through=date)]
+    if not files:
+        return known
+    con = connect()
+    con.register("known", known.select(["url", "host", "inlinks"]))
+    return con.sql(LISTING_WEIGHT_SQL, params={"files": files}).to_arrow_table()

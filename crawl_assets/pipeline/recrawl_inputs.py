@@ -22,6 +22,7 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.shared_root import connect, read_table
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..layout import columns_of, host_dup_ratio_file, shard_files, url_changes_file
+from .change_evidence import weigh_listings
 from .change_history import STATE_COLUMNS
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
@@ -188,7 +189,7 @@ class PrioritiesInputs:
 
 def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> PrioritiesInputs:
     history = history_through(root, date)
-    urls = known_urls(history, settings)
+    urls = weigh_listings(known_urls(history, settings), root, date)  # sitemaps and feeds: by what they date
     stats = url_changes_path(root, date)
     stats_hosts = connect().execute("SELECT DISTINCT host FROM read_parquet($p)", {"p": str(stats)}).fetchall()
     hosts = sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts})

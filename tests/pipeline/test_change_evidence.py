@@ -205,3 +205,15 @@ def test_the_demo_webs_lying_host_is_not_believed_once_two_visits_contradict_it(
 
 def host_of_url(url):
     return urlsplit(url).hostname
+
+
+def test_a_sitemap_weighs_as_much_as_the_pages_it_dates(tmp_path):
+    from crawl_assets.pipeline.change_evidence import weigh_listings
+
+    write_evidence(tmp_path, "2026-03-06", evidence_rows("a.test", [-3, -2, -1, 0], observed_day=5))
+    write_evidence(tmp_path, "2026-03-07", evidence_rows("a.test", [-3, -2, -1, 0, 1, 2], observed_day=6))
+    known = pa.table({"url": ["http://a.test/0", "http://a.test/sitemap.xml"], "host": ["a.test", "a.test"],
+                      "inlinks": pa.array([9, 1], pa.int64())})
+    weighed = weigh_listings(known, tmp_path, "2026-03-07").to_pylist()
+    assert [(r["url"], r["inlinks"]) for r in weighed] == [("http://a.test/0", 9), ("http://a.test/sitemap.xml", 6)]
+    assert weigh_listings(known, tmp_path, "2026-03-06")["inlinks"].to_pylist() == [9, 4]
