@@ -178,7 +178,7 @@ TRAP_SQL = f"""CASE
     WHEN strpos(url, '?') > 0 AND length({QUERY_SQL}) - length(replace({QUERY_SQL}, '&', '')) >= $max_query_params
       THEN '{DropReason.TOO_MANY_QUERY_PARAMS}'
     -- (a CASE, not AND: DuckDB evaluates both sides of an AND for every row)
-    WHEN CASE WHEN length(url) - length(replace(url, '/', '')) >= $max_path_repeats + 3
+    WHEN CASE WHEN strlen(url) - strlen(replace(url, '/', '')) >= $max_path_repeats + 3
               THEN repeated_path_segments(url) ELSE false END THEN '{DropReason.REPEATED_PATH_SEGMENTS}'
     WHEN $every_url THEN trap_reason(url, host)
 END"""
@@ -224,7 +224,7 @@ LEFT JOIN (
            max(fetched_at) FILTER (WHERE status = 200) AS last_captured_at,
            arg_max(payload_digest, fetched_at) FILTER (WHERE status = 200) AS last_payload_digest
     FROM read_parquet($fetch_logs, union_by_name = true)
-    WHERE status IN (200, 304)
+    WHERE status IN (200, 304) AND url IN (SELECT url FROM fates WHERE left_out IS NULL)  -- (group those only)
     GROUP BY url
 ) AS latest USING (url)
 """
