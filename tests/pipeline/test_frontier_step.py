@@ -262,3 +262,87 @@ def test_the_sql_url_rules_agree_with_trap_defences_url_by_url():
     assert [(u, r, p) for u, h, r, p in rows] == [(u, traps.intrinsic_reason(u, h), url_pattern(u)) for u in urls
                                                   for h in [host_of(u)]]
     assert sum(r is not None for _, _, r, _ in rows) > 100 and sum(p is not None for *_, p in rows) > 1000
+
+
+def reference_frontier_with_plan(settings, seeds, links, plan):
+    """The rules with yesterday's plan, one URL at a time. plan: url -> (planned, plan_rank,
+    level); a known URL missing from it is a seed added since, taken as without a plan."""
+    traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
+    depth = {}
+    for url, d in [(u, 0) for u in seeds] + [(t, d) for _, t, d, reason in links if reason is None]:
+        depth[url] = min(depth.get(url, d), d)
+    planned = {url: plan[url][0] if url in plan else None for url in depth}
+    rank = {url: plan[url][1] if url in plan else None for url in depth}
+
+    def plan_order(url):  # plan rank (none last), shallowest, URL
+        return (rank[url] is None, rank[url] or 0, depth[url], url)
+
+    reason = {}
+    for url in depth:
+        host = host_of(url)
+        reason[url] = (DropReason.OUT_OF_SCOPE if not any(fnmatch(host, p) for p in settings.host_scope)
+                       else traps.intrinsic_reason(url, host))
+    per_pattern = {}
+    for url in sorted((u for u in depth if reason[u] is None and url_pattern(u) is not None), key=plan_order):
+        key = host_of(url), url_pattern(url)
+        per_pattern[key] = per_pattern.get(key, 0) + 1
+        if per_pattern[key] > settings.max_urls_per_pattern:
+            reason[url] = DropReason.PATTERN_BUDGET
+    for url in depth:
+        if reason[url] is None and planned[url] is False:
+            reason[url] = DropReason.NOT_PLANNED
+    per_host = {}
+    for url in sorted((u for u in depth if reason[u] is None), key=plan_order):
+        per_host[host_of(url)] = per_host.get(host_of(url), 0) + 1
+        if per_host[host_of(url)] > settings.max_pages_per_host:
+            reason[url] = DropReason.HOST_BUDGET
+    left_out = {}
+    for r in reason.values():
+        if r is not None:
+            left_out[r] = left_out.get(r, 0) + 1
+    levels = len(settings.priority_weights)
+    kept = [(url, host_of(url), depth[url], plan[url][2] if url in plan else min(depth[url] + 1, levels))
+            for url in depth if reason[url] is None]
+    # In the frontier's order: by shard, the plan's rank (none last), host, depth, URL.
+    kept.sort(key=lambda k: (shard_of(k[1], settings.shard_count), rank[k[0]] is None, rank[k[0]] or 0,
+                             k[1], k[2], k[0]))
+    return kept, left_out
+
+
+def test_with_a_plan_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
+    # Every rule at once over a plan: scope and traps first, then each query shape's budget
+    # (the plan's URLs first), the URLs the plan left out, and the host budget in plan order;
+    # seeds the plan has not seen are kept as without a plan.
+    import pyarrow as pa
+
+    rng = random.Random(19)
+    settings = settings_for(tmp_path, max_pages_per_host=10, max_urls_per_pattern=4, max_url_length=70,
+                            host_scope=("*.test",), shard_count=3)
+    (tmp_path / "blocklist.txt").write_text("url */private/*\n")
+    hosts = [f"h{i}.test" for i in range(15)] + ["other.org"]
+    seeds = [f"http://{h}/" for h in hosts]
+    write_seeds(tmp_path, seeds)
+    links = []
+    for _ in range(1500):
+        h, kind = rng.choice(hosts), rng.random()
+        target = (f"http://{h}/cal?m={rng.randint(1, 30)}" if kind < 0.3 else
+                  f"http://{h}/a/a/a/a/{rng.randint(1, 9)}" if kind < 0.35 else
+                  f"http://{h}/private/{rng.randint(1, 9)}" if kind < 0.4 else
+                  f"http://{h}/p/{rng.randint(1, 60)}")
+        links.append((f"http://{h}/", target, rng.randint(1, 5), DropReason.DEPTH if rng.random() < 0.05 else None))
+    write_links(tmp_path, "2026-11-28", links, shard="s01")
+    known = sorted({u for u in seeds} | {t for _, t, _, r in links if r is None})
+    in_plan = [u for u in known if u not in seeds[:3]]  # three seeds added after the plan was made
+    chosen = [u for u in in_plan if rng.random() < 0.4]
+    ranks = {u: n + 1 for n, u in enumerate(rng.sample(chosen, len(chosen)))}
+    plan = {u: (u in ranks, ranks.get(u), rng.randint(1, 5)) for u in in_plan}
+    table = pa.table({"url": list(plan), "planned": [p[0] for p in plan.values()],
+                      "plan_rank": pa.array([p[1] for p in plan.values()], pa.int64()),
+                      "level": pa.array([p[2] for p in plan.values()], pa.int32())})
+    result = build_frontier(settings, history_before(tmp_path, DAY), table)
+    kept, left_out = reference_frontier_with_plan(settings, seeds, links, plan)
+    assert [(r["url"], r["host"], r["depth"], r["priority"]) for r in result.table.to_pylist()] == kept
+    assert result.counts.left_out_by_reason == left_out
+    assert set(left_out) == {DropReason.OUT_OF_SCOPE, DropReason.REPEATED_PATH_SEGMENTS, DropReason.BLOCKLIST_URL,
+                             DropReason.PATTERN_BUDGET, DropReason.NOT_PLANNED, DropReason.HOST_BUDGET}
+    assert len(kept) > 50
