@@ -31,6 +31,7 @@ import duckdb
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
+from .crawler.crawl_errors import CrawlInputError
 from .crawler.shared_root import connect
 from .crawler.vocabulary import WarcRecordKind
 from .crawler.warc import OPEN_SUFFIX, warc_date
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
                 result = captures.export(args.query, args.out)
                 print(f"wrote {result.path}: {result.selected} selected record(s) and "
                       f"{result.originals_added} original(s) their revisits refer to, {result.bytes:,} bytes")
-    except CaptureLookupError as exc:
+    except (CaptureLookupError, CrawlInputError) as exc:  # a lookup that failed, or bad settings
         print(f"captures: {exc}", file=sys.stderr)
         return 2
     return 0

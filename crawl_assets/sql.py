@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from .crawler.crawl_errors import CrawlInputError
 from .crawler.shared_root import connect
 
 MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
@@ -33,7 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
     parser.add_argument("query", nargs="?", help="one SQL statement; none lists the views")
     args = parser.parse_args(argv)
-    catalog = Path(args.catalog) if args.catalog else default_catalog()
+    try:
+        catalog = Path(args.catalog) if args.catalog else default_catalog()
+    except CrawlInputError as exc:  # a settings file or value is wrong: the message names it
+        print(f"sql: {exc}", file=sys.stderr)
+        return 2
     if not catalog.exists():
         print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first, or pass --catalog PATH",
               file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import ipaddress
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -128,6 +129,23 @@ class CrawlSettings:
 _PATH_KEYS = {"work_dir", "seeds_dir", "blocklist_file"}
 
 
+def _whole_number(value) -> int:
+    """An int setting: 2.7 or true would be read as 2 or 1 without a word, so they are refused."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError("must be a whole number")
+    return int(value)
+
+
+def _finite_number(value) -> float:
+    """A float setting: nan and inf compare false or true with everything, so they are refused."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError("must be a finite number")
+    return number
+
+
 def _coerce(key: str, value, source: str, base_dir: Path):
     """Turn one TOML value into the field's type, or raise SettingsError naming it."""
     try:
@@ -155,24 +173,24 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 for item in value
             )
         if key == "shard_count":
-            check_shard_count(int(value))
+            check_shard_count(_whole_number(value))
             return int(value)
         if key == "start_date":
             return dt.date.fromisoformat(str(value)).isoformat()
         if key == "priority_weights":
-            weights = tuple(float(w) for w in value)
+            weights = tuple(_finite_number(w) for w in value)
             if not weights or min(weights) <= 0:
                 raise ValueError("needs at least one weight, all positive")
             return weights
         if key in ("daily_fetch_budget", "flagged_host_budget", "trap_min_refused",
                    "not_found_retry_days",
                    "not_found_max_days", "gone_retry_days"):
-            number = int(value)
+            number = _whole_number(value)
             if number < 0:
                 raise ValueError("must not be negative")
             return number
         if key == "discovery_share":
-            share = float(value)
+            share = _finite_number(value)
             if not 0 <= share <= 1:
                 raise ValueError("must be between 0 and 1")
             return share
@@ -181,12 +199,12 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
                 "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold", "max_parallel_shards",
                 "demote_min_pages"):
-            number = int(value)
+            number = _whole_number(value)
             if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")
             return number
         if key.endswith(("_s", "_factor", "_ratio")):
-            number = float(value)
+            number = _finite_number(value)
             if number < 0:
                 raise ValueError("must not be negative")
             return number

@@ -1,8 +1,12 @@
+import dataclasses
+import importlib
 import ipaddress
+import re
+import tomllib
 
 import pytest
 
-from crawl_assets.crawler.settings import PROJECT_ROOT, SettingsError, load_settings
+from crawl_assets.crawler.settings import PROJECT_ROOT, CrawlSettings, SettingsError, load_settings
 
 
 def test_defaults_are_for_a_real_crawl(monkeypatch):
@@ -35,3 +39,52 @@ def test_bad_settings_name_the_file_and_key(tmp_path, monkeypatch):
         load_settings(bad)
     with pytest.raises(SettingsError, match="not found"):
         load_settings(tmp_path / "missing.toml")
+
+
+def test_recrawl_toml_documents_every_setting_with_its_default(tmp_path):
+    """Each setting of CrawlSettings has a line in recrawl.toml, set or commented out
+    (`# key = value`), whose value is the default in settings.py."""
+    text = (PROJECT_ROOT / "recrawl.toml").read_text()
+    head, _, tables = text.partition("\n[crawl.")  # the sub-tables' examples stay commented
+    uncommented = [re.sub(r"^#\s*(\w+ = .*?)(\s+#.*)?$", r"\1", line) for line in head.splitlines()]
+    every_line = tmp_path / "every_line.toml"
+    every_line.write_text("\n".join(uncommented) + "\n[crawl." + tables)
+    documented = set(tomllib.loads(every_line.read_text())["crawl"])
+    fields = {f.name for f in dataclasses.fields(CrawlSettings)}
+    # network_exceptions is an example table: its default, none, is an empty list.
+    assert fields - documented == {"network_exceptions"} and "[[crawl.network_exceptions]]" in text
+    assert documented <= fields
+    assert load_settings(every_line, use_env=False) == CrawlSettings()
+
+
+@pytest.mark.parametrize("line", [
+    "trap_min_refused = -1", "trap_min_refused = 2.7", "trap_min_refused = true", 'trap_min_refused = "lots"',
+    "trap_refused_ratio = -0.5", "trap_refused_ratio = nan", "trap_refused_ratio = inf",
+    'trap_refused_ratio = "x"', "trap_refused_ratio = [0.1]", "work_dir = 7", 'work_dir = "s3://b/w"',
+    'data_root = "nosuchfs://bucket/x"',
+])
+def test_a_wrong_value_of_a_new_setting_is_refused_by_name(line, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f"[crawl]\n{line}\n")
+    key = line.split(" =")[0]
+    with pytest.raises(SettingsError, match=rf"bad.toml: bad value for '{key}'"):
+        load_settings(bad, use_env=False)
+
+
+def test_whole_numbers_and_ratios_above_one_are_accepted(tmp_path):
+    # A trap host refuses several URLs per page it serves: a ratio above 1 is a real threshold.
+    good = tmp_path / "good.toml"
+    good.write_text("[crawl]\ntrap_min_refused = 7.0\ntrap_refused_ratio = 2\n")
+    settings = load_settings(good, use_env=False)
+    assert (settings.trap_min_refused, settings.trap_refused_ratio) == (7, 2.0)
+
+
+@pytest.mark.parametrize("command", ["sql", "captures"])
+def test_the_command_line_tools_print_a_settings_error_as_one_line(command, tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[crawl]\ntrap_refused_ratio = -1\n")
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(bad))
+    main = importlib.import_module(f"crawl_assets.{command}").main
+    assert main([] if command == "sql" else ["list", "http://example.org/"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"{command}: {bad}: bad value for 'trap_refused_ratio': -1 (must not be negative)\n"
