@@ -149,6 +149,8 @@ def _finite_number(value) -> float:
 def _coerce(key: str, value, source: str, base_dir: Path):
     """Turn one TOML value into the field's type, or raise SettingsError naming it."""
     try:
+        if (key == "data_root" or key in _PATH_KEYS) and not isinstance(value, str):
+            raise ValueError("must be a string: a folder" + (" or a URL" if key == "data_root" else ""))
         if key == "data_root":
             from .shared_root import data_root_path  # noqa: PLC0415 - fsspec only for a URL root
 

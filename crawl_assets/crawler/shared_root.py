@@ -57,8 +57,9 @@ def data_root_path(value: str | os.PathLike, base_dir: Path) -> "DataPath":
         path = UPath(text, **REMOTE_OPTIONS)
         path.fs  # noqa: B018 - resolves the protocol: an unknown one or a missing package fails here
     except ImportError as exc:
-        raise ValueError(f"the {scheme}:// file system needs a package that is not installed ({exc}); "
-                         "for s3:// install s3fs (pip install 's3fs')") from None
+        install = ("install the project's s3 extra: pip install -e '.[s3]'" if scheme in ("s3", "s3a")
+                   else f"fsspec says: {exc}")
+        raise ValueError(f"the {scheme}:// file system needs a package that is not installed ({install})") from None
     except ValueError as exc:
         raise ValueError(f"{scheme}:// is not a file system fsspec knows ({exc})") from None
     _filesystems.setdefault(path.protocol, path.fs)

@@ -2,6 +2,8 @@ import dataclasses
 import importlib
 import ipaddress
 import re
+import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -61,7 +63,7 @@ def test_recrawl_toml_documents_every_setting_with_its_default(tmp_path):
     "trap_min_refused = -1", "trap_min_refused = 2.7", "trap_min_refused = true", 'trap_min_refused = "lots"',
     "trap_refused_ratio = -0.5", "trap_refused_ratio = nan", "trap_refused_ratio = inf",
     'trap_refused_ratio = "x"', "trap_refused_ratio = [0.1]", "work_dir = 7", 'work_dir = "s3://b/w"',
-    'data_root = "nosuchfs://bucket/x"',
+    'data_root = "nosuchfs://bucket/x"', "data_root = 5",
 ])
 def test_a_wrong_value_of_a_new_setting_is_refused_by_name(line, tmp_path):
     bad = tmp_path / "bad.toml"
@@ -88,3 +90,17 @@ def test_the_command_line_tools_print_a_settings_error_as_one_line(command, tmp_
     assert main([] if command == "sql" else ["list", "http://example.org/"]) == 2
     err = capsys.readouterr().err
     assert err == f"{command}: {bad}: bad value for 'trap_refused_ratio': -1 (must not be negative)\n"
+
+
+def test_an_s3_root_without_s3fs_says_to_install_the_s3_extra(tmp_path):
+    # A fresh process (fsspec keeps a file system class once it has imported it), in which
+    # s3fs cannot be imported: as if the s3 extra were not installed.
+    settings = tmp_path / "s3.toml"
+    settings.write_text('[crawl]\ndata_root = "s3://bucket/crawl"\n')
+    script = ("import sys; sys.modules['s3fs'] = None\n"
+              "from crawl_assets.crawler.settings import SettingsError, load_settings\n"
+              "try:\n    load_settings(sys.argv[1], use_env=False)\n"
+              "except SettingsError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(settings)], capture_output=True, text=True,
+                         cwd=PROJECT_ROOT, timeout=120).stdout
+    assert re.search(r"s3.toml: bad value for 'data_root'.*pip install -e '\.\[s3\]'", out), out
