@@ -24,6 +24,7 @@ from ..checks import CATALOG_CHECKS, catalog_check_results
 from ..partitions import daily_partitions
 from ..pipeline.catalog_step import build_catalog
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 from .fetch import FETCH_ASSETS
 
 with warnings.catch_warnings():  # the mapping is marked beta; it is the documented way to do this
@@ -38,6 +39,7 @@ DAY_OUTPUTS = [
 
 
 @asset(group_name="catalog", partitions_def=daily_partitions, deps=DAY_OUTPUTS, check_specs=CATALOG_CHECKS)
+@fails_with_crawl_errors
 def crawl_catalog(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """The DuckDB file analysts open read-only: views seeds, frontier, fetches, pages, links,
     captures, urls (every URL ever discovered), dropped_urls (what the trap defences refused,

@@ -31,6 +31,8 @@ from urllib.parse import unquote, urlsplit
 
 import pyarrow.parquet as pq
 
+from .crawl_errors import CrawlInputError
+
 # Another process (a worker on another machine) adds files under the root at any moment: a
 # cached directory listing would hide them from the next glob.
 REMOTE_OPTIONS = {"use_listings_cache": False}
@@ -153,6 +155,17 @@ def publish_folder(local: Path, target: "DataPath", skip: Callable[[Path], bool]
         put_file(path, remote)
         published.append(remote)
     return published
+
+
+def make_local_folder(folder: Path) -> Path:
+    """Create a folder this machine writes in (under work_dir, or a local data root): one it
+    cannot create is a settings mistake, named in one sentence before anything is fetched."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CrawlInputError(f"cannot create the local folder {folder} ({exc.strerror or exc}): set work_dir "
+                              "(or a local data_root) in the settings to a folder this machine can write") from None
+    return folder
 
 
 def relative_under(root: "DataPath", path: "DataPath") -> PurePath:

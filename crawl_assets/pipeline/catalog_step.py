@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..crawler.shared_root import connect, is_remote, put_file
+from ..crawler.shared_root import connect, is_remote, make_local_folder, put_file
 from ..crawler.vocabulary import StatusClass
 from ..layout import glob_of, seeds_file
 
@@ -76,7 +76,7 @@ class CatalogResult:
 
 def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
     """(Re)build the catalog over the outputs under `root`; counts every view's rows."""
-    catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    make_local_folder(catalog_path.parent)
     handle, name = tempfile.mkstemp(prefix=catalog_path.name + ".", suffix=".tmp", dir=catalog_path.parent)
     os.close(handle)
     tmp = Path(name)

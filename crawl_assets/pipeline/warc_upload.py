@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..crawler.settings import CrawlSettings
-from ..crawler.shared_root import DataPath, is_remote, publish_folder, relative_under
+from ..crawler.shared_root import DataPath, is_remote, make_local_folder, publish_folder, relative_under
 from ..crawler.warc import OPEN_SUFFIX
 from ..crawler.warc_index import WARC_SUFFIX
 from .fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
@@ -19,7 +19,7 @@ def local_warc_dir(settings: CrawlSettings, folder: DataPath) -> Path:
     """Where the batch writes: `folder` itself under a local root, else its place in work_dir."""
     if not is_remote(folder):
         return folder
-    return settings.work_dir / relative_under(settings.data_root, folder)
+    return make_local_folder(settings.work_dir / relative_under(settings.data_root, folder))
 
 
 def _stays_local(relative: Path) -> bool:

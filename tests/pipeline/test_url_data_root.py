@@ -9,8 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.shared_root import connect, data_root_path, forget_remote_roots, is_remote, read_table
 from crawl_assets.layout import fetch_log_file, glob_of, shard_files, warc_dir, write_parquet_atomic
+from crawl_assets.pipeline.catalog_step import build_catalog
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
 
@@ -71,3 +73,13 @@ def test_a_batch_folder_is_uploaded_without_its_checkpoint_and_earlier_attempts_
         "new-00000.warc.gz", "new-00000.cdxj", "new-00000.parquet", f"{SUPERSEDED_DIR}/old-00000.warc.gz")}
     assert (folder / "new-00000.warc.gz").read_bytes() == b"new warc"
     assert (folder / SUPERSEDED_DIR / "old-00000.warc.gz").read_bytes() == b"old warc"
+
+
+def test_a_work_dir_this_machine_cannot_write_is_named_before_anything_is_fetched(root, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    settings = type("Settings", (), {"work_dir": blocker / "work", "data_root": root})()
+    with pytest.raises(CrawlInputError, match=rf"cannot create the local folder {blocker}/work/warc/.*set work_dir"):
+        local_warc_dir(settings, warc_dir(root, DAY, "s00"))
+    with pytest.raises(CrawlInputError, match=rf"cannot create the local folder {blocker}/work .*set work_dir"):
+        build_catalog(root, blocker / "work" / "crawl.duckdb")
