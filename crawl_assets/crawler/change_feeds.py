@@ -6,7 +6,7 @@ RSS 2.0 <item> gives <link> and <pubDate> (or Dublin Core <dc:date>); an Atom <e
 
 Regular expressions over the bytes, not an XML parser: no entity expansion or external
 fetch can happen, a broken document yields what it holds up to the break, and the cost is
-one pass. At most MAX_LISTED entries of one document are read (the sitemaps.org limit).
+one pass (each opening tag's end is looked for once: see _elements). At most MAX_LISTED entries of one document are read (the sitemaps.org limit).
 A gzipped sitemap (sitemap.xml.gz, served as application/gzip) is unpacked first, up to
 the body size cap like any Content-Encoding.
 """
@@ -18,6 +18,7 @@ import re
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from .decoding import DecodingError, decode_body
@@ -44,23 +45,45 @@ class Listed(NamedTuple):
     lastmod: datetime | None  # UTC; None when absent or unreadable
 
 
-def _tag(name: str) -> bytes:
-    """An element's content, with or without a namespace prefix (non-greedy, across lines)."""
-    return rb"<(?:[\w.-]+:)?" + name.encode() + rb"(?:\s[^>]*)?>(.*?)</(?:[\w.-]+:)?" + name.encode() + rb"\s*>"
+class _Tag(NamedTuple):
+    opening: re.Pattern[bytes]
+    closing: re.Pattern[bytes]
+
+
+def _tag(name: str) -> _Tag:
+    """An element's opening and closing tags, with or without a namespace prefix. An opening
+    tag's attributes stop at the next '<': `[^>]*` would read to the end of the document from
+    every '<name ' left open."""
+    return _Tag(re.compile(rb"<(?:[\w.-]+:)?" + name.encode() + rb"(?:\s[^<>]*)?>"),
+                re.compile(rb"</(?:[\w.-]+:)?" + name.encode() + rb"\s*>"))
+
+
+def _elements(tag: _Tag, content: bytes) -> Iterator[bytes]:
+    """The content of each `tag` element, in order (what `<x>(.*?)</x>` finds). Each opening
+    tag's closing tag is looked for once, and when none follows, none follows a later opening
+    tag either: the regular expression would read the rest of the document again from every
+    opening tag left unclosed, hours for a few MB of them."""
+    position = 0
+    while (opening := tag.opening.search(content, position)) is not None:
+        closing = tag.closing.search(content, opening.end())
+        if closing is None:
+            return
+        yield content[opening.end():closing.start()]
+        position = closing.end()
 
 
 _ROOTS = ((re.compile(rb"<(?:[\w.-]+:)?urlset[\s>]"), ListKind.SITEMAP),
           (re.compile(rb"<(?:[\w.-]+:)?sitemapindex[\s>]"), ListKind.SITEMAP_INDEX),
           (re.compile(rb"<(?:rss|(?:[\w.-]+:)?RDF)[\s>]"), ListKind.RSS),
           (re.compile(rb"<(?:[\w.-]+:)?feed[\s>]"), ListKind.ATOM))
-_BLOCKS = {ListKind.SITEMAP: re.compile(_tag("url"), re.S), ListKind.SITEMAP_INDEX: re.compile(_tag("sitemap"), re.S),
-           ListKind.RSS: re.compile(_tag("item"), re.S), ListKind.ATOM: re.compile(_tag("entry"), re.S)}
-_LOC = re.compile(_tag("loc"), re.S)
-_LASTMOD = re.compile(_tag("lastmod"), re.S)
-_RSS_LINK = re.compile(_tag("link"), re.S)
-_RSS_DATES = (re.compile(_tag("pubDate"), re.S), re.compile(_tag("date"), re.S))
-_ATOM_LINK = re.compile(rb"<(?:[\w.-]+:)?link\b([^>]*)>")
-_ATOM_DATES = (re.compile(_tag("updated"), re.S), re.compile(_tag("published"), re.S))
+_BLOCKS = {ListKind.SITEMAP: _tag("url"), ListKind.SITEMAP_INDEX: _tag("sitemap"),
+           ListKind.RSS: _tag("item"), ListKind.ATOM: _tag("entry")}
+_LOC = _tag("loc")
+_LASTMOD = _tag("lastmod")
+_RSS_LINK = _tag("link")
+_RSS_DATES = (_tag("pubDate"), _tag("date"))
+_ATOM_LINK = re.compile(rb"<(?:[\w.-]+:)?link\b([^<>]*)>")
+_ATOM_DATES = (_tag("updated"), _tag("published"))
 _ATTR = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _CDATA = re.compile(rb"^\s*<!\[CDATA\[(.*?)\]\]>\s*$", re.S)
 
@@ -96,10 +119,10 @@ def listed_urls(content: bytes, base_url: str, limit: int = MAX_LISTED) -> tuple
     if kind is None:
         return None
     entries: list[Listed] = []
-    for block in _BLOCKS[kind].finditer(content):
+    for block in _elements(_BLOCKS[kind], content):
         if len(entries) >= limit:
             break
-        entry = _entry(kind, block.group(1), base_url)
+        entry = _entry(kind, block, base_url)
         if entry is not None:
             entries.append(entry)
     return kind, entries
@@ -121,11 +144,10 @@ def _entry(kind: ListKind, block: bytes, base_url: str) -> Listed | None:
     return Listed(url, None if kind is ListKind.SITEMAP_INDEX else parse_when(when))
 
 
-def _first(block: bytes, patterns) -> str | None:
-    for pattern in patterns:
-        match = pattern.search(block)
-        if match:
-            value = match.group(1)
+def _first(block: bytes, tags: tuple[_Tag, ...]) -> str | None:
+    for tag in tags:
+        value = next(_elements(tag, block), None)
+        if value is not None:
             cdata = _CDATA.match(value)
             return html.unescape((cdata.group(1) if cdata else value).decode("utf-8", "replace")).strip()
     return None
@@ -151,6 +173,9 @@ def parse_when(text: str | None) -> datetime | None:
     except ValueError:
         try:
             when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
-    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    try:  # a zone offset can carry year 1 or 9999 out of range: no date, the entry still lists its URL
+        return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    except OverflowError:
+        return None

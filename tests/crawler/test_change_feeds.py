@@ -123,3 +123,25 @@ def test_a_gzipped_download_that_is_no_sitemap_is_not_unpacked_whole(monkeypatch
     sitemap = gzip.compress(b"<urlset>" + b"<url><loc>http://example.test/</loc></url>" * 200 + b"</urlset>")
     assert len(change_feeds.listing_of(sitemap, "application/gzip", BASE, 50 << 20)[1]) == 200
     assert max(unpacked) > 4096  # a sitemap is unpacked whole
+
+
+def test_a_broken_document_gives_the_entries_before_the_break_in_one_pass():
+    dated = b"<url><loc>http://example.test/a</loc><lastmod>2026-01-05</lastmod></url>"
+    # A body-cap's worth of tags left open: `<url>(.*?)</url>` read the rest of the document
+    # again from each of them (hours of CPU for the fetch batch); each is looked at once now.
+    for tail in (b"<url>" * 1_000_000, b"<url><loc>" * 500_000, b"<url " * 1_000_000, b"<url><loc>x</loc>" * 300_000):
+        kind, entries = listed_urls(b"<urlset>" + dated + tail, BASE)
+        assert kind is ListKind.SITEMAP
+        assert entries == [(f"{BASE}a", datetime(2026, 1, 5, tzinfo=UTC))]
+    feed = b"<feed><entry><link href='/p'/><updated>2026-01-05T00:00:00Z</updated></entry>" + b"<entry><link " * 500_000
+    assert listed_urls(feed, BASE)[1] == [(f"{BASE}p", datetime(2026, 1, 5, tzinfo=UTC))]
+
+
+def test_a_date_out_of_range_in_utc_is_no_date_and_its_url_is_still_listed():
+    for when in ("9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00", "Fri, 31 Dec 9999 23:59:59 -1200"):
+        assert parse_when(when) is None
+    sitemap = (b"<urlset><url><loc>/a</loc><lastmod>9999-12-31T23:59:59-14:00</lastmod></url>"
+               b"<url><loc>/b</loc><lastmod>2026-01-05</lastmod></url></urlset>")
+    assert listed_urls(sitemap, BASE)[1] == [(f"{BASE}a", None), (f"{BASE}b", datetime(2026, 1, 5, tzinfo=UTC))]
+    facts = examine(sitemap, "application/xml", None, f"{BASE}sitemap.xml", 1 << 20)
+    assert facts.error is None and facts.outlinks == [f"{BASE}a", f"{BASE}b"]
