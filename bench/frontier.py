@@ -7,7 +7,7 @@ pattern budget, some repeated-segment traps, and duplicates across days), and a 
 the day before for a fifth of the URLs (so validators are joined), and the recrawl plan made
 the evening before (recrawl_priorities' file: every known URL, a tenth of them planned, with
 plan ranks and front-queue levels). The step then runs in a fresh process, so the peak RSS
-is the step's own.
+is the step's own (its VmHWM: ru_maxrss would carry the generating parent's peak).
 
     python bench/frontier.py [--urls 10000000] [--hosts 100000] [--root DIR]
 
