@@ -22,10 +22,15 @@ MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
 VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
 
 
-def default_catalog() -> Path:
+def default_catalog() -> tuple[Path, str]:
+    """The settings' catalog, and where else to find it when it is missing: under a URL data
+    root the catalog is built in the work_dir of the machine that built it, a copy on the root."""
     from .crawler.settings import load_settings
 
-    return load_settings().catalog_path
+    settings = load_settings()
+    if settings.catalog_path.parent == settings.data_root:
+        return settings.catalog_path, ""
+    return settings.catalog_path, f", copy the data root's {settings.data_root / 'crawl.duckdb'} there"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,12 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("query", nargs="?", help="one SQL statement; none lists the views")
     args = parser.parse_args(argv)
     try:
-        catalog = Path(args.catalog) if args.catalog else default_catalog()
+        catalog, elsewhere = (Path(args.catalog), "") if args.catalog else default_catalog()
     except CrawlInputError as exc:  # a settings file or value is wrong: the message names it
         print(f"sql: {exc}", file=sys.stderr)
         return 2
     if not catalog.exists():
-        print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first, or pass --catalog PATH",
+        print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first{elsewhere}, or pass --catalog PATH",
               file=sys.stderr)
         return 2
     with connect(str(catalog), read_only=True) as con:  # a URL data root's file system registered

@@ -59,7 +59,7 @@ def data_root_path(value: str | os.PathLike, base_dir: Path) -> "DataPath":
         path = UPath(text, **REMOTE_OPTIONS)
         path.fs  # noqa: B018 - resolves the protocol: an unknown one or a missing package fails here
     except ImportError as exc:
-        install = ("install the project's s3 extra: pip install -e '.[s3]'" if scheme in ("s3", "s3a")
+        install = ("install the project's s3 extra: .venv/bin/pip install -e '.[s3]'" if scheme in ("s3", "s3a")
                    else f"fsspec says: {exc}")
         raise ValueError(f"the {scheme}:// file system needs a package that is not installed ({install})") from None
     except ValueError as exc:

@@ -104,3 +104,13 @@ def test_an_s3_root_without_s3fs_says_to_install_the_s3_extra(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(settings)], capture_output=True, text=True,
                          cwd=PROJECT_ROOT, timeout=120).stdout
     assert re.search(r"s3.toml: bad value for 'data_root'.*pip install -e '\.\[s3\]'", out), out
+
+
+def test_sql_without_the_catalog_of_a_url_root_says_where_its_copy_is(tmp_path, monkeypatch, capsys):
+    settings = tmp_path / "remote.toml"
+    settings.write_text(f'[crawl]\ndata_root = "memory://bucket/crawl"\nwork_dir = "{tmp_path / "work"}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(settings))
+    assert importlib.import_module("crawl_assets.sql").main([]) == 2
+    assert capsys.readouterr().err == (f"sql: no catalog at {tmp_path}/work/crawl.duckdb: run `make demo` or a crawl "
+                                       "first, copy the data root's memory://bucket/crawl/crawl.duckdb there, "
+                                       "or pass --catalog PATH\n")
