@@ -21,9 +21,13 @@ from dataclasses import dataclass
 
 from dagster import DagsterEventType, DagsterInstance, materialize
 
+from .crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_crawl_errors
+
+if __name__ == "__main__":  # the modules below read the settings as they load
+    print_uncaught_crawl_errors("cycle")
+
 from .assets import ALL_ASSETS
 from .assets.fetch import REFETCH_TAG
-from .crawler.crawl_errors import CrawlError, CrawlInputError
 from .crawler.settings import load_settings
 from .jobs import (
     CLOSE_STAGE,

@@ -13,7 +13,11 @@ from pathlib import Path
 
 import duckdb
 
-from .crawler.crawl_errors import CrawlError
+from .crawler.crawl_errors import CrawlError, print_uncaught_crawl_errors
+
+if __name__ == "__main__":  # the modules below read the settings as they load
+    print_uncaught_crawl_errors("demo")
+
 from .crawler.settings import load_settings
 from .cycle import CycleFailed, run_days, today
 from .demoweb.change_model import EPOCH

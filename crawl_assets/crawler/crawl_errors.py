@@ -5,6 +5,8 @@ the run fails with it (crawl_assets/assets/failures.py).
 
 from __future__ import annotations
 
+import sys
+
 
 class CrawlError(Exception):
     """An error whose message a person acts on; raise a subclass."""
@@ -20,3 +22,18 @@ class BatchStopped(CrawlError):
     """A fetch batch stopped before its end (the disk filled up, another run holds the
     partition) and kept its last checkpoint: run it again once the cause is gone and it
     resumes from there."""
+
+
+def print_uncaught_crawl_errors(program: str) -> None:
+    """For a command line: a CrawlError nothing caught (a bad setting, read while the command's
+    modules load, before its own handler runs) prints its sentence instead of a traceback,
+    and the command exits with status 1."""
+    previous = sys.excepthook
+
+    def hook(kind, exc, traceback):
+        if isinstance(exc, CrawlError):
+            print(f"{program}: {exc}", file=sys.stderr)
+        else:
+            previous(kind, exc, traceback)
+
+    sys.excepthook = hook

@@ -1,6 +1,7 @@
 import dataclasses
 import importlib
 import ipaddress
+import os
 import re
 import subprocess
 import sys
@@ -114,3 +115,15 @@ def test_sql_without_the_catalog_of_a_url_root_says_where_its_copy_is(tmp_path, 
     assert capsys.readouterr().err == (f"sql: no catalog at {tmp_path}/work/crawl.duckdb: run `make demo` or a crawl "
                                        "first, copy the data root's memory://bucket/crawl/crawl.duckdb there, "
                                        "or pass --catalog PATH\n")
+
+
+@pytest.mark.parametrize("command", ["cycle", "demo"])
+def test_make_crawl_and_make_demo_print_a_bad_setting_as_one_line(command, tmp_path):
+    # Their modules read the settings while they load, before the command's own error handler.
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[crawl]\ntrap_min_refused = 2.5\n")
+    env = os.environ | {"RECRAWL_SETTINGS": str(bad), "DAGSTER_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", f"crawl_assets.{command}"], capture_output=True, text=True,
+                          cwd=PROJECT_ROOT, env=env, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr == f"{command}: {bad}: bad value for 'trap_min_refused': 2.5 (must be a whole number)\n"
