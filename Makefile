@@ -70,5 +70,7 @@ crawl: setup
 demoweb: setup
 	$(BIN)/python -m crawl_assets.demoweb serve --port 8471 --hosts 50 --access-log data/demoweb/access_log.parquet
 
+# Every output under data/ (tables, WARC files, filters, the catalog, work_dir), whatever new
+# ones come; the seed lists, the blocklist and Dagster's run history stay.
 clean:
-	rm -rf data/frontier data/fetch_log data/links data/warc data/seeds_table data/crawl.duckdb data/demoweb
+	find data -mindepth 1 -maxdepth 1 ! -name seeds ! -name blocklist.txt ! -name dagster_home -exec rm -rf {} +
