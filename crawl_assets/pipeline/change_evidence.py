@@ -72,9 +72,12 @@ def evidence_of_batch(fetch_log: pa.Table, warc_dir: Path, max_body_bytes: int) 
         if listed is None:
             continue
         kind, entries = listed
-        rows += [{"url": e.url, "host": host_of(e.url), "lastmod": e.lastmod, "source": row["url"],
+        # A document speaks for its own host's pages only (sitemaps.org: one host a sitemap):
+        # another host's dates would make a page due, or a host's own honest dates look untrue.
+        source_host = host_of(row["url"])
+        rows += [{"url": e.url, "host": source_host, "lastmod": e.lastmod, "source": row["url"],
                   "source_kind": kind.value, "observed_at": row["fetched_at"]}
-                 for e in entries if e.lastmod is not None]
+                 for e in entries if e.lastmod is not None and host_of(e.url) == source_host]
     return pa.Table.from_pylist(rows, schema=CHANGE_EVIDENCE_SCHEMA)
 
 

@@ -3,11 +3,14 @@ per host (a host whose dates always say "now" is not believed), and read by chan
 evidence of a change between two visits."""
 
 from datetime import datetime, timedelta, timezone
+from io import BytesIO
 from urllib.parse import urlsplit
 
 import duckdb
 import pyarrow as pa
 import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
 
 from crawl_assets.crawler.tables import FRONTIER_SCHEMA
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
@@ -15,6 +18,7 @@ from crawl_assets.demoweb.change_model import moment
 from crawl_assets.layout import change_evidence_file, write_parquet_atomic
 from crawl_assets.pipeline.change_evidence import (
     CHANGE_EVIDENCE_SCHEMA,
+    evidence_of_batch,
     trusted_change_evidence,
     untrusted_hosts,
 )
@@ -217,3 +221,21 @@ def test_a_sitemap_weighs_as_much_as_the_pages_it_dates(tmp_path):
     weighed = weigh_listings(known, tmp_path, "2026-03-07").to_pylist()
     assert [(r["url"], r["inlinks"]) for r in weighed] == [("http://a.test/0", 9), ("http://a.test/sitemap.xml", 6)]
     assert weigh_listings(known, tmp_path, "2026-03-06")["inlinks"].to_pylist() == [9, 4]
+
+
+def test_a_document_dates_only_its_own_hosts_pages(tmp_path):
+    """A sitemap or feed listing another host's pages gives their links, not their dates: they
+    would make those pages due, or that host's own honest dates look like lies."""
+    sitemap = ("<urlset>" + "".join(f"<url><loc>http://{host}/p</loc><lastmod>2026-03-01</lastmod></url>"
+                                    for host in ("site.test", "www.site.test", "victim.test")) + "</urlset>").encode()
+    with open(tmp_path / "a.warc.gz", "wb") as out:
+        http = StatusAndHeaders("200 OK", [("Content-Type", "application/xml")], protocol="HTTP/1.1")
+        WARCWriter(out, gzip=True).write_record(WARCWriter(BytesIO()).create_warc_record(
+            "http://site.test/sitemap.xml", "response", payload=BytesIO(sitemap), http_headers=http))
+    log = pa.Table.from_pylist([{
+        "url": "http://site.test/sitemap.xml", "status_class": "ok", "warc_type": "response",
+        "content_type": "application/xml", "fetched_at": START, "warc_file": "a.warc.gz", "warc_offset": 0,
+        "warc_length": (tmp_path / "a.warc.gz").stat().st_size}])
+    rows = evidence_of_batch(log, tmp_path, 1 << 20).to_pylist()
+    assert [(r["url"], r["host"], r["lastmod"]) for r in rows] == [
+        ("http://site.test/p", "site.test", datetime(2026, 3, 1, tzinfo=timezone.utc))]
