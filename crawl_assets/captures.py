@@ -32,7 +32,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from .crawler.crawl_errors import CrawlInputError
-from .crawler.shared_root import connect
+from .crawler.shared_root import connect, is_remote
 from .crawler.vocabulary import WarcRecordKind
 from .crawler.warc import OPEN_SUFFIX, warc_date
 from .crawler.warc_index import url_key
@@ -148,8 +148,10 @@ class Captures:
         self.catalog = Path(catalog)
         self.data_root = self.catalog.parent if data_root is None else data_root
         if not self.catalog.exists():
+            # Under a URL root the catalog is built in one machine's work_dir, a copy on the root.
+            copy = f", copy the data root's {self.data_root / 'crawl.duckdb'} there" if is_remote(self.data_root) else ""
             raise CaptureLookupError(f"no catalog at {self.catalog}: run `make demo` or a crawl "
-                                     "(materialise crawl_catalog) first, or pass --catalog PATH")
+                                     f"(materialise crawl_catalog) first{copy}, or pass --catalog PATH")
         try:
             self.con = connect(str(self.catalog), read_only=True)  # a URL root's file system registered
         except duckdb.Error as exc:

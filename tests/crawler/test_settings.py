@@ -107,14 +107,16 @@ def test_an_s3_root_without_s3fs_says_to_install_the_s3_extra(tmp_path):
     assert re.search(r"s3.toml: bad value for 'data_root'.*pip install -e '\.\[s3\]'", out), out
 
 
-def test_sql_without_the_catalog_of_a_url_root_says_where_its_copy_is(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("command", ["sql", "captures"])
+def test_without_the_catalog_of_a_url_root_the_tools_say_where_its_copy_is(command, tmp_path, monkeypatch, capsys):
     settings = tmp_path / "remote.toml"
     settings.write_text(f'[crawl]\ndata_root = "memory://bucket/crawl"\nwork_dir = "{tmp_path / "work"}"\n')
     monkeypatch.setenv("RECRAWL_SETTINGS", str(settings))
-    assert importlib.import_module("crawl_assets.sql").main([]) == 2
-    assert capsys.readouterr().err == (f"sql: no catalog at {tmp_path}/work/crawl.duckdb: run `make demo` or a crawl "
-                                       "first, copy the data root's memory://bucket/crawl/crawl.duckdb there, "
-                                       "or pass --catalog PATH\n")
+    main = importlib.import_module(f"crawl_assets.{command}").main
+    assert main([] if command == "sql" else ["list", "http://example.org/"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{command}: no catalog at {tmp_path}/work/crawl.duckdb: run `make demo` or a crawl ")
+    assert err.endswith("first, copy the data root's memory://bucket/crawl/crawl.duckdb there, or pass --catalog PATH\n")
 
 
 @pytest.mark.parametrize("command", ["cycle", "demo"])
