@@ -175,6 +175,19 @@ def reference_frontier(settings, seeds, links):
     return sorted(kept), left_out
 
 
+def random_link(rng, hosts, *, repeats_below, private_below, long_below, pages) -> tuple:
+    """(source, target, depth, dropped_reason) of a random link from a host's home page: a
+    calendar (30 %), a repeated-path trap, a blocklisted URL, an over-long URL (each up to
+    its share's upper bound) or an ordinary page; one in twenty refused for its depth."""
+    h, kind = rng.choice(hosts), rng.random()
+    target = (f"http://{h}/cal?m={rng.randint(1, 30)}" if kind < 0.3 else
+              f"http://{h}/a/a/a/a/{rng.randint(1, 9)}" if kind < repeats_below else
+              f"http://{h}/private/{rng.randint(1, 9)}" if kind < private_below else
+              f"http://{h}/" + "x" * rng.randint(50, 90) if kind < long_below else
+              f"http://{h}/p/{rng.randint(1, pages)}")
+    return (f"http://{h}/", target, rng.randint(1, 5), DropReason.DEPTH if rng.random() < 0.05 else None)
+
+
 def test_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
     rng = random.Random(7)
     settings = settings_for(tmp_path, max_pages_per_host=12, max_urls_per_pattern=4, max_url_length=70,
@@ -185,15 +198,8 @@ def test_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
     write_seeds(tmp_path, seeds)
     every_link = []
     for day, shard in (("2026-11-27", "s01"), ("2026-11-28", "s02")):
-        links = []
-        for _ in range(800):
-            h, kind = rng.choice(hosts), rng.random()
-            target = (f"http://{h}/cal?m={rng.randint(1, 30)}" if kind < 0.3 else
-                      f"http://{h}/a/a/a/a/{rng.randint(1, 9)}" if kind < 0.4 else
-                      f"http://{h}/private/{rng.randint(1, 9)}" if kind < 0.45 else
-                      f"http://{h}/" + "x" * rng.randint(50, 90) if kind < 0.5 else
-                      f"http://{h}/p/{rng.randint(1, 40)}")
-            links.append((f"http://{h}/", target, rng.randint(1, 5), DropReason.DEPTH if rng.random() < 0.05 else None))
+        links = [random_link(rng, hosts, repeats_below=0.4, private_below=0.45, long_below=0.5, pages=40)
+                 for _ in range(800)]
         write_links(tmp_path, day, links, shard=shard)
         every_link += links
     result = build_frontier(settings, history_before(tmp_path, DAY))
@@ -322,14 +328,8 @@ def test_with_a_plan_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
     hosts = [f"h{i}.test" for i in range(15)] + ["other.org"]
     seeds = [f"http://{h}/" for h in hosts]
     write_seeds(tmp_path, seeds)
-    links = []
-    for _ in range(1500):
-        h, kind = rng.choice(hosts), rng.random()
-        target = (f"http://{h}/cal?m={rng.randint(1, 30)}" if kind < 0.3 else
-                  f"http://{h}/a/a/a/a/{rng.randint(1, 9)}" if kind < 0.35 else
-                  f"http://{h}/private/{rng.randint(1, 9)}" if kind < 0.4 else
-                  f"http://{h}/p/{rng.randint(1, 60)}")
-        links.append((f"http://{h}/", target, rng.randint(1, 5), DropReason.DEPTH if rng.random() < 0.05 else None))
+    links = [random_link(rng, hosts, repeats_below=0.35, private_below=0.4, long_below=0.4, pages=60)
+             for _ in range(1500)]
     write_links(tmp_path, "2026-11-28", links, shard="s01")
     known = sorted({u for u in seeds} | {t for _, t, _, r in links if r is None})
     in_plan = [u for u in known if u not in seeds[:3]]  # three seeds added after the plan was made
