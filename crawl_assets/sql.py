@@ -39,11 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
     parser.add_argument("query", nargs="?", help="one SQL statement; none lists the views")
     args = parser.parse_args(argv)
-    try:
-        catalog, elsewhere = (Path(args.catalog), "") if args.catalog else default_catalog()
+    try:  # read with --catalog too: a URL data root's file system is registered for the views
+        catalog, elsewhere = default_catalog()
     except CrawlInputError as exc:  # a settings file or value is wrong: the message names it
         print(f"sql: {exc}", file=sys.stderr)
         return 2
+    if args.catalog:
+        catalog, elsewhere = Path(args.catalog), ""
     if not catalog.exists():
         print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first{elsewhere}, or pass --catalog PATH",
               file=sys.stderr)

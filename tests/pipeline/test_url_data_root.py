@@ -6,6 +6,7 @@ attempt's WARC files moved aside as the local step does."""
 import uuid
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -15,6 +16,7 @@ from crawl_assets.layout import fetch_log_file, glob_of, shard_files, warc_dir, 
 from crawl_assets.pipeline.catalog_step import build_catalog
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
+from crawl_assets.sql import main as sql_main
 
 DAY = "2026-11-28"
 
@@ -83,3 +85,17 @@ def test_a_work_dir_this_machine_cannot_write_is_named_before_anything_is_fetche
         local_warc_dir(settings, warc_dir(root, DAY, "s00"))
     with pytest.raises(CrawlInputError, match=rf"cannot create the local folder {blocker}/work .*set work_dir"):
         build_catalog(root, blocker / "work" / "crawl.duckdb")
+
+
+def test_the_sql_command_reads_a_url_root_with_any_catalog(root, tmp_path, monkeypatch, capsys):
+    # A fresh process knows no root's file system until it reads the settings, --catalog or not.
+    write_parquet_atomic(pa.table({"url": ["http://a.test/", "http://b.test/"]}), fetch_log_file(root, DAY, "s00"))
+    forget_remote_roots()
+    settings = tmp_path / "remote.toml"
+    settings.write_text(f'[crawl]\ndata_root = "{root}"\nwork_dir = "{tmp_path / "work"}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(settings))
+    catalog = tmp_path / "copy.duckdb"
+    duckdb.connect(str(catalog)).close()
+    query = f"SELECT count(*) AS urls FROM read_parquet('{glob_of(root, 'fetch_log')}')"
+    assert sql_main(["--catalog", str(catalog), query]) == 0
+    assert "│     2 │" in capsys.readouterr().out
