@@ -36,8 +36,9 @@ def crawl(tmp_path_factory):
         elapsed = time.monotonic() - started
         # The server logs a request just after its response is drained, so the crawler can be
         # done a moment before the last rows appear: wait for every request the crawler made.
-        requests_made = sum(expected_requests(result.output.records).values())
-        assert web.access_log.wait_for(requests_made, timeout=5), (len(web.access_log), requests_made)
+        wanted = expected_requests(result.output.records)
+        logged_in_time = web.access_log.wait_for(sum(wanted.values()), timeout=5)
+        assert logged_in_time, wanted - Counter((row.host, row.path) for row in web.access_log.rows)
     return web, hostile, result, elapsed
 
 
@@ -84,7 +85,10 @@ def test_slow_and_silent_servers_cannot_hold_a_worker(crawl):
     for host in hostile:
         if host.kind in ("slow_drip", "never_answer"):
             (url,) = host.urls
-            assert by_url[url].duration_ms / 1000 <= FETCH_TIMEOUT_S + 1.0
+            # The whole-fetch limit cut it: the drip alone would take 100,000 s (1 byte a second) and the
+            # silent host forever. The slack is for a loaded machine's slow event loop (5.2 s seen
+            # at load 9 for this 3 s limit), not for a missing limit.
+            assert by_url[url].duration_ms / 1000 <= 2 * FETCH_TIMEOUT_S
     assert elapsed < 30  # the whole batch, hostile hosts included
 
 
