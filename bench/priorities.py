@@ -187,7 +187,8 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--days", type=int, default=50)
-    parser.add_argument("--keep", type=Path, help="write the synthetic log here and keep it")
+    parser.add_argument("--keep", type=Path, help="write the synthetic log (and the rebuild's state) here, keep "
+                        "them and reuse them")
     parser.add_argument("--rebuild", type=Path, nargs=2, help=argparse.SUPPRESS)  # child: log, state
     parser.add_argument("--measure", type=Path, nargs=3, help=argparse.SUPPRESS)  # child: log, state, out
     args = parser.parse_args()
@@ -211,8 +212,14 @@ def main() -> int:
         rows = (args.rows // args.urls) * args.urls
         print(f"synthetic fetch log: {rows:,} rows for {args.urls:,} URLs on {args.hosts:,} hosts "
               f"over {args.days} days, written in {time.perf_counter() - t0:.0f} s", flush=True)
-        state = work / "url_changes_before.parquet"
-        built = child("--rebuild", str(log_dir), str(state), *sizes)
+        # With --keep, the rebuild's state is kept beside the log too, and reused (with its figures).
+        state = (args.keep or work) / "url_changes_before.parquet"
+        figures = state.with_suffix(".json")
+        if args.keep and state.exists() and figures.exists():
+            built = json.loads(figures.read_text())
+        else:
+            built = child("--rebuild", str(log_dir), str(state), *sizes)
+            figures.write_text(json.dumps(built))
         print(f"one-off full rebuild of change_stats up to the day before ({built['urls']:,} URLs): "
               f"{built['seconds']:.1f} s, {built['peak_rss_mb']:.0f} MB, {built['cpu_seconds']:.1f} CPU s", flush=True)
         (work / "day").mkdir()

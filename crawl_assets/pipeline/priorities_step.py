@@ -41,6 +41,7 @@ from .change_stats_step import DUCKDB_MEMORY_LIMIT, copy_atomic
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
 
 SECONDS_A_DAY = 86_400
+SCHEDULE_DUCKDB_MEMORY = "256MB"
 GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of a new one
 DEFAULT_RATE = 1 / 30  # changes a day assumed for a host the crawl has no history of
 NOT_FOUND, GONE = 404, 410
@@ -121,6 +122,9 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
         con.execute(_HOST_INDEX_SQL)
         con.execute(_PAGES_SQL.format(no_content=no_content), _page_params())
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
+        # While numpy works, DuckDB keeps little of the pages table in memory (the rest goes to
+        # its temporary files until the output reads it back).
+        con.execute(f"SET memory_limit = '{SCHEDULE_DUCKDB_MEMORY}'")
         # Only numbers leave DuckDB, in the table's order; the output joins them back by position.
         pages = con.execute("SELECT host_index, kind_code, change_rate, importance, "
                             "coalesce(last_visit_t, 'NaN'::DOUBLE) AS last_visit_t, "
@@ -132,6 +136,7 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
                                minlength=len(caps))
         counts = _counts(pages["kind_code"], planned, settings, allocation_counts)
         del pages
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY_LIMIT}'")
         con.register("scheduled", pa.table(planned))
         del planned
         kinds = "[" + ", ".join(f"'{k.value}'" for k in KIND_CODES) + "]"
@@ -256,13 +261,14 @@ ORDER BY host_index
 def _schedule(pages: dict, caps: pa.Table, now: float, settings):
     """Frequencies, next-due dates and gains, per URL (numpy over the columns of the pages
     table, in its order); returns the output columns, in that order, and the allocation's figures."""
-    rate = pages["change_rate"].astype(np.float64)
-    weight = pages["importance"].astype(np.float64)
-    host = pages["host_index"].astype(np.int64)
+    # (copy=False: the columns are 10M long; most already have the type)
+    rate = pages["change_rate"].astype(np.float64, copy=False)
+    weight = pages["importance"].astype(np.float64, copy=False)
+    host = pages["host_index"].astype(np.int64, copy=False)
     last_visit, last_fetch = pages["last_visit_t"], pages["last_fetch_t"]  # NaN: never
-    streak = pages["gone_streak"].astype(np.int64)
+    streak = pages["gone_streak"].astype(np.int64, copy=False)
     status = pages["last_status"]
-    pending = pages["pending_change"].astype(bool)
+    pending = pages["pending_change"].astype(bool, copy=False)
     cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
     assert len(cap) == 0 or host.max() < len(cap)
     kind = pages["kind_code"]
