@@ -24,7 +24,6 @@ from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
 
-
 @asset(group_name="frontier", partitions_def=daily_partitions,
        deps=[AssetKey("seeds"), AssetDep(AssetKey("frontier_snapshot"), partition_mapping=PREVIOUS_DAY)])
 @fails_with_crawl_errors
