@@ -6,7 +6,8 @@ RSS 2.0 <item> gives <link> and <pubDate> (or Dublin Core <dc:date>); an Atom <e
 
 Regular expressions over the bytes, not an XML parser: no entity expansion or external
 fetch can happen, a broken document yields what it holds up to the break, and the cost is
-one pass (each opening tag's end is looked for once: see _elements). At most MAX_LISTED entries of one document are read (the sitemaps.org limit).
+one pass (each opening tag's end is looked for once: see _elements). At most MAX_LISTED
+entries of one document are read (the sitemaps.org limit).
 A gzipped sitemap (sitemap.xml.gz, served as application/gzip) is unpacked first, up to
 the body size cap like any Content-Encoding.
 """
@@ -15,10 +16,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
-from collections.abc import Iterator
 from typing import NamedTuple
 
 from .decoding import DecodingError, decode_body

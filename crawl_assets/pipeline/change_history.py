@@ -209,35 +209,30 @@ _CARRY_WITH_EVIDENCE = """
       ON c.k1 = e.k1 AND c.k2 = e.k2 AND c.last_visit_t >= e.lastmod_t
 """
 
+def _sums(*columns: str) -> str:
+    """State columns that are sums: the day before's plus the window's (0 for a side without)."""
+    return ",\n       ".join(f"coalesce(c.{name}, 0) + coalesce(d.{name}, 0) AS {name}" for name in columns)
+
+
 # The state of the window's URLs after it: the day before's state with the window's fetches
 # added in (or the window's alone for a URL first fetched in it).
 _MERGE_SQL = """
 SELECT d.k1, d.k2,
        coalesce(c.url, n.url) AS url, coalesce(c.host, n.host) AS host, c.url_pattern,
-       coalesce(c.visits, 0) + coalesce(d.visits, 0) AS visits,
-       coalesce(c.intervals, 0) + coalesce(d.intervals, 0) AS intervals,
-       coalesce(c.changes, 0) + coalesce(d.changes, 0) AS changes,
-       coalesce(c.boilerplate_changes, 0) + coalesce(d.boilerplate_changes, 0) AS boilerplate_changes,
-       coalesce(c.not_modified, 0) + coalesce(d.not_modified, 0) AS not_modified,
-       coalesce(c.visit_days, 0) + coalesce(d.visit_days, 0) AS visit_days,
-       coalesce(c.unchanged_days, 0) + coalesce(d.unchanged_days, 0) AS unchanged_days,
+       {visit_sums},
        least(c.shortest_interval, d.shortest_interval) AS shortest_interval,
        greatest(c.longest_interval, d.longest_interval) AS longest_interval,
        CASE WHEN c.changed_intervals IS NULL THEN d.changed_intervals
             WHEN d.changed_intervals IS NULL THEN c.changed_intervals
             ELSE list_concat(c.changed_intervals, d.changed_intervals) END AS changed_intervals,
-       coalesce(c.lm_checks, 0) + coalesce(d.lm_checks, 0) AS lm_checks,
-       coalesce(c.lm_agreements, 0) + coalesce(d.lm_agreements, 0) AS lm_agreements,
-       coalesce(c.lm_missing, 0) + coalesce(d.lm_missing, 0) AS lm_missing,
-       coalesce(c.lm_changes, 0) + coalesce(d.lm_changes, 0) AS lm_changes,
-       coalesce(c.lm_days, 0) + coalesce(d.lm_days, 0) AS lm_days,
+       {last_modified_sums},
        coalesce(d.last_visit_t, c.last_visit_t) AS last_visit_t,
        coalesce(d.last_fetch_t, c.last_fetch_t) AS last_fetch_t,
        CASE WHEN d.k1 IS NULL THEN c.last_status ELSE d.last_status END AS last_status,
        CASE WHEN d.k1 IS NULL THEN c.last_status_class ELSE d.last_status_class END AS last_status_class,
        CASE WHEN d.k1 IS NULL THEN c.gone_streak WHEN d.all_gone THEN coalesce(c.gone_streak, 0) + d.fetches
             ELSE d.gone_streak END AS gone_streak,
-       coalesce(c.bytes_saved, 0) + coalesce(d.bytes_saved, 0) AS bytes_saved,
+       {bytes_sums},
        coalesce(d.last_visit_lm, c.last_visit_lm) AS last_visit_lm,
        coalesce(d.last_digest, c.last_digest) AS last_digest,
        coalesce(d.last_simhash, c.last_simhash) AS last_simhash,
@@ -247,7 +242,10 @@ SELECT d.k1, d.k2,
 FROM window_history d
 JOIN window_names n USING (k1, k2)
 LEFT JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2
-"""
+""".format(visit_sums=_sums("visits", "intervals", "changes", "boilerplate_changes", "not_modified",
+                            "visit_days", "unchanged_days"),
+           last_modified_sums=_sums("lm_checks", "lm_agreements", "lm_missing", "lm_changes", "lm_days"),
+           bytes_sums=_sums("bytes_saved"))
 
 # Every URL's state: the day before's for the URLs not fetched in the window, streamed from
 # its file (never copied into a table), and the window's URLs as folded.
