@@ -10,7 +10,8 @@ SETTINGS ?=
 
 .PHONY: setup system-packages replay-tools cluster-tools demo test ui crawl demoweb clean
 
-$(INSTALLED): pyproject.toml
+# setup.py compiles crawl_assets/crawler/simhash_kernel.c in place: a changed kernel reinstalls.
+$(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/simhash_kernel.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

@@ -6,9 +6,12 @@ Fingerprints (Charikar's SimHash over word shingles)
 navigation, footers and most template boilerplate are dropped). `simhash64(text)` then
 lowercases the text, splits it into words (runs of ASCII letters/digits/underscore and
 any non-ASCII bytes), forms shingles of `shingle` consecutive words and hashes every
-shingle with a stable, fully vectorised numpy hash (polynomial hash of each word's UTF-8
-bytes mod 2**64 via prefix sums, shingles combined multiplicatively, splitmix64
-finaliser). The hash depends only on the text: no salt, no process state, identical
+shingle with a stable hash (polynomial hash of each word's UTF-8 bytes mod 2**64,
+shingles combined multiplicatively, splitmix64 finaliser). The hash is computed by a
+small compiled C kernel (simhash_kernel.c, one pass over the text, built by setup.py as
+an optional extension); where it was not built, `simhash64_numpy` computes the same
+values, vectorised (word hashes from prefix sums), and stays the reference the kernel
+is tested against. The hash depends only on the text: no salt, no process state, identical
 across processes, machines and runs. Every shingle *occurrence* votes +1/-1 on each of
 the 64 bits (so shingles are weighted by their frequency); bit j of the fingerprint is 1
 when more than half of the occurrences have bit j set. Empty text (no words) gives 0.
@@ -61,7 +64,7 @@ from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 from resiliparse.parse.html import HTMLTree
 
 __all__ = [
-    "page_text", "simhash64", "hamming", "to_signed64", "to_unsigned64", "block_layout",
+    "page_text", "simhash64", "simhash64_numpy", "hamming", "to_signed64", "to_unsigned64", "block_layout",
     "block_keys", "Pairs", "near_duplicate_pairs", "clusters",
 ]
 
@@ -104,6 +107,14 @@ _ROUND_TRIP_RISKS = ("table, svg, math, noscript, template, iframe, noembed, nof
 
 
 # ---------------------------------------------------------------------- fingerprint
+
+# The same fingerprint as simhash64_numpy, in one pass in C (simhash_kernel.c, about a
+# fifth of the numpy time: numpy's ~40 calls a page cost more than their work). setup.py
+# builds it as an optional extension, so an install without a C compiler falls back here.
+try:
+    from .simhash_kernel import fingerprint as compiled_fingerprint
+except ImportError:
+    compiled_fingerprint = None
 
 # bytes.translate table: 1 for a word byte (ASCII letter, digit, underscore, every
 # non-ASCII UTF-8 byte), else 0.
@@ -224,7 +235,16 @@ def _majority_bits(h: np.ndarray) -> int:
 
 def simhash64(text: str, shingle: int = 3) -> int:
     """64-bit SimHash (0 .. 2**64-1) of the text's word shingles; 0 for empty text.
-    Every shingle occurrence votes once (frequency weighting)."""
+    Every shingle occurrence votes once (frequency weighting). Computed by the compiled
+    kernel when it was built, else by `simhash64_numpy`: the same value either way."""
+    if compiled_fingerprint is not None:
+        return compiled_fingerprint(text, int(shingle))
+    return simhash64_numpy(text, shingle)
+
+
+def simhash64_numpy(text: str, shingle: int = 3) -> int:
+    """`simhash64` in numpy: the reference the compiled kernel is tested against, and the
+    fallback where it was not built."""
     h = _shingle_hashes(text, shingle)
     if h.size == 0:
         return 0
