@@ -70,8 +70,19 @@ def host_dup_ratio_file(root: Path, date: str) -> Path:
     return root / "host_quality" / f"date={date}" / "host_near_dup_ratio.parquet"
 
 
-def url_changes_file(root: Path, date: str) -> Path:
-    return root / "change_stats" / f"date={date}" / "url_changes.parquet"
+# change_stats[D]'s per-URL state is a base (every URL) or a delta (the URLs that changed
+# state on day D, over the last base and the deltas after it): pipeline/url_change_state.py.
+def url_state_base_file(root: Path, date: str) -> Path:
+    return root / "change_stats" / f"date={date}" / "url_state_base.parquet"
+
+
+def url_state_delta_file(root: Path, date: str) -> Path:
+    return root / "change_stats" / f"date={date}" / "url_state_delta.parquet"
+
+
+def pattern_priors_file(root: Path, date: str) -> Path:
+    """change_stats[D]'s pooled prior of each URL pattern within its host (and the host's trust)."""
+    return root / "change_stats" / f"date={date}" / "pattern_priors.parquet"
 
 
 def host_changes_file(root: Path, date: str) -> Path:

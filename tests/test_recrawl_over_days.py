@@ -35,7 +35,6 @@ from crawl_assets.layout import (
     seen_filter_file,
     seeds_file,
     shard_files,
-    url_changes_file,
     url_registry_file,
     warc_dir,
     write_parquet_atomic,
@@ -49,6 +48,7 @@ from crawl_assets.pipeline.priorities_step import recrawl_priorities
 from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_sources, host_budgets, priorities_inputs
 from crawl_assets.pipeline.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
+from crawl_assets.pipeline.url_change_state import read_change_stats
 from support import DemoWebProcess, write_test_settings
 
 DAYS = ["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23", "2026-11-24"]
@@ -80,7 +80,7 @@ def crawl_day(settings, day: str) -> None:
     sources = change_stats_sources(root, day)
     assert (sources.previous is None) == (day == DAYS[0])
     change_stats([str(p) for p in sources.fetch_logs], day, settings, lastmod_evidence=trusted_change_evidence(root, day),
-                 previous=sources.previous, urls_out=url_changes_file(root, day))
+                 previous=sources.previous, state_root=root)
     inputs = priorities_inputs(root, day, settings)
     plan = recrawl_priorities(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
                               inputs.known_urls, next_day(day), settings, urls_out=priorities_file(root, day))
@@ -142,7 +142,7 @@ def test_unchanged_pages_answer_304_and_change_stats_counts_them(crawl):
     not_modified = dict(con.execute("SELECT day, count(*) FILTER (status_class = ?) FROM f GROUP BY day",
                                     [StatusClass.NOT_MODIFIED]).fetchall())
     assert not_modified[DAYS[0]] == 0 and all(not_modified[d] > 0 for d in DAYS[1:]), not_modified
-    stats = pq.read_table(url_changes_file(settings.data_root, DAYS[-1])).to_pylist()
+    stats = read_change_stats(settings.data_root, DAYS[-1]).to_pylist()
     assert sum(r["not_modified"] for r in stats) == sum(not_modified.values())
     assert sum(r["bytes_saved"] for r in stats) > 0
 
@@ -243,7 +243,7 @@ def test_sitemap_and_feed_dates_are_recorded_true_and_mark_changes_since_the_las
     # change_stats reads them: a page dated after its last visit is due again, and truly changed.
     logs = [str(p) for p in shard_files(root, "fetch_log", through=last)]
     plain = change_stats(logs, last, settings).urls  # every fetch so far, without the dates
-    urls = pq.read_table(url_changes_file(root, last)).to_pylist()
+    urls = read_change_stats(root, last).to_pylist()
     pending = [r for r in urls if r["pending_change"]]
     assert pending and not any(plain["pending_change"].to_pylist())
     assert sum(r["changes"] for r in urls) >= sum(plain["changes"].to_pylist())

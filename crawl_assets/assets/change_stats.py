@@ -7,8 +7,8 @@ statistics are rebuilt from every fetch log up to D, with the same result."""
 
 from dagster import AssetDep, AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ..layout import host_changes_file, url_changes_file, write_parquet_atomic
-from ..metadata_tables import arrow_table, parquet_metadata
+from ..layout import host_changes_file, write_parquet_atomic
+from ..metadata_tables import arrow_table
 from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..pipeline.change_evidence import trusted_change_evidence
 from ..pipeline.change_stats_step import change_stats as estimate_changes
@@ -27,12 +27,13 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
     evidence = trusted_change_evidence(root, date)  # sitemap and feed dates of trusted hosts
     sources = change_stats_sources(root, date)
     stats = estimate_changes([str(p) for p in sources.fetch_logs], date, settings, lastmod_evidence=evidence,
-                             previous=sources.previous, urls_out=url_changes_file(root, date))
+                             previous=sources.previous, state_root=root)
     write_parquet_atomic(stats.hosts, host_changes_file(root, date))
-    counts = stats.counts
+    counts, written = stats.counts, stats.state.deltas[-1] if stats.state.deltas else stats.state.base
     return MaterializeResult(metadata={
-        **parquet_metadata(url_changes_file(root, date)),
+        "dagster/row_count": counts.urls,  # URLs: a delta file holds only the day's
         "built_from": "the day before and this day's fetches" if sources.previous else "every fetch so far",
+        "state_written": "a delta: the URLs this day changed" if stats.state.deltas else "a base: every URL",
         "not_modified_share_of_the_day": counts.day_not_modified_share,
         "bytes_saved_by_conditional_get_of_the_day": counts.day_bytes_saved,
         "visits_of_the_day": counts.day_visits,
@@ -44,5 +45,5 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
         "sitemap_and_feed_dates_used": 0 if evidence is None else evidence.num_rows,
         "visits": counts.visits,
         "changes": counts.changes,
-        "path": MetadataValue.path(str(url_changes_file(root, date))),
+        "path": MetadataValue.path(str(written)),
     })

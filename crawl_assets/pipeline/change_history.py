@@ -75,20 +75,11 @@ def sql_literal(glob) -> str:
     return quoted if isinstance(glob, str) else f"[{quoted}]"
 
 
-def read_previous_state(con, path) -> None:
-    """The carry view over change_stats[D-1]'s per-URL file (written by this step)."""
-    try:
-        con.execute(f"CREATE VIEW carry AS SELECT {', '.join(STATE_COLUMNS)} FROM read_parquet({sql_literal(str(path))})")
-    except duckdb.Error as exc:
-        raise ValueError(f"previous change statistics {str(path)!r} lack the per-URL state the daily step "
-                         f"folds into (rebuild them from the whole fetch log: pass previous=None): {exc}") from None
-
-
 def empty_state(con) -> None:
-    """The carry view of a full rebuild: no URL seen before the window."""
-    con.execute("CREATE VIEW carry AS SELECT "
+    """The state_before view of a full rebuild: no URL seen before the window."""
+    con.execute("CREATE VIEW state_before AS SELECT "
                 + ", ".join(f"NULL::{sql_type} AS {name}" for name, sql_type in STATE_SQL_TYPES.items())
-                + " LIMIT 0")
+                + ", NULL::BOOLEAN AS pending_change LIMIT 0")
 
 
 # The window's fetches, each beside the URL's previous visit and previous full answer: one
@@ -247,31 +238,38 @@ LEFT JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2
            last_modified_sums=_sums("lm_checks", "lm_agreements", "lm_missing", "lm_changes", "lm_days"),
            bytes_sums=_sums("bytes_saved"))
 
-# Every URL's state: the day before's for the URLs not fetched in the window, streamed from
-# its file (never copied into a table), and the window's URLs as folded.
+# The URLs whose state the window changed: those fetched in it, and those whose pending change
+# flipped (a listed date after the last visit appeared, or its evidence went away).
+_CHANGED_SQL = """
+CREATE TEMP TABLE changed AS
+SELECT {columns}, {touched_pending} AS pending_change FROM touched t {touched_evidence}
+UNION ALL
+SELECT {columns}, NOT t.pending_change AS pending_change FROM (SELECT * FROM carry ANTI JOIN touched USING (k1, k2)) t
+"""
+# Every URL's state after the window: the day before's (streamed from its files, never copied
+# into a table) for the URLs the window left alone, and the changed ones.
 _STATE_ROWS_SQL = """
 CREATE VIEW state_rows AS
-WITH every_url AS (
-    SELECT *, 0::BIGINT AS day_visits, 0::BIGINT AS day_not_modified, 0::BIGINT AS day_bytes_saved
-    FROM carry ANTI JOIN touched USING (k1, k2)
-    UNION ALL BY NAME
-    SELECT * FROM touched
-)
-{pending}
+SELECT * FROM state_before ANTI JOIN changed USING (k1, k2)
+UNION ALL BY NAME
+SELECT * FROM changed
 """
+# The URLs of the state before the window whose pending_change is no longer what it was.
+_FLIPPED_KEYS = {
+    True: "SELECT k1, k2 FROM state_before s LEFT JOIN latest_lastmod l USING (k1, k2) "
+          "WHERE coalesce(l.lastmod_t > s.last_visit_t, false) <> s.pending_change",
+    False: "SELECT k1, k2 FROM state_before WHERE pending_change",
+}
 
 
-def fold_history(con, glob, previous, start_day: float, end_day: float, threshold: int,
-                 evidence: pa.Table | None) -> None:
+def fold_history(con, glob, start_day: float, end_day: float, threshold: int, evidence: pa.Table | None) -> None:
     """Temp table window_state: the state of the URLs fetched in [start_day, end_day) (days
-    since the epoch) after folding their fetches into `previous` (a change_stats URL file, or
-    None: nothing seen before). The caller makes table `touched` of it with their own rates
+    since the epoch) after folding their fetches into view state_before (every URL's state
+    before the window, STATE_COLUMNS and pending_change: the caller registers it, empty_state
+    for none). Temp table carry: state_before's rows of the URLs the window may change, read
+    in one pass. The caller makes table `touched` of window_state with their own rates
     (interval_rate, interval_estimator) and then calls every_url_state."""
     visit_time = read_fetch_log(con, glob)
-    if previous is None:
-        empty_state(con)
-    else:
-        read_previous_state(con, previous)
     if evidence is not None:
         missing = {"url", "lastmod"} - set(evidence.column_names)
         if missing:
@@ -283,22 +281,27 @@ def fold_history(con, glob, previous, start_day: float, end_day: float, threshol
         con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT k1, k2, max(lastmod_t) AS lastmod_t "
                     "FROM evidence_seen WHERE lastmod_t < $end GROUP BY k1, k2", {"end": end_day})
     window = {"start_day": start_day, "end_day": end_day}
+    con.execute("CREATE TEMP TABLE window_names AS " + _NAMES_SQL.format(visit_time=visit_time), window)
+    # Only the rows of the window's URLs (and the flipped ones) leave the state's files whole.
+    con.execute("CREATE TEMP TABLE carry AS SELECT * FROM state_before SEMI JOIN "
+                f"(SELECT k1, k2 FROM window_names UNION {_FLIPPED_KEYS[evidence is not None]}) USING (k1, k2)")
     sql = _FOLD_SQL.format(evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
                            carry_seen=_CARRY_NO_EVIDENCE if evidence is None else _CARRY_WITH_EVIDENCE,
                            gone=str(GONE_STATUSES), visit_time=visit_time)
     con.execute("CREATE TEMP TABLE window_history AS " + sql, {
         "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
         "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS, **window})
-    con.execute("CREATE TEMP TABLE window_names AS " + _NAMES_SQL.format(visit_time=visit_time), window)
     con.execute("CREATE TEMP TABLE window_state AS " + _MERGE_SQL)
     con.execute("DROP TABLE window_history")
     con.execute("DROP TABLE window_names")
 
 
 def every_url_state(con, with_evidence: bool) -> None:
-    """View state_rows: every URL's state after the window, with pending_change (a sitemap or
-    feed lastmod after the last visit) and the window's day_* counts (0 for URLs not fetched)."""
-    pending = ("SELECT s.*, coalesce(l.lastmod_t > s.last_visit_t, false) AS pending_change "
-               "FROM every_url s LEFT JOIN latest_lastmod l USING (k1, k2)") if with_evidence \
-        else "SELECT *, false AS pending_change FROM every_url"
-    con.execute(_STATE_ROWS_SQL.format(pending=pending))
+    """Temp table changed: the state rows (STATE_COLUMNS, pending_change) the window changed;
+    view state_rows: every URL's state after the window. pending_change: a sitemap or feed
+    lastmod after the last visit."""
+    columns = ", ".join(f"t.{name}" for name in STATE_COLUMNS)
+    pending = ("coalesce(l.lastmod_t > t.last_visit_t, false)", "LEFT JOIN latest_lastmod l USING (k1, k2)") \
+        if with_evidence else ("false", "")
+    con.execute(_CHANGED_SQL.format(columns=columns, touched_pending=pending[0], touched_evidence=pending[1]))
+    con.execute(_STATE_ROWS_SQL)

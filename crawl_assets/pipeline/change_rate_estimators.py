@@ -19,6 +19,8 @@ of its URL pattern or host.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import numpy as np
 
 # Bounds of the rate search, changes per day: once a year at the slowest resolvable end
@@ -26,6 +28,15 @@ import numpy as np
 MIN_RATE = 1e-5
 MAX_RATE = 1e3
 _BISECTION_STEPS = 40  # halves log(MAX_RATE / MIN_RATE) ≈ 18.4 down to ~2e-11
+
+
+class RateEstimator(StrEnum):
+    """Which estimator produced a URL's own rate (change_stats.urls.estimator)."""
+
+    PRIOR = "prior"  # no interval yet: the pooled prior alone
+    BIAS_REDUCED = "bias_reduced"  # regular intervals (or a change at every visit)
+    MLE = "mle"  # irregular intervals
+    LAST_MODIFIED = "last_modified"  # honest Last-Modified on this host
 
 
 def bias_reduced_rate(intervals: np.ndarray, changes: np.ndarray, interval_days: np.ndarray) -> np.ndarray:

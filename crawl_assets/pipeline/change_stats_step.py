@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date as Date, datetime, time, timedelta, timezone
-from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +29,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..crawler.shared_root import connect, write_file_atomic
-from ..crawler.vocabulary import StatusClass
-from .change_history import STATE_COLUMNS, every_url_state, fold_history, sql_literal
-from .change_rate_estimators import bias_reduced_rate, irregular_mle_rate
+from ..layout import pattern_priors_file, url_state_base_file, url_state_delta_file
+from .change_history import empty_state, every_url_state, fold_history, sql_literal
+from .change_rate_estimators import RateEstimator, bias_reduced_rate, irregular_mle_rate
+from .url_change_state import (EVIDENCE_SQL, PRIOR_COLUMNS, STORED_COLUMNS, UrlState, needs_compaction,
+                               published_sql, register_latest_state)
 
 # Intervals count as regular (bias-reduced estimator) when the longest is within this share
 # of the mean of the shortest; daily batches fetch a URL at varying hours.
@@ -51,15 +52,6 @@ PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
 DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
 # DuckDB spills the url-sorted history to disk beyond this rather than take the machine.
 DUCKDB_MEMORY_LIMIT = "2GB"
-
-
-class RateEstimator(StrEnum):
-    """Which estimator produced a URL's own rate (change_stats.urls.estimator)."""
-
-    PRIOR = "prior"  # no interval yet: the pooled prior alone
-    BIAS_REDUCED = "bias_reduced"  # regular intervals (or a change at every visit)
-    MLE = "mle"  # irregular intervals
-    LAST_MODIFIED = "last_modified"  # honest Last-Modified on this host
 
 
 @dataclass(frozen=True)
@@ -85,10 +77,11 @@ class ChangeCounts:
 
 @dataclass(frozen=True)
 class ChangeStats:
-    urls: pa.Table | None  # one row per URL ever fetched (None: written to urls_out)
+    urls: pa.Table | None  # one row per URL ever fetched (None: written as state files under state_root)
     hosts: pa.Table  # one row per host
     counts: ChangeCounts
     rate_bands: pa.Table  # the distribution of estimated rates: band, changes_a_day_below, urls, share
+    state: UrlState | None = None  # the files written (url_change_state.register_change_stats reads them)
 
 
 # Bands of the estimated rate (changes a day) for the distribution a data team reads.
@@ -109,46 +102,68 @@ def rate_bands(rates: pa.ChunkedArray) -> pa.Table:
 
 
 def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
-                 lastmod_evidence: pa.Table | None = None, previous=None, urls_out=None) -> ChangeStats:
+                 lastmod_evidence: pa.Table | None = None, previous: UrlState | None = None,
+                 state_root=None) -> ChangeStats:
     """Per-URL and per-host change statistics from every fetch before the end of `date`.
 
     fetch_log_glob: Parquet files of the fetch log (hive `date=D/shard=S/*.parquet` or any
     list). settings: anything with `near_dup_threshold` (CrawlSettings). lastmod_evidence:
     optional (url, lastmod) rows from sitemaps and feeds.
-    previous: the URL file of the day before (urls_out of change_stats[D-1]) or None. With it,
-    this is the daily step: only the fetches of day `date` are read (pass that day's files)
-    and folded into the day before's per-URL state; without it, the full rebuild from every
-    fetch up to `date`. Both give the same statistics (change_history.py says why).
-    urls_out: a Parquet file to stream the URL table to (written under a temporary name and
-    renamed; ChangeStats.urls is then None) instead of returning it as Arrow."""
+    previous: change_stats[D-1]'s state (url_change_state.url_state) or None. With it, this is
+    the daily step: only the fetches of day `date` are read (pass that day's files) and folded
+    into the day before's per-URL state; without it, the full rebuild from every fetch up to
+    `date`. Both give the same statistics (change_history.py says why).
+    state_root: the data root to write day `date`'s state files under (url_change_state.py:
+    a delta, or a base for a rebuild or a compaction, and the day's priors; each under a
+    temporary name, then renamed; ChangeStats.urls is then None and ChangeStats.state names
+    them); None returns the URL table as Arrow instead."""
     end_day = end_of(date)
     start_day = end_day - 1 if previous is not None else float("-inf")
-    # The day before's state is streamed from its file, never copied into a table; only the
-    # URLs fetched in the window become tables, and only the numbers the estimators need
-    # leave DuckDB.
+    # The day before's state is streamed from its files, never copied into a table; only the
+    # URLs the day changes become tables, and only the numbers the estimators need leave DuckDB.
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "preserve_insertion_order": False})
     try:
-        fold_history(con, fetch_log_glob, previous, start_day, end_day, settings.near_dup_threshold,
-                     lastmod_evidence)
+        if previous is None:
+            empty_state(con)
+        else:
+            register_latest_state(con, previous, "state_before")
+        fold_history(con, fetch_log_glob, start_day, end_day, settings.near_dup_threshold, lastmod_evidence)
         _own_estimates(con)
         every_url_state(con, lastmod_evidence is not None)
         con.execute(_POOL_EVIDENCE_SQL.strip().rstrip(";"), _pool_params(_POOL_EVIDENCE_SQL))
-        con.execute(_POOL_EVIDENCE_VIEW.format(pattern=URL_PATTERN_SQL, min_intervals=int(POOL_MIN_INTERVALS)))
+        con.execute(_POOL_EVIDENCE_VIEW.format(evidence=EVIDENCE_SQL.format(trusted="h.lm_trusted"),
+                                               min_intervals=int(POOL_MIN_INTERVALS)))
         con.execute("CREATE TEMP TABLE pattern_b AS " + _POOLS_SQL, _pool_params(_POOLS_SQL))
-        url_table = _URLS_SQL.format(state=", ".join(STATE_ONLY_COLUMNS))
-        if urls_out is None:
-            urls = con.sql(url_table + " ORDER BY url", params=_pool_params(url_table)).to_arrow_table()
+        con.execute(f"CREATE TEMP TABLE priors AS SELECT {', '.join(PRIOR_COLUMNS)} "
+                    "FROM pattern_b JOIN lm_hosts USING (host)")
+        if state_root is None:
+            urls, state = con.sql(published_sql("state_rows", "priors") + " ORDER BY url").to_arrow_table(), None
             con.register("urls", urls)
         else:
-            urls = None  # streamed to the file, read back for the summaries
-            copy_atomic(con, url_table, urls_out, _pool_params(url_table))
-            con.execute(f"CREATE VIEW urls AS SELECT * FROM read_parquet({sql_literal(str(urls_out))})")
+            urls, state = None, _write_state(con, state_root, date, previous)
+            con.execute("CREATE VIEW urls AS " + published_sql("state_rows", "priors"))
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
         bands = rate_bands(pa.chunked_array([con.execute("SELECT change_rate FROM urls").fetchnumpy()["change_rate"]]))
     finally:
         con.close()
-    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands)
+    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands, state=state)
+
+
+def _write_state(con, root, date: str | Date, previous: UrlState | None) -> UrlState:
+    """Day D's state files: a delta of the changed URLs over the day before's chain, or a base
+    of every URL (a rebuild, or the chain grown past url_change_state's compaction rule)."""
+    day = date if isinstance(date, str) else date.isoformat()
+    stored = ", ".join(STORED_COLUMNS)
+    changed_rows = con.execute("SELECT count(*) FROM changed").fetchone()[0]
+    if previous is None or needs_compaction(con, previous, changed_rows):
+        copy_atomic(con, f"SELECT {stored} FROM state_rows", url_state_base_file(root, day))
+        state = UrlState(url_state_base_file(root, day))
+    else:
+        copy_atomic(con, f"SELECT {stored} FROM changed", url_state_delta_file(root, day))
+        state = UrlState(previous.base, (*previous.deltas, url_state_delta_file(root, day)))
+    copy_atomic(con, "SELECT * FROM priors", pattern_priors_file(root, day))
+    return UrlState(state.base, state.deltas, pattern_priors_file(root, day))
 
 
 def end_of(date: str | Date) -> float:
@@ -201,20 +216,13 @@ def _own_estimates(con) -> None:
     con.register("own", pa.table({"row_id": columns["row_id"], "own_rate": rate, "code": code}))
     del columns
     names = "[" + ", ".join(f"'{e.value}'" for e in _ESTIMATOR_CODES) + "]"
+    # (a URL's pattern is computed once, on its first day, and kept in the state)
     con.execute("CREATE TEMP TABLE touched AS SELECT p.* REPLACE (o.own_rate AS interval_rate, "
-                f"{names}[o.code + 1] AS interval_estimator) FROM window_state p JOIN own o ON p.rowid = o.row_id")
+                f"{names}[o.code + 1] AS interval_estimator, coalesce(p.url_pattern, {URL_PATTERN_SQL}) AS url_pattern) "
+                "FROM window_state p JOIN own o ON p.rowid = o.row_id")
     con.unregister("own")
     con.execute("DROP TABLE window_state")
 
-
-# The per-URL table: the published columns, then the state the next day folds into
-# (change_history.py; raw interval sums, last values, the URL's hashes).
-PUBLISHED_COLUMNS = ("url", "host", "url_pattern", "visits", "intervals", "changes", "boilerplate_changes",
-                     "not_modified", "observed_days", "estimator", "own_rate", "change_rate", "own_share",
-                     "prior_rate", "prior_days", "lm_checks", "lm_agreements", "last_visit_at", "last_fetched_at",
-                     "last_status", "last_status_class", "gone_streak", "pending_change", "bytes_saved")
-STATE_ONLY_COLUMNS = tuple(c for c in STATE_COLUMNS if c not in PUBLISHED_COLUMNS)
-URL_COLUMNS = PUBLISHED_COLUMNS + STATE_ONLY_COLUMNS
 
 # URL pattern for pooling: host and path with digit runs folded and query values dropped,
 # so /news/2031/04/17/a.html and /news/2031/05/02/b.html share a pool.
@@ -232,11 +240,7 @@ FROM state_rows GROUP BY host;
 # (a view takes no parameters: its one constant is formatted in)
 _POOL_EVIDENCE_VIEW = """
 CREATE VIEW pool_evidence AS
--- (a URL's pattern is computed once, on its first day, and kept in the state)
-SELECT s.* REPLACE (coalesce(s.url_pattern, {pattern}) AS url_pattern), h.lm_trusted,
-       h.lm_trusted AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
-       CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
-       CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t,
+SELECT s.*, h.lm_trusted, {evidence},
        CASE WHEN intervals >= {min_intervals} AND t > 0 THEN x / t END AS informative_rate
 FROM state_rows s JOIN lm_hosts h USING (host)
 """
@@ -276,30 +280,12 @@ SELECT url_pattern, host, m AS prior_rate,
 FROM pattern_pool
 """
 
-# Every URL: its published columns, then its state.
-_URLS_SQL = """
-SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, not_modified,
-       t AS observed_days,
-       CASE WHEN by_lm THEN $lm_name ELSE coalesce(interval_estimator, $prior_name) END AS estimator,
-       CASE WHEN t > 0 THEN x / t END AS own_rate,
-       (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
-       t / (t + prior_days) AS own_share,
-       prior_rate, prior_days, lm_checks, lm_agreements,
-       make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
-       make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
-       last_status, last_status_class, gone_streak, pending_change, bytes_saved,
-       {state}
-FROM pool_evidence JOIN pattern_b USING (url_pattern, host)
-"""
-
-
 def _pool_params(sql: str) -> dict:
     """The pooling constants the statement names (DuckDB refuses unused parameters)."""
     every = {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT,
             "default_rate": DEFAULT_PRIOR_RATE,
             "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT, "b_min": PRIOR_DAYS_MIN,
-            "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS, "lm_name": RateEstimator.LAST_MODIFIED,
-            "prior_name": RateEstimator.PRIOR}
+            "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS}
     return {name: value for name, value in every.items() if f"${name}" in sql}
 
 

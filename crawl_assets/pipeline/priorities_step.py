@@ -39,6 +39,7 @@ from ..crawler.vocabulary import StatusClass
 from .change_history import sql_literal
 from .change_stats_step import DUCKDB_MEMORY_LIMIT, copy_atomic
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
+from .url_change_state import UrlState, register_change_stats
 
 SECONDS_A_DAY = 86_400
 SCHEDULE_DUCKDB_MEMORY = "256MB"
@@ -89,7 +90,8 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
                        known_urls: pa.Table, plan_date: str | Date, settings, urls_out=None) -> Priorities:
     """Priorities for every known URL and the plan of `plan_date` (the day to be fetched).
 
-    change_stats: ChangeStats.urls, as Arrow or the path of its Parquet file (url, host,
+    change_stats: change_stats' state files (ChangeStats.state, or url_change_state.url_state),
+    or ChangeStats.urls as Arrow or the path of a Parquet file of it (url, host,
     change_rate, last_visit_at, last_fetched_at, last_status, last_status_class, gone_streak,
     pending_change). inlinks: (url, inlinks) or None. hosts:
     (host, delay_s, flagged[, importance]) or None (every host: default_delay_s, not flagged,
@@ -154,9 +156,14 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
 
 
 def _register_stats(con, change_stats, columns: set[str]) -> None:
-    """View change_stats over the Arrow table or the Parquet file (the columns used, and the
-    URL's hashes k1, k2: read from change_stats' file, which keeps them, or computed)."""
+    """View change_stats over change_stats' state files (url_change_state.UrlState), an Arrow
+    table or a Parquet file (the columns used, and the URL's hashes k1, k2: read from the
+    state, which keeps them, or computed)."""
     names = ", ".join(sorted(columns))
+    if isinstance(change_stats, UrlState):  # change_stats' state files: the view computes the rates
+        register_change_stats(con, change_stats, "change_stats_urls")
+        con.execute(f"CREATE VIEW change_stats AS SELECT k1, k2, {names} FROM change_stats_urls")
+        return
     if isinstance(change_stats, pa.Table):
         con.register("change_stats_table", change_stats.select(sorted(columns)))
         con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names} "

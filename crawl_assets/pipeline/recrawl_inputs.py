@@ -21,13 +21,13 @@ from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..crawler.shared_root import connect, read_table
 from ..crawler.vocabulary import DropReason, StatusClass
-from ..layout import columns_of, host_dup_ratio_file, shard_files, url_changes_file
+from ..layout import columns_of, host_dup_ratio_file, shard_files
 from .change_evidence import weigh_listings
-from .change_history import STATE_COLUMNS
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
 from .host_delays import observed_delays
 from .recrawl_plan import previous_day
+from .url_change_state import UrlState, has_url_state, register_change_stats, url_state
 
 # Refusals that say a host generates URLs without end (calendars, facets, session paths).
 TRAP_REASONS = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
@@ -53,28 +53,29 @@ def change_stats_inputs(root: Path, date: str) -> tuple[Path, ...]:
 
 @dataclass(frozen=True)
 class ChangeStatsSources:
-    """What change_stats[D] reads: day D's fetch logs and change_stats[D-1]'s URL file (the
-    daily step), or, without a usable day before, every fetch log up to D (the full rebuild)."""
+    """What change_stats[D] reads: day D's fetch logs and change_stats[D-1]'s state (the
+    daily step), or, without a day before, every fetch log up to D (the full rebuild)."""
 
     fetch_logs: tuple[Path, ...]
-    previous: Path | None
+    previous: UrlState | None
 
 
 def change_stats_sources(root: Path, date: str) -> ChangeStatsSources:
-    previous = url_changes_file(root, previous_day(date))
     day_files = tuple(p for p in change_stats_inputs(root, date) if p.parent.parent.name == f"date={date}")
-    # A day before written by an older version lacks the state; a day without fetches has nothing to fold.
-    if day_files and previous.exists() and set(STATE_COLUMNS) <= columns_of(str(previous)):
-        return ChangeStatsSources(day_files, previous)
+    # A day before without state files (none, or written by an older version) means a rebuild;
+    # a day without fetches has nothing to fold. A broken chain of state files is an error
+    # (url_state names the file).
+    if day_files and has_url_state(root, previous_day(date)):
+        return ChangeStatsSources(day_files, url_state(root, previous_day(date)))
     return ChangeStatsSources(change_stats_inputs(root, date), None)
 
 
-def url_changes_path(root: Path, date: str) -> Path:
-    """change_stats[D]'s URL file (the priorities step reads it with DuckDB, not into memory)."""
-    path = url_changes_file(root, date)
-    if not path.exists():
-        raise CrawlInputError(f"{path} is missing: materialise change_stats for {date} first")
-    return path
+def url_changes_path(root: Path, date: str) -> UrlState:
+    """change_stats[D]'s state files (the priorities step reads them with DuckDB, not into memory)."""
+    if not has_url_state(root, date):
+        raise CrawlInputError(f"{root / 'change_stats' / f'date={date}'} holds no change_stats state: "
+                              f"materialise change_stats for {date} first")
+    return url_state(root, date)
 
 
 # Every URL the crawl knows (seeds, and link targets no trap defence refused) with the
@@ -182,7 +183,7 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
 
 @dataclass(frozen=True)
 class PrioritiesInputs:
-    change_stats: Path  # change_stats[D]'s URL file
+    change_stats: UrlState  # change_stats[D]'s state files
     known_urls: pa.Table  # url, host, inlinks
     hosts: pa.Table  # host, delay_s, flagged, flag, importance
 
@@ -191,7 +192,9 @@ def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> Priorit
     history = history_through(root, date)
     urls = weigh_listings(known_urls(history, settings), root, date)  # sitemaps and feeds: by what they date
     stats = url_changes_path(root, date)
-    stats_hosts = connect().execute("SELECT DISTINCT host FROM read_parquet($p)", {"p": str(stats)}).fetchall()
+    con = connect()
+    register_change_stats(con, stats)
+    stats_hosts = con.execute("SELECT DISTINCT host FROM change_stats_priors").fetchall()
     hosts = sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts})
     return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)))
 

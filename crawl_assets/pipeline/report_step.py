@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..crawler.shared_root import connect
-from ..layout import dropped_file, fetch_log_file, url_changes_file
+from ..layout import dropped_file, fetch_log_file
+from .url_change_state import has_url_state, register_change_stats, url_state
 
 TOP_HOSTS = 10
 
@@ -145,8 +146,8 @@ def summary_markdown(report: DayReport, failed_runs: dict[str, str] | None = Non
 
 def change_rates(root: Path, date: str) -> pa.Array | None:
     """Every URL's estimated changes a day from the day's change_stats, None before it exists."""
-    path = url_changes_file(root, date)
-    if not path.exists():
+    if not has_url_state(root, date):
         return None
-    return connect().sql("SELECT change_rate FROM read_parquet($path)",
-                                params={"path": str(path)}).to_arrow_table().column("change_rate")
+    con = connect()
+    register_change_stats(con, url_state(root, date))
+    return con.sql("SELECT change_rate FROM change_stats").to_arrow_table().column("change_rate")

@@ -12,9 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
+from crawl_assets.layout import url_state_base_file, url_state_delta_file
+from crawl_assets.pipeline import url_change_state
 from crawl_assets.pipeline.change_stats_step import RateEstimator, change_stats
+from crawl_assets.pipeline.url_change_state import read_change_stats, url_state
 
 START = datetime(2026, 3, 1, tzinfo=timezone.utc)
 SETTINGS = CrawlSettings()
@@ -251,26 +255,52 @@ def assert_same_rows(rows_a: list[dict], rows_b: list[dict], key: str):
                 assert a[column] == value, (a[key], column)
 
 
-def test_daily_step_equals_the_full_rebuild(tmp_path):
-    """change_stats[D] folded from change_stats[D-1] and day D's log alone, day after day,
-    equals change_stats rebuilt from the whole history on every day."""
-    rows = varied_history(np.random.default_rng(5))
-    glob = write_log(tmp_path, rows)
-    evidence = pa.table({"url": ["https://b.test/counter", "https://a.test/p/0", "https://a.test/p/0"],
-                         "lastmod": [START + timedelta(days=4.5), START + timedelta(days=2.95),
-                                     START + timedelta(days=11.99)]})
+def daily_steps(tmp_path, days: int, evidence=None):
+    """change_stats of each day folded into the day before's state files under tmp_path."""
     previous = None
-    for day in range(12):
+    for day in range(days):
         date = (START + timedelta(days=day)).date().isoformat()
-        out = tmp_path / "change_stats" / f"{date}.parquet"
         day_files = str(tmp_path / "fetch_log" / f"date={date}" / "*" / "*.parquet")
-        daily = change_stats(day_files, date, SETTINGS, lastmod_evidence=evidence, previous=previous, urls_out=out)
+        daily = change_stats(day_files, date, SETTINGS, lastmod_evidence=evidence, previous=previous,
+                             state_root=tmp_path)
+        assert daily.state == url_state(tmp_path, date)
+        previous = daily.state
+        yield date, daily
+
+
+def test_daily_step_equals_the_full_rebuild(tmp_path, monkeypatch):
+    """change_stats[D] folded from change_stats[D-1] and day D's log alone, day after day,
+    equals change_stats rebuilt from the whole history on every day: across deltas (the
+    newest row of a URL wins) and across a compaction into a new base."""
+    # Only the chain's length compacts here (nearly every URL is fetched every day).
+    monkeypatch.setattr(url_change_state, "COMPACT_DELTA_SHARE", 1e9)
+    rows = varied_history(np.random.default_rng(5))
+    # Fetched on the second day only, then listed with a new date on day 5: its state must
+    # survive the deltas and the compaction, and its pending change appear without a fetch.
+    rows.append(fetch("https://once.test/p", 1.5, digest="o", simhash=1))
+    glob = write_log(tmp_path, rows)
+    evidence = pa.table({"url": ["https://b.test/counter", "https://a.test/p/0", "https://a.test/p/0",
+                                 "https://once.test/p"],
+                         "lastmod": [START + timedelta(days=4.5), START + timedelta(days=2.95),
+                                     START + timedelta(days=11.99), START + timedelta(days=5.5)]})
+    deltas = []
+    for date, daily in daily_steps(tmp_path, 12, evidence):
         full = change_stats(glob, date, SETTINGS, lastmod_evidence=evidence)
-        assert_same_rows(pq.read_table(out).sort_by("url").to_pylist(), full.urls.to_pylist(), "url")
+        assert_same_rows(read_change_stats(tmp_path, date).to_pylist(), full.urls.to_pylist(), "url")
         assert_same_rows(daily.hosts.to_pylist(), full.hosts.to_pylist(), "host")
         assert_same_rows([asdict(daily.counts)], [asdict(full.counts)], "urls")
         assert daily.rate_bands.equals(full.rate_bands)
-        previous = out
+        deltas.append(len(daily.state.deltas))
+    # A base on the first day, deltas after it, a new base once the chain reached its limit.
+    limit = url_change_state.COMPACT_AFTER_DAYS
+    assert deltas == [0, *range(1, limit), 0, *range(1, 12 - limit)]
+    assert url_state_base_file(tmp_path, "2026-03-08").exists() and not url_state_delta_file(tmp_path, "2026-03-08").exists()
+    # A delta holds the URLs the day changed, not every URL.
+    delta = pq.read_table(url_state_delta_file(tmp_path, "2026-03-06"))
+    assert "https://once.test/p" in delta["url"].to_pylist()  # its pending change flipped on day 5
+    assert len(delta) < len(full.urls) - 6  # the late.test URLs and lm.test's unvisited ones are not in it
+    once = next(r for r in full.urls.to_pylist() if r["url"] == "https://once.test/p")
+    assert once["visits"] == 1 and once["pending_change"]
     urls = {r["url"]: r for r in full.urls.to_pylist()}
     # The history covered what it should: several estimators, a 404 run over days, boilerplate.
     assert {r["estimator"] for r in urls.values()} >= {RateEstimator.MLE, RateEstimator.LAST_MODIFIED,
@@ -278,3 +308,19 @@ def test_daily_step_equals_the_full_rebuild(tmp_path):
     assert urls["https://b.test/gone"]["gone_streak"] == 4
     assert urls["https://b.test/counter"]["boilerplate_changes"] == 11 and urls["https://b.test/counter"]["changes"] == 1
     assert urls["https://b.test/twice"]["not_modified"] == 6 and urls["https://late.test/p/0"]["visits"] == 4
+
+
+def test_a_missing_or_corrupt_delta_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(url_change_state, "COMPACT_DELTA_SHARE", 1e9)  # deltas although every URL is fetched
+    rows = [fetch(f"https://a.test/p/{i}", day + 0.5, digest=f"v{day}", simhash=day * 0xFFFF)
+            for day in range(3) for i in range(3)]
+    write_log(tmp_path, rows)
+    assert [len(d.state.deltas) for _, d in daily_steps(tmp_path, 3)] == [0, 1, 2]
+    read_change_stats(tmp_path, "2026-03-03")  # readable as written
+    delta = url_state_delta_file(tmp_path, "2026-03-02")
+    delta.write_bytes(b"not parquet")
+    with pytest.raises(CrawlInputError, match=f"{delta}.*cannot be read.*materialise change_stats"):
+        read_change_stats(tmp_path, "2026-03-03")
+    delta.unlink()
+    with pytest.raises(CrawlInputError, match=f"{delta} is missing.*materialise change_stats for 2026-03-02"):
+        url_state(tmp_path, "2026-03-03")

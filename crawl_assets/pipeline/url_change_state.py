@@ -1,0 +1,186 @@
+"""change_stats' per-URL state on disk, and every URL's change statistics read from it.
+
+A crawl day fetches a tenth of the URLs it knows or fewer; rewriting every URL's state each
+day was most of the daily step at 10M URLs. So change_stats[D] keeps:
+
+- a base file: every URL's state (the full rebuild writes one, and so does a compaction);
+- or a delta file: only the URLs whose state day D changed (fetched that day, or whose
+  pending sitemap or feed change flipped), over the last base and the deltas since; a URL's
+  newest row wins (join key: its two hashes k1, k2);
+- the day's pooled priors (pattern_priors.parquet: one row per URL pattern within its host,
+  with the host's Last-Modified trust), small.
+
+A URL's published statistics (change_rate, own_share, estimator, ...) depend on the day's
+priors, so they are computed when read: register_change_stats makes the DuckDB view of them
+from the newest state and the day's priors, with the same SQL the step uses in memory. A day
+writes a base instead of a delta (compaction) once COMPACT_AFTER_DAYS deltas would follow the
+base or their rows would pass COMPACT_DELTA_SHARE of the base's: every reader pays for the chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date as Date, timedelta
+
+import duckdb
+import pyarrow as pa
+
+from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.shared_root import connect
+from ..layout import pattern_priors_file, url_state_base_file, url_state_delta_file
+from .change_history import STATE_COLUMNS, sql_literal
+from .change_rate_estimators import RateEstimator
+
+COMPACT_AFTER_DAYS = 7
+COMPACT_DELTA_SHARE = 0.5
+# What a state file holds per URL: the fold's state and whether a listed change awaits a visit.
+STORED_COLUMNS = STATE_COLUMNS + ("pending_change",)
+PRIOR_COLUMNS = ("url_pattern", "host", "prior_rate", "prior_days", "lm_trusted")
+
+
+@dataclass(frozen=True)
+class UrlState:
+    """The files of change_stats[D]'s per-URL state, and the day's priors."""
+
+    base: object  # a path (local Path or UPath)
+    deltas: tuple = ()  # oldest first; the newest row of a URL wins
+    priors: object | None = None
+
+    def files(self) -> tuple:
+        return (self.base, *self.deltas)
+
+
+def has_url_state(root, date: str) -> bool:
+    """Whether change_stats[date] wrote a state file (in this layout)."""
+    return url_state_base_file(root, date).exists() or url_state_delta_file(root, date).exists()
+
+
+def url_state(root, date: str) -> UrlState:
+    """change_stats[date]'s state: its base, or its delta and the deltas back to the base."""
+    deltas, day = [], date
+    for _ in range(COMPACT_AFTER_DAYS + 1):
+        if url_state_base_file(root, day).exists():
+            priors = pattern_priors_file(root, date)
+            if not priors.exists():
+                raise CrawlInputError(f"{priors} is missing: materialise change_stats for {date} again")
+            return UrlState(url_state_base_file(root, day), tuple(reversed(deltas)), priors)
+        delta = url_state_delta_file(root, day)
+        if not delta.exists():
+            raise CrawlInputError(
+                f"{delta} is missing: change_stats for {date} needs every day's state file back to the last "
+                f"base; materialise change_stats for {day} again (and the days after it, in order)")
+        deltas.append(delta)
+        day = (Date.fromisoformat(day) - timedelta(days=1)).isoformat()
+    raise CrawlInputError(f"no base state within {COMPACT_AFTER_DAYS} days before {date} under "
+                          f"{url_state_base_file(root, date).parent.parent}: materialise change_stats for the "
+                          f"oldest of those days again with no day before it (a full rebuild)")
+
+
+def needs_compaction(con, state: UrlState, day_rows: int) -> bool:
+    """Whether day D should write a base: the chain would be too long or too large."""
+    if len(state.deltas) + 1 >= COMPACT_AFTER_DAYS:
+        return True
+    rows = dict(con.execute("SELECT filename, count(*) FROM read_parquet($files, filename = true) GROUP BY 1",
+                            {"files": [str(p) for p in state.files()]}).fetchall())
+    return sum(rows.get(str(p), 0) for p in state.deltas) + day_rows > COMPACT_DELTA_SHARE * rows.get(str(state.base), 0)
+
+
+def _check_file(con, path) -> None:
+    """A state file that DuckDB cannot read, or that lacks the state, is named in the error."""
+    try:
+        columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_literal(str(path))})")
+                   .fetchall()}
+    except duckdb.Error as exc:
+        raise CrawlInputError(f"change_stats state file {path} cannot be read ({str(exc).splitlines()[0]}): "
+                              f"materialise change_stats for its day again") from None
+    missing = set(STORED_COLUMNS) - columns
+    if missing:
+        raise CrawlInputError(f"change_stats state file {path} lacks columns {sorted(missing)}: materialise "
+                              f"change_stats for its day again")
+
+
+def register_latest_state(con, state: UrlState, name: str) -> None:
+    """View `name`: every URL's newest stored state (STORED_COLUMNS) over the base and deltas.
+    Views, not CTEs, so each reader's projection reaches the Parquet scans."""
+    for path in state.files():
+        _check_file(con, path)
+    columns = ", ".join(STORED_COLUMNS)
+
+    def scan(path) -> str:
+        return f"SELECT {columns} FROM read_parquet({sql_literal(str(path))})"
+
+    if not state.deltas:
+        con.execute(f"CREATE VIEW {name} AS {scan(state.base)}")
+        return
+    con.execute(f"CREATE VIEW {name}_deltas AS "
+                + " UNION ALL ".join(f"SELECT *, {i} AS delta_rank FROM ({scan(p)})" for i, p in enumerate(state.deltas)))
+    newest = f"{name}_deltas"
+    if len(state.deltas) > 1:  # a URL in several deltas: its newest row (keys grouped first, rows joined)
+        con.execute(f"CREATE VIEW {name}_newest AS SELECT d.* FROM {name}_deltas d JOIN "
+                    f"(SELECT k1, k2, max(delta_rank) AS delta_rank FROM {name}_deltas GROUP BY k1, k2) USING "
+                    "(k1, k2, delta_rank)")
+        newest = f"{name}_newest"
+    con.execute(f"CREATE VIEW {name} AS SELECT * FROM ({scan(state.base)}) ANTI JOIN {name}_deltas USING (k1, k2) "
+                f"UNION ALL SELECT {columns} FROM {newest}")
+
+
+# How a URL's evidence counts on the day: Last-Modified where its host's is trusted and the
+# URL's own never failed it, else the intervals' estimate as changes over observed days.
+EVIDENCE_SQL = """{trusted} AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
+       CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
+       CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t"""
+
+# Every URL's published columns, then its state: the shrunk rate (x + a) / (t + b) with the
+# prior a = prior_rate * prior_days of its pattern (change_rate_estimators.shrunk_rate).
+PUBLISHED_SQL = """
+SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, not_modified,
+       t AS observed_days,
+       CASE WHEN by_lm THEN {lm_name} ELSE coalesce(interval_estimator, {prior_name}) END AS estimator,
+       CASE WHEN t > 0 THEN x / t END AS own_rate,
+       (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
+       t / (t + prior_days) AS own_share,
+       prior_rate, prior_days, lm_checks, lm_agreements,
+       make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
+       make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
+       last_status, last_status_class, gone_streak, pending_change, bytes_saved,
+       {state}
+FROM (SELECT s.*, p.prior_rate, p.prior_days, {evidence}
+      FROM {state_rows} s JOIN {priors} p USING (url_pattern, host))
+"""
+PUBLISHED_COLUMNS = ("url", "host", "url_pattern", "visits", "intervals", "changes", "boilerplate_changes",
+                     "not_modified", "observed_days", "estimator", "own_rate", "change_rate", "own_share",
+                     "prior_rate", "prior_days", "lm_checks", "lm_agreements", "last_visit_at", "last_fetched_at",
+                     "last_status", "last_status_class", "gone_streak", "pending_change", "bytes_saved")
+STATE_ONLY_COLUMNS = tuple(c for c in STATE_COLUMNS if c not in PUBLISHED_COLUMNS)
+URL_COLUMNS = PUBLISHED_COLUMNS + STATE_ONLY_COLUMNS
+
+
+def published_sql(state_rows: str, priors: str) -> str:
+    """The query of every URL's change_stats columns (URL_COLUMNS) over a state relation and
+    a priors relation (PRIOR_COLUMNS)."""
+    return PUBLISHED_SQL.format(lm_name=f"'{RateEstimator.LAST_MODIFIED.value}'",
+                                prior_name=f"'{RateEstimator.PRIOR.value}'", state=", ".join(STATE_ONLY_COLUMNS),
+                                evidence=EVIDENCE_SQL.format(trusted="p.lm_trusted"), state_rows=state_rows,
+                                priors=priors)
+
+
+def register_change_stats(con, state: UrlState, name: str = "change_stats") -> None:
+    """View `name`: every URL's change_stats columns (URL_COLUMNS) on the state's day."""
+    if state.priors is None:
+        raise ValueError("the state's day has no priors yet: read it through url_state(root, date)")
+    register_latest_state(con, state, f"{name}_state")
+    try:
+        con.execute(f"CREATE VIEW {name}_priors AS SELECT {', '.join(PRIOR_COLUMNS)} "
+                    f"FROM read_parquet({sql_literal(str(state.priors))})")
+    except duckdb.Error as exc:
+        raise CrawlInputError(f"change_stats priors file {state.priors} cannot be read ({str(exc).splitlines()[0]}): "
+                              "materialise change_stats for its day again") from None
+    con.execute(f"CREATE VIEW {name} AS " + published_sql(f"{name}_state", f"{name}_priors"))
+
+
+def read_change_stats(root, date: str) -> pa.Table:
+    """change_stats[date]'s URL table (URL_COLUMNS), in URL order, in memory: for small crawls
+    and tests; the steps read the view."""
+    con = connect()
+    register_change_stats(con, url_state(root, date))
+    return con.sql("SELECT * FROM change_stats ORDER BY url").to_arrow_table()
