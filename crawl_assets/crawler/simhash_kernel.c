@@ -35,101 +35,157 @@ static inline uint64_t mix(uint64_t x)
     return x;
 }
 
-/* 1 for a word byte (ASCII letter, digit, underscore, every byte >= 0x80). */
-static unsigned char word_byte[256];
+/* What a code point below 256 does to the word it is in, as UTF-8 bytes (one for ASCII,
+ * two for U+0080..U+00FF): the word hash becomes h * mult + add (Horner over its bytes,
+ * each byte + 1, ASCII letters lowercased), its length grows by len; word is 0 for a
+ * separator (which ends the word; its mult and add are 0, so h restarts at 0 without a
+ * mask on the multiply chain that bounds the scan's speed), digit 1 for '0'..'9'. */
+static uint64_t cp_mult[256], cp_add[256];
+static unsigned char cp_len[256], cp_word[256], cp_digit[256];
 
 static void init_tables(void)
 {
-    for (int b = 0; b < 256; b++)
-        word_byte[b] = (b >= 0x80) || (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') ||
-                       (b >= 'A' && b <= 'Z') || b == '_';
+    for (int c = 0; c < 256; c++) {
+        int ascii_word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                         (c >= 'A' && c <= 'Z') || c == '_';
+        if (c >= 0x80) {
+            cp_mult[c] = BASE * BASE;
+            cp_add[c] = (uint64_t)((0xC0 | (c >> 6)) + 1) * BASE + ((0x80 | (c & 0x3F)) + 1);
+            cp_len[c] = 2;
+            cp_word[c] = 1;
+        } else if (ascii_word) {
+            cp_mult[c] = BASE;
+            cp_add[c] = (uint64_t)((c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c) + 1;
+            cp_len[c] = 1;
+            cp_word[c] = 1;
+        }
+        cp_digit[c] = c >= '0' && c <= '9';
+    }
 }
 
-/* The word hashes, in text order: a stack array first, the heap when it fills. */
+/* Words, in text order: the raw hash (h ^ len << 56, mixed later) and whether the word
+ * is all digits. Stack arrays first, the heap when they fill. */
 struct words {
-    uint64_t *data;
+    uint64_t *hash;
+    unsigned char *digits;
     Py_ssize_t count, capacity;
     int on_heap;
 };
 
-static int push(struct words *w, uint64_t h)
+static int grow(struct words *w)
 {
-    if (w->count == w->capacity) {
-        Py_ssize_t grown = w->capacity * 2;
-        uint64_t *more = w->on_heap ? realloc(w->data, grown * sizeof(uint64_t))
-                                    : malloc(grown * sizeof(uint64_t));
-        if (more == NULL)
-            return -1;
-        if (!w->on_heap)
-            memcpy(more, w->data, w->count * sizeof(uint64_t));
-        w->data = more;
-        w->capacity = grown;
-        w->on_heap = 1;
+    Py_ssize_t grown = w->capacity * 2;
+    uint64_t *hash = malloc(grown * sizeof(uint64_t));
+    unsigned char *digits = malloc(grown);
+    if (hash == NULL || digits == NULL) {
+        free(hash);
+        free(digits);
+        return -1;
     }
-    w->data[w->count++] = h;
+    memcpy(hash, w->hash, w->count * sizeof(uint64_t));
+    memcpy(digits, w->digits, w->count);
+    if (w->on_heap) {
+        free(w->hash);
+        free(w->digits);
+    }
+    w->hash = hash;
+    w->digits = digits;
+    w->capacity = grown;
+    w->on_heap = 1;
     return 0;
 }
 
-#define ADD(byte) (h = h * BASE + (uint64_t)(byte) + 1)
-
-/* Word hashes of a str's code points p[0:n), read as the UTF-8 bytes they encode to
- * (without building them: .encode() would cost a third of the fingerprint). Every byte
- * of a non-ASCII character is a word byte and never a digit. Returns 0, -1 when memory
- * ran out, -2 at a surrogate (which UTF-8 cannot encode). */
+/* The words of a str's code points p[0:n), read as the UTF-8 bytes they encode to
+ * (without building them: .encode() would cost a third of the fingerprint). Branch-free
+ * for code points below 256: every step stores the word so far at words[count] and counts
+ * it only where a word ends, so word boundaries cost no mispredicted branch. Above 255,
+ * every byte is a word byte and never a digit. Returns 0, -1 when memory ran out, -2 at
+ * a surrogate (which UTF-8 cannot encode). */
 #define DEFINE_SCAN(NAME, TYPE)                                                        \
-    static int NAME(const TYPE *p, Py_ssize_t n, struct words *out)                   \
+    static int NAME(const TYPE *p, Py_ssize_t n, struct words *w)                     \
     {                                                                                  \
-        uint64_t h = 0;                                                                \
-        uint64_t len = 0;                                                              \
-        int digits = 1;                                                                \
-        for (Py_ssize_t i = 0; i < n; i++) {                                           \
-            Py_UCS4 c = p[i];                                                          \
-            if (c < 0x80) {                                                            \
-                if (!word_byte[c]) {                                                   \
-                    if (len) {                                                         \
-                        if (push(out, digits ? NUMBER : mix(h ^ (len << 56))) < 0)     \
-                            return -1;                                                 \
-                        h = 0;                                                         \
-                        len = 0;                                                       \
-                        digits = 1;                                                    \
-                    }                                                                  \
-                    continue;                                                          \
-                }                                                                      \
-                if (c - 'A' < 26u)                                                     \
-                    c += 'a' - 'A';                                                    \
-                digits &= (c - '0' < 10u);                                             \
-                ADD(c);                                                                \
-                len++;                                                                 \
-            } else if (c < 0x800) {                                                    \
-                ADD(0xC0 | (c >> 6));                                                  \
-                ADD(0x80 | (c & 0x3F));                                                \
-                len += 2;                                                              \
-                digits = 0;                                                            \
-            } else if (c < 0x10000) {                                                  \
-                if (c >= 0xD800 && c < 0xE000)                                         \
-                    return -2;                                                         \
-                ADD(0xE0 | (c >> 12));                                                 \
-                ADD(0x80 | ((c >> 6) & 0x3F));                                         \
-                ADD(0x80 | (c & 0x3F));                                                \
-                len += 3;                                                              \
-                digits = 0;                                                            \
-            } else {                                                                   \
-                ADD(0xF0 | (c >> 18));                                                 \
-                ADD(0x80 | ((c >> 12) & 0x3F));                                        \
-                ADD(0x80 | ((c >> 6) & 0x3F));                                         \
-                ADD(0x80 | (c & 0x3F));                                                \
-                len += 4;                                                              \
-                digits = 0;                                                            \
+        uint64_t h = 0, len = 0;                                                       \
+        unsigned digits = 1, in_word = 0, surrogate = 0;                               \
+        Py_ssize_t i = 0;                                                              \
+        while (i < n) {                                                                \
+            /* A step ends at most one word and two steps cannot both end one, so a   \
+             * chunk of 2 * room - 1 steps stores below capacity. */                  \
+            Py_ssize_t room = w->capacity - w->count - 1;                              \
+            if (room < 64) {                                                           \
+                if (grow(w) < 0)                                                       \
+                    return -1;                                                         \
+                continue;                                                              \
             }                                                                          \
+            Py_ssize_t end = i + 2 * room - 1 < n ? i + 2 * room - 1 : n;              \
+            uint64_t *hash = w->hash;                                                  \
+            unsigned char *dig = w->digits;                                            \
+            Py_ssize_t count = w->count;                                               \
+            for (; i < end; i++) {                                                     \
+                Py_UCS4 c = p[i];                                                      \
+                uint64_t mult, add;                                                    \
+                unsigned step, word, digit;                                            \
+                if (c < 256) {                                                         \
+                    mult = cp_mult[c];                                                 \
+                    add = cp_add[c];                                                   \
+                    step = cp_len[c];                                                  \
+                    word = cp_word[c];                                                 \
+                    digit = cp_digit[c];                                               \
+                } else {                                                               \
+                    word = 1;                                                          \
+                    digit = 0;                                                         \
+                    if (c < 0x800) {                                                   \
+                        step = 2;                                                      \
+                        add = (uint64_t)((0xC0 | (c >> 6)) + 1) * BASE;                \
+                        add += (0x80 | (c & 0x3F)) + 1;                                \
+                    } else if (c < 0x10000) {                                          \
+                        surrogate |= c >= 0xD800 && c < 0xE000;                        \
+                        step = 3;                                                      \
+                        add = (uint64_t)((0xE0 | (c >> 12)) + 1) * BASE;               \
+                        add = (add + (0x80 | ((c >> 6) & 0x3F)) + 1) * BASE;           \
+                        add += (0x80 | (c & 0x3F)) + 1;                                \
+                    } else {                                                           \
+                        step = 4;                                                      \
+                        add = (uint64_t)((0xF0 | (c >> 18)) + 1) * BASE;               \
+                        add = (add + (0x80 | ((c >> 12) & 0x3F)) + 1) * BASE;          \
+                        add = (add + (0x80 | ((c >> 6) & 0x3F)) + 1) * BASE;           \
+                        add += (0x80 | (c & 0x3F)) + 1;                                \
+                    }                                                                  \
+                    mult = step == 2 ? BASE * BASE                                     \
+                         : step == 3 ? BASE * BASE * BASE : BASE * BASE * BASE * BASE; \
+                }                                                                      \
+                uint64_t keep = (uint64_t)0 - word;   /* all ones inside a word */     \
+                hash[count] = h ^ (len << 56);                                         \
+                dig[count] = (unsigned char)digits;                                    \
+                count += in_word & (word ^ 1);                                         \
+                h = h * mult + add;   /* a separator's mult and add are 0 */         \
+                len = (len + step) & keep;                                             \
+                digits = (digits & digit) | (word ^ 1);                                \
+                in_word = word;                                                        \
+            }                                                                          \
+            w->count = count;                                                          \
         }                                                                              \
-        if (len && push(out, digits ? NUMBER : mix(h ^ (len << 56))) < 0)              \
-            return -1;                                                                 \
+        if (surrogate)                                                                 \
+            return -2;                                                                 \
+        if (in_word) {                                                                 \
+            if (w->count == w->capacity && grow(w) < 0)                                \
+                return -1;                                                             \
+            w->hash[w->count] = h ^ (len << 56);                                       \
+            w->digits[w->count++] = (unsigned char)digits;                             \
+        }                                                                              \
         return 0;                                                                      \
     }
 
 DEFINE_SCAN(scan_ucs1, Py_UCS1)
 DEFINE_SCAN(scan_ucs2, Py_UCS2)
 DEFINE_SCAN(scan_ucs4, Py_UCS4)
+
+/* Word hashes from the raw ones: mixed, or NUMBER for an all-digit word (dates, counters,
+ * prices that change between fetches then leave the shingles alone). */
+static void finish_words(struct words *w)
+{
+    for (Py_ssize_t k = 0; k < w->count; k++)
+        w->hash[k] = w->digits[k] ? NUMBER : mix(w->hash[k]);
+}
 
 static uint64_t majority(const uint64_t *w, Py_ssize_t n, Py_ssize_t shingle)
 {
@@ -191,18 +247,23 @@ static PyObject *fingerprint(PyObject *self, PyObject *args)
     Py_ssize_t size = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     uint64_t stack[STACK_WORDS];
-    struct words w = {stack, 0, STACK_WORDS, 0};
+    unsigned char stack_digits[STACK_WORDS];
+    struct words w = {stack, stack_digits, 0, STACK_WORDS, 0};
     int status;
     uint64_t fp = 0;
     Py_BEGIN_ALLOW_THREADS
     status = kind == PyUnicode_1BYTE_KIND ? scan_ucs1(data, size, &w)
            : kind == PyUnicode_2BYTE_KIND ? scan_ucs2(data, size, &w)
            : scan_ucs4(data, size, &w);
-    if (status == 0 && w.count > 0)
-        fp = majority(w.data, w.count, shingle);
+    if (status == 0 && w.count > 0) {
+        finish_words(&w);
+        fp = majority(w.hash, w.count, shingle);
+    }
     Py_END_ALLOW_THREADS
-    if (w.on_heap)
-        free(w.data);
+    if (w.on_heap) {
+        free(w.hash);
+        free(w.digits);
+    }
     if (status == -1)
         return PyErr_NoMemory();
     if (status == -2) {

@@ -57,6 +57,8 @@ CORPUS = [
     "\u00e9" * 200 + " " + "\U0001F600" * 70,
     " ".join(f"w{i % 97} {i}" for i in range(5000)),  # heap-grown word list, many votes
     "same " * 3000,
+    "a " * 9000 + "b",                                    # densest words: one in two chars
+    "\u4e2d." * 5000 + "\U0001F600",                      # the same in 2- and 4-byte kinds
     _random_text(random.Random(1), 40000),               # ~250 KB, every class
 ]
 
