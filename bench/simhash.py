@@ -5,8 +5,9 @@ index join (crawl_assets.crawler.simhash) over 1M and 10M synthetic fingerprints
         [--planted 10000] [--far 2000] [--rounds 3]
 
 Fingerprints: every page of DemoWeb(hosts=20, pages_per_host=50) (10-50 KB HTML), timed
-as page_text + simhash64 (end to end; fingerprints_per_s), page_text alone and simhash64
-alone on the extracted text. Each is the best of --rounds passes over the 1000 pages, so a
+as page_text + simhash64 (end to end; fingerprints_per_s), page_text alone, simhash64
+alone on the extracted text (the compiled kernel when it was built) and simhash64_numpy
+(the numpy reference) alone. Each is the best of --rounds passes over the 1000 pages, so a
 busy neighbour on a shared machine moves the figure less.
 
 Index: each size runs in a fresh subprocess (so its peak RSS, VmHWM, is its own):
@@ -45,7 +46,8 @@ def _best_seconds(work, items, rounds: int) -> float:
 
 
 def bench_fingerprints(rounds: int) -> tuple[float, float, float]:
-    from crawl_assets.crawler.simhash import page_text, simhash64
+    from crawl_assets.crawler.simhash import (compiled_fingerprint, page_text, simhash64,
+                                              simhash64_numpy)
     from crawl_assets.demoweb import DemoWeb
 
     web = DemoWeb(hosts=20, pages_per_host=50)
@@ -56,6 +58,7 @@ def bench_fingerprints(rounds: int) -> tuple[float, float, float]:
     end_to_end = _best_seconds(lambda html: simhash64(page_text(html)), pages, rounds)
     text_only = _best_seconds(page_text, pages, rounds)
     only = _best_seconds(simhash64, texts, rounds)
+    reference = _best_seconds(simhash64_numpy, texts, rounds)
     n = len(pages)
     print(f"fingerprints: {n} demo-web pages, mean {mean_kb:.1f} KB HTML, "
           f"mean {sum(map(len, texts)) / n / 1024:.1f} KB text, {len(set(fps))} distinct; "
@@ -64,7 +67,11 @@ def bench_fingerprints(rounds: int) -> tuple[float, float, float]:
           f"({end_to_end / n * 1e6:.0f} us/page)")
     print(f"  page_text only:        {n / text_only:,.0f} pages/s "
           f"({text_only / n * 1e6:.0f} us/page)")
-    print(f"  simhash64 only:        {n / only:,.0f} texts/s ({only / n * 1e6:.0f} us/text)")
+    kernel = "compiled kernel" if compiled_fingerprint is not None else "numpy: kernel not built"
+    print(f"  simhash64 only:        {n / only:,.0f} texts/s ({only / n * 1e6:.0f} us/text; "
+          f"{kernel})")
+    print(f"  simhash64_numpy only:  {n / reference:,.0f} texts/s "
+          f"({reference / n * 1e6:.0f} us/text; the reference)")
     return n / end_to_end, n / only, mean_kb
 
 
