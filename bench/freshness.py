@@ -225,14 +225,12 @@ class Adaptive:
         date = (EPOCH + timedelta(days=day)).date()
         # The daily step, as the change_stats asset runs it: the day's fetches folded into the
         # day before's statistics (the first day: built from its fetches alone).
-        out = self.log_dir / "change_stats" / f"{date}.parquet"
+        # Its state files go under log_dir/change_stats/date=D/ (url_change_state.py).
         stats = change_stats(str(self.log_dir / f"date={date}" / "*" / "*.parquet"), date, self.settings,
-                             previous=self.previous, urls_out=out)
-        if self.previous is not None:
-            self.previous.unlink()
-        self.previous = out
+                             previous=self.previous, state_root=self.log_dir)
+        self.previous = stats.state
         self.seconds += time.perf_counter() - t0
-        self._plan(out, date)
+        self._plan(stats.state, date)
         self.last_counts = (stats.counts, self.last_plan)
 
     def _plan(self, rates, date) -> None:

@@ -12,12 +12,14 @@ answer 304 when unchanged, a third send an honest Last-Modified; 1 % of answers 
 Then, each in a fresh process (so its peak RSS, VmHWM, is its own):
 
 1. the one-off full rebuild: change_stats of every fetch up to the day before the last day
-   (what a crawl runs once, or after a change to the rules), streamed to Parquet;
+   (what a crawl runs once, or after a change to the rules), which writes the per-URL state
+   as a base file (pipeline/url_change_state.py);
 2. the daily step, what runs every day and what the goal is about: change_stats of the last
-   day, folding that day's fetches (rows/days of them) into the rebuild's per-URL state, then
-   recrawl_priorities over its Parquet file, in-links for every URL, a host table with
-   delays, every URL plus 5 % never fetched, for the next day, with a daily budget of 10 %
-   of the URLs, written to Parquet.
+   day, folding that day's fetches (rows/days of them) into the rebuild's per-URL state and
+   writing a delta of the URLs fetched that day plus the day's pattern priors, then
+   recrawl_priorities over the view of every URL's rates (base + delta + priors), in-links
+   for every URL, a host table with delays, every URL plus 5 % never fetched, for the next
+   day, with a daily budget of 10 % of the URLs, written to Parquet.
 
 Goal on this 2-core machine: at most 30 s and 4 GB for the daily step. The last line is
 machine-readable (cpu_seconds: the CPU time of every thread of the measuring process, which
@@ -106,7 +108,8 @@ def generate(out: Path, urls: int, rows: int, hosts: int, days: int) -> None:
 
 
 def rebuild(log_dir: Path, state: Path, urls: int, days: int) -> dict:
-    """Runs in a fresh process: the full rebuild up to the day before the last, timed."""
+    """Runs in a fresh process: the full rebuild up to the day before the last, timed; its
+    base file goes under the data root `state`."""
     from dataclasses import replace
 
     from bench.measures import peak_rss_kb
@@ -115,14 +118,15 @@ def rebuild(log_dir: Path, state: Path, urls: int, days: int) -> dict:
 
     settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
     t0, cpu = time.perf_counter(), time.process_time()
-    stats = change_stats(str(log_dir / "*" / "*" / "*.parquet"), last_day(days) - timedelta(days=1), settings,
-                         urls_out=state)
+    stats = change_stats(str(log_dir / "date=*" / "*" / "*.parquet"), last_day(days) - timedelta(days=1), settings,
+                         state_root=state)
     return {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - cpu,
             "peak_rss_mb": peak_rss_kb() / 1024, "urls": stats.counts.urls}
 
 
 def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: int) -> dict:
-    """Runs in a fresh process: the daily step of the last day, timed, with its peak RSS."""
+    """Runs in a fresh process: the daily step of the last day, timed, with its peak RSS
+    (its state files go under the data root `out`)."""
     import duckdb
     import numpy as np
     import pyarrow as pa
@@ -132,6 +136,7 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
     from crawl_assets.crawler.settings import CrawlSettings
     from crawl_assets.pipeline.change_stats_step import change_stats
     from crawl_assets.pipeline.priorities_step import recrawl_priorities
+    from crawl_assets.pipeline.url_change_state import register_change_stats, url_state
 
     day = last_day(days)
     settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
@@ -149,22 +154,24 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
                            "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
                            "flagged": rng.random(hosts) < 0.01})
     day_files = str(log_dir / f"date={day}" / "*" / "*.parquet")
+    previous = url_state(state, (day - timedelta(days=1)).isoformat())
     t0, cpu = time.perf_counter(), time.process_time()
-    stats = change_stats(day_files, day, settings, previous=state, urls_out=out / "url_changes.parquet")
-    t1 = time.perf_counter()
-    plan = recrawl_priorities(out / "url_changes.parquet", inlinks, host_table, known, day + timedelta(days=1),
+    stats = change_stats(day_files, day, settings, previous=previous, state_root=out)
+    t1, cpu1 = time.perf_counter(), time.process_time()
+    plan = recrawl_priorities(stats.state, inlinks, host_table, known, day + timedelta(days=1),
                               settings, urls_out=out / "url_priorities.parquet")
     t2 = time.perf_counter()
+    written = stats.state.deltas[-1] if stats.state.deltas else stats.state.base
     result = {"change_stats_s": t1 - t0, "priorities_s": t2 - t1, "seconds": t2 - t0,
+              "change_stats_cpu_s": cpu1 - cpu, "state_written": f"{written.name} ({written.stat().st_size >> 20} MB)",
               "cpu_seconds": time.process_time() - cpu, "peak_rss_mb": peak_rss_kb() / 1024,
               "urls": stats.counts.urls, "visits": stats.counts.visits, "changes": stats.counts.changes,
               "day_visits": stats.counts.day_visits, "planned": plan.counts.planned,
               "capped_hosts": plan.counts.capped_hosts}
     con = duckdb.connect()
     result["day_rows"] = con.execute(f"SELECT count(*) FROM read_parquet('{day_files}')").fetchone()[0]
-    result["estimators"] = con.execute(
-        f"SELECT estimator, count(*) FROM read_parquet('{out / 'url_changes.parquet'}') GROUP BY 1 ORDER BY 1"
-    ).fetchall()
+    register_change_stats(con, stats.state)
+    result["estimators"] = con.execute("SELECT estimator, count(*) FROM change_stats GROUP BY 1 ORDER BY 1").fetchall()
     return result
 
 
@@ -212,9 +219,10 @@ def main() -> int:
         rows = (args.rows // args.urls) * args.urls
         print(f"synthetic fetch log: {rows:,} rows for {args.urls:,} URLs on {args.hosts:,} hosts "
               f"over {args.days} days, written in {time.perf_counter() - t0:.0f} s", flush=True)
-        # With --keep, the rebuild's state is kept beside the log too, and reused (with its figures).
-        state = (args.keep or work) / "url_changes_before.parquet"
-        figures = state.with_suffix(".json")
+        # With --keep, the rebuild's state (a data root holding change_stats/date=D/) is kept
+        # beside the log too, and reused (with its figures).
+        state = (args.keep or work) / "state"
+        figures = (args.keep or work) / "rebuild.json"
         if args.keep and state.exists() and figures.exists():
             built = json.loads(figures.read_text())
         else:
@@ -228,8 +236,10 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
         if args.keep is None:
             shutil.rmtree(log_dir, ignore_errors=True)
-    print(f"daily step: change_stats {result['change_stats_s']:.1f} s (folding {result['day_rows']:,} fetches of "
-          f"the day into {result['urls']:,} URLs), recrawl_priorities {result['priorities_s']:.1f} s; "
+    print(f"change_stats_s={result['change_stats_s']:.1f} (CPU {result['change_stats_cpu_s']:.1f} s) "
+          f"priorities_s={result['priorities_s']:.1f}")
+    print(f"daily step: change_stats folded {result['day_rows']:,} fetches of the day into {result['urls']:,} URLs "
+          f"and wrote {result['state_written']}; "
           f"{result['visits']:,} visits, {result['changes']:,} changes, {result['planned']:,} planned, "
           f"{result['capped_hosts']} hosts at their cap")
     print("estimators: " + ", ".join(f"{name} {n:,}" for name, n in result["estimators"]))

@@ -99,9 +99,11 @@ def _check_file(con, path) -> None:
                               f"change_stats for its day again")
 
 
-def register_latest_state(con, state: UrlState, name: str) -> None:
-    """View `name`: every URL's newest stored state (STORED_COLUMNS) over the base and deltas.
-    Views, not CTEs, so each reader's projection reaches the Parquet scans."""
+def latest_state_sql(con, state: UrlState) -> str:
+    """The query of every URL's newest stored state (STORED_COLUMNS) over the base and the
+    deltas: subqueries, not CTEs, so each reader's projection reaches the Parquet scans and
+    nothing is materialised (a URL in several deltas: its keys are grouped first, then its
+    newest row joined)."""
     for path in state.files():
         _check_file(con, path)
     columns = ", ".join(STORED_COLUMNS)
@@ -110,18 +112,19 @@ def register_latest_state(con, state: UrlState, name: str) -> None:
         return f"SELECT {columns} FROM read_parquet({sql_literal(str(path))})"
 
     if not state.deltas:
-        con.execute(f"CREATE VIEW {name} AS {scan(state.base)}")
-        return
-    con.execute(f"CREATE VIEW {name}_deltas AS "
-                + " UNION ALL ".join(f"SELECT *, {i} AS delta_rank FROM ({scan(p)})" for i, p in enumerate(state.deltas)))
-    newest = f"{name}_deltas"
-    if len(state.deltas) > 1:  # a URL in several deltas: its newest row (keys grouped first, rows joined)
-        con.execute(f"CREATE VIEW {name}_newest AS SELECT d.* FROM {name}_deltas d JOIN "
-                    f"(SELECT k1, k2, max(delta_rank) AS delta_rank FROM {name}_deltas GROUP BY k1, k2) USING "
-                    "(k1, k2, delta_rank)")
-        newest = f"{name}_newest"
-    con.execute(f"CREATE VIEW {name} AS SELECT * FROM ({scan(state.base)}) ANTI JOIN {name}_deltas USING (k1, k2) "
-                f"UNION ALL SELECT {columns} FROM {newest}")
+        return scan(state.base)
+    deltas = " UNION ALL ".join(f"SELECT *, {i} AS delta_rank FROM ({scan(p)})" for i, p in enumerate(state.deltas))
+    newest = f"SELECT {columns} FROM ({deltas})"
+    if len(state.deltas) > 1:
+        newest += (f" JOIN (SELECT k1, k2, max(delta_rank) AS delta_rank FROM ({deltas}) GROUP BY k1, k2) "
+                   "USING (k1, k2, delta_rank)")
+    return (f"SELECT * FROM ({scan(state.base)}) ANTI JOIN (SELECT k1, k2 FROM ({deltas})) USING (k1, k2) "
+            f"UNION ALL {newest}")
+
+
+def register_latest_state(con, state: UrlState, name: str) -> None:
+    """View `name`: every URL's newest stored state (latest_state_sql)."""
+    con.execute(f"CREATE VIEW {name} AS {latest_state_sql(con, state)}")
 
 
 # How a URL's evidence counts on the day: Last-Modified where its host's is trusted and the
@@ -165,17 +168,17 @@ def published_sql(state_rows: str, priors: str) -> str:
 
 
 def register_change_stats(con, state: UrlState, name: str = "change_stats") -> None:
-    """View `name`: every URL's change_stats columns (URL_COLUMNS) on the state's day."""
+    """View `name`: every URL's change_stats columns (URL_COLUMNS) on the state's day, one
+    view with no helper views (the catalog keeps it for analysts)."""
     if state.priors is None:
         raise ValueError("the state's day has no priors yet: read it through url_state(root, date)")
-    register_latest_state(con, state, f"{name}_state")
+    priors = f"SELECT {', '.join(PRIOR_COLUMNS)} FROM read_parquet({sql_literal(str(state.priors))})"
     try:
-        con.execute(f"CREATE VIEW {name}_priors AS SELECT {', '.join(PRIOR_COLUMNS)} "
-                    f"FROM read_parquet({sql_literal(str(state.priors))})")
+        con.execute(f"DESCRIBE {priors}")
     except duckdb.Error as exc:
         raise CrawlInputError(f"change_stats priors file {state.priors} cannot be read ({str(exc).splitlines()[0]}): "
                               "materialise change_stats for its day again") from None
-    con.execute(f"CREATE VIEW {name} AS " + published_sql(f"{name}_state", f"{name}_priors"))
+    con.execute(f"CREATE VIEW {name} AS " + published_sql(f"({latest_state_sql(con, state)})", f"({priors})"))
 
 
 def read_change_stats(root, date: str) -> pa.Table:
