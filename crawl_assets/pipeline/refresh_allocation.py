@@ -28,6 +28,8 @@ fixed host never needs to be released. Everything is vectorised numpy.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +39,10 @@ AGE = "age"
 OBJECTIVES = (FRESHNESS, AGE)
 
 _TOLERANCE = 1e-6  # relative error of the budget (and of each capped host's sum)
+# A spend is summed over fixed slices of this many pages, in their order, whatever the number of
+# threads (numpy releases the GIL): the same sum, so the same price, on any machine.
+_SLICE = 1 << 18
+_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,18 @@ class _InverseCurve:
         np.clip(index, 0, self.STEPS - 1, out=index)
         return self.inverse_x[index.astype(np.intp)]
 
+    def frequencies_into(self, out: np.ndarray, log_ratio: np.ndarray, log_price: float, rate: np.ndarray,
+                         max_per_day: float) -> np.ndarray:
+        """min(rate / x, max_per_day) at level ratio·price, written into `out` (the same values
+        as rate * self(log_ratio + log_price), without the temporaries)."""
+        np.add(log_ratio, log_price, out=out)
+        np.subtract(out, self.u0, out=out)
+        np.multiply(out, self.inv_du, out=out)
+        np.clip(out, 0, self.STEPS - 1, out=out)
+        np.take(self.inverse_x, out.astype(np.intp), out=out)
+        np.multiply(out, rate, out=out)
+        return np.minimum(out, max_per_day, out=out)
+
 
 _CURVES = {objective: None for objective in OBJECTIVES}
 
@@ -100,22 +118,66 @@ class _Pages:
         self.rate = rate
         # level = price·λ/w (freshness) or price·λ²/w (age); only its log is needed.
         power = 1.0 if objective == FRESHNESS else 2.0
-        self.log_ratio = power * np.log(rate) - np.log(weight)
+        self.log_ratio = np.empty(len(rate))
+
+        def log_ratio(s):
+            out = np.log(rate[s], out=self.log_ratio[s])
+            np.multiply(out, power, out=out)
+            np.subtract(out, np.log(weight[s]), out=out)
+
+        _over_slices(len(rate), log_ratio)
         self.max_per_day = max_per_day
         self.curve = _curve(objective)
+        self.spent = {}  # log price -> spend: the price search asks for some more than once
 
     def take(self, index) -> "_Pages":
+        if len(index) == len(self.rate):  # every page (index is increasing): no copy
+            return self
         part = object.__new__(_Pages)
         part.rate, part.log_ratio = self.rate[index], self.log_ratio[index]
-        part.max_per_day, part.curve = self.max_per_day, self.curve
+        part.max_per_day, part.curve, part.spent = self.max_per_day, self.curve, {}
         return part
 
     def frequencies(self, log_price) -> np.ndarray:
-        f = self.rate * self.curve(self.log_ratio + log_price)
-        return np.minimum(f, self.max_per_day, out=f)
+        if np.ndim(log_price):  # a price per page (_fill_hosts_to_cap)
+            f = self.rate * self.curve(self.log_ratio + log_price)
+            return np.minimum(f, self.max_per_day, out=f)
+        f = np.empty(len(self.rate))
+        _over_slices(len(f), lambda s: self.curve.frequencies_into(
+            f[s], self.log_ratio[s], log_price, self.rate[s], self.max_per_day))
+        return f
 
     def spend(self, log_price: float) -> float:
-        return float(self.frequencies(log_price).sum())
+        """Σ f at the price, one full pass over the pages (in slices, on every core)."""
+        if log_price == -np.inf and len(self.rate) and \
+                self.rate.min() * self.curve.inverse_x[0] >= self.max_per_day:
+            return float(len(self.rate) * self.max_per_day)  # every page at max_per_day
+        if log_price not in self.spent:
+            buffers = [np.empty(min(_SLICE, len(self.rate))) for _ in range(_THREADS)]
+            sums = _over_slices(len(self.rate), lambda s, i: float(self.curve.frequencies_into(
+                buffers[i][:s.stop - s.start], self.log_ratio[s], log_price, self.rate[s],
+                self.max_per_day).sum()), with_worker=True)
+            self.spent[log_price] = float(sum(sums))
+        return self.spent[log_price]
+
+
+def _over_slices(n: int, work, with_worker: bool = False) -> list:
+    """work(slice[, worker]) over fixed slices of range(n), in order, on up to _THREADS threads
+    (numpy releases the GIL in each slice's passes); the results in slice order."""
+    slices = [slice(start, min(start + _SLICE, n)) for start in range(0, n, _SLICE)]
+    if len(slices) <= 1 or _THREADS == 1:
+        return [work(s, 0) if with_worker else work(s) for s in slices]
+    groups = [slices[i::_THREADS] for i in range(_THREADS)]  # worker i takes every _THREADS-th slice
+
+    def run(i):
+        return [work(s, i) if with_worker else work(s) for s in groups[i]]
+
+    with ThreadPoolExecutor(_THREADS) as pool:
+        done = list(pool.map(run, range(_THREADS)))
+    results = [None] * len(slices)
+    for i, values in enumerate(done):
+        results[i::_THREADS] = values
+    return results
 
 
 def frequencies_at_price(price, rate, weight, max_per_day=1.0, objective=FRESHNESS):
