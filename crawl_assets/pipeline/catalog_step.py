@@ -22,6 +22,7 @@ from pathlib import Path
 from ..crawler.shared_root import connect, is_remote, make_local_folder, put_file
 from ..crawler.vocabulary import StatusClass
 from ..layout import glob_of, seeds_file
+from .url_change_state import has_url_state, register_change_stats, url_state
 
 
 def sql_text(value: str) -> str:
@@ -92,6 +93,9 @@ def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
             for view, table in LATEST_SNAPSHOT_VIEWS.items():
                 if any((root / table).glob("date=*/*.parquet")):
                     con.execute(LATEST_SQL.format(view=view, glob=root / table / "date=*" / "*.parquet"))
+            change_day = newest_change_stats_day(root)
+            if change_day is not None:  # every URL's change statistics, newest day
+                register_change_stats(con, url_state(root, change_day), "change_stats")
             if seeds_file(root).exists():
                 con.execute(f"CREATE VIEW seeds AS SELECT * FROM read_parquet('{seeds_file(root)}')")
             for (view,) in con.execute(VIEWS_SQL).fetchall():
@@ -102,3 +106,9 @@ def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
     finally:
         tmp.unlink(missing_ok=True)
     return CatalogResult(catalog_path, counts)
+
+
+def newest_change_stats_day(root: Path) -> str | None:
+    """The newest day change_stats wrote its state for (its view is computed from the state)."""
+    days = sorted((p.name.removeprefix("date=") for p in (root / "change_stats").glob("date=*")), reverse=True)
+    return next((day for day in days if has_url_state(root, day)), None)

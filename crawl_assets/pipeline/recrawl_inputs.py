@@ -27,7 +27,7 @@ from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
 from .host_delays import observed_delays
 from .recrawl_plan import previous_day
-from .url_change_state import UrlState, has_url_state, register_change_stats, url_state
+from .url_change_state import UrlState, has_url_state, url_state
 
 # Refusals that say a host generates URLs without end (calendars, facets, session paths).
 TRAP_REASONS = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
@@ -192,9 +192,8 @@ def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> Priorit
     history = history_through(root, date)
     urls = weigh_listings(known_urls(history, settings), root, date)  # sitemaps and feeds: by what they date
     stats = url_changes_path(root, date)
-    con = connect()
-    register_change_stats(con, stats)
-    stats_hosts = con.execute("SELECT DISTINCT host FROM change_stats_priors").fetchall()
+    # Every URL's (pattern, host) has a row in the day's priors: its hosts are the URLs' hosts.
+    stats_hosts = connect().execute("SELECT DISTINCT host FROM read_parquet($p)", {"p": str(stats.priors)}).fetchall()
     hosts = sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts})
     return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)))
 

@@ -6,8 +6,11 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.layout import url_registry_file, write_parquet_atomic
 from crawl_assets.pipeline.catalog_step import build_catalog
+from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.recrawl_inputs import change_stats_sources
 from crawl_files import fetch_row, write_fetch_log, write_links, write_seeds
 
 
@@ -54,3 +57,23 @@ def test_builds_at_the_same_time_do_not_collide(tmp_path):
     with duckdb.connect(str(tmp_path / "crawl.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM fetches").fetchone()[0] == 3
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_analysts_query_the_newest_days_change_stats(tmp_path):
+    """The change_stats view: every URL's rates from the newest day's state files (a base and
+    a delta here), under the columns the step returns."""
+    write_outputs(tmp_path)
+    for day in ("2026-11-28", "2026-11-29"):
+        sources = change_stats_sources(tmp_path, day)
+        stats = change_stats([str(p) for p in sources.fetch_logs], day, CrawlSettings(), previous=sources.previous,
+                             state_root=tmp_path)
+    assert len(stats.state.deltas) == 1
+    rebuilt = change_stats(str(tmp_path / "fetch_log" / "*" / "*" / "*.parquet"), "2026-11-29", CrawlSettings()).urls
+    result = build_catalog(tmp_path, tmp_path / "crawl.duckdb")
+    assert result.rows["change_stats"] == 2
+    with duckdb.connect(str(result.path), read_only=True) as con:
+        rows = con.execute("SELECT url, visits, not_modified, change_rate FROM change_stats ORDER BY url").fetchall()
+        assert [c[0] for c in con.execute("DESCRIBE change_stats").fetchall()] == rebuilt.column_names
+    assert rows == [(r["url"], r["visits"], r["not_modified"], r["change_rate"])
+                    for r in rebuilt.select(["url", "visits", "not_modified", "change_rate"]).to_pylist()]
+    assert [r[:3] for r in rows] == [("http://a.test/", 2, 1), ("http://a.test/p", 1, 0)]
