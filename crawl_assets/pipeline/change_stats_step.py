@@ -135,16 +135,19 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
                                                min_intervals=int(POOL_MIN_INTERVALS)))
         con.execute("CREATE TEMP TABLE pattern_b AS " + _POOLS_SQL, _pool_params(_POOLS_SQL))
         con.execute(f"CREATE TEMP TABLE priors AS SELECT {', '.join(PRIOR_COLUMNS)} "
-                    "FROM pattern_b JOIN lm_hosts USING (host)")
+                    "FROM pattern_b JOIN (SELECT host, lm_trusted FROM lm_hosts) USING (host)")
         if state_root is None:
             urls, state = con.sql(published_sql("state_rows", "priors") + " ORDER BY url").to_arrow_table(), None
             con.register("urls", urls)
         else:
             urls, state = None, _write_state(con, state_root, date, previous)
             con.execute("CREATE VIEW urls AS " + published_sql("state_rows", "priors"))
+        # Every URL's rate is computed once (a join of 10M states with the priors at scale),
+        # kept beside its host only, for the host table, the quantiles and the bands.
+        con.execute("CREATE TEMP TABLE url_rates AS SELECT host, change_rate FROM urls")
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
-        bands = rate_bands(pa.chunked_array([con.execute("SELECT change_rate FROM urls").fetchnumpy()["change_rate"]]))
+        bands = rate_bands(pa.chunked_array([con.execute("SELECT change_rate FROM url_rates").fetchnumpy()["change_rate"]]))
     finally:
         con.close()
     return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands, state=state)
@@ -229,12 +232,16 @@ def _own_estimates(con) -> None:
 URL_PATTERN_SQL = ("regexp_replace(regexp_replace(regexp_replace(url, '^[a-zA-Z]+://', ''), "
                    "'[0-9]+', '9', 'g'), '=[^&#]*', '=', 'g')")
 
-# Hosts whose Last-Modified told the truth, then the evidence each URL brings to its pool:
-# effective changes x over observed days t.
+# Per host, in one pass over every URL's state: the sums of the host table and whether its
+# Last-Modified told the truth; then the evidence each URL brings to its pool: effective
+# changes x over observed days t.
 _POOL_EVIDENCE_SQL = """
 CREATE TEMP TABLE lm_hosts AS
-SELECT host, sum(lm_checks) >= $lm_min_checks
-             AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
+SELECT host, count(*) AS urls, sum(visits)::BIGINT AS visits, sum(changes)::BIGINT AS changes,
+       sum(boilerplate_changes)::BIGINT AS boilerplate_changes, sum(not_modified)::BIGINT AS not_modified,
+       sum(bytes_saved)::BIGINT AS bytes_saved, sum(lm_checks)::BIGINT AS lm_checks,
+       sum(lm_agreements)::BIGINT AS lm_agreements,
+       sum(lm_checks) >= $lm_min_checks AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
 FROM state_rows GROUP BY host;
 """
 # (a view takes no parameters: its one constant is formatted in)
@@ -242,7 +249,7 @@ _POOL_EVIDENCE_VIEW = """
 CREATE VIEW pool_evidence AS
 SELECT s.*, h.lm_trusted, {evidence},
        CASE WHEN intervals >= {min_intervals} AND t > 0 THEN x / t END AS informative_rate
-FROM state_rows s JOIN lm_hosts h USING (host)
+FROM state_rows s JOIN (SELECT host, lm_trusted FROM lm_hosts) h USING (host)
 """
 
 # The pooled prior of each URL pattern (within its host), shrunk towards its host's, shrunk
@@ -289,26 +296,25 @@ def _pool_params(sql: str) -> dict:
     return {name: value for name, value in every.items() if f"${name}" in sql}
 
 
+# The host table: lm_hosts' sums, and the rates' mean and median from url_rates.
 _HOSTS_SQL = """
-SELECT host, count(*) AS urls, sum(visits)::BIGINT AS visits, sum(changes)::BIGINT AS changes,
-       sum(boilerplate_changes)::BIGINT AS boilerplate_changes, sum(not_modified)::BIGINT AS not_modified,
-       sum(not_modified) / nullif(sum(visits), 0) AS not_modified_share,
-       sum(bytes_saved)::BIGINT AS bytes_saved,
-       sum(lm_checks)::BIGINT AS lm_checks, sum(lm_agreements) / nullif(sum(lm_checks), 0) AS lm_agreement,
-       any_value(h.lm_trusted) AS lm_trusted,
-       avg(change_rate) AS mean_rate, median(change_rate) AS median_rate
-FROM urls JOIN lm_hosts h USING (host) GROUP BY host ORDER BY host
+SELECT host, h.urls, h.visits, h.changes, h.boilerplate_changes, h.not_modified,
+       h.not_modified / nullif(h.visits, 0) AS not_modified_share, h.bytes_saved, h.lm_checks,
+       h.lm_agreements / nullif(h.lm_checks, 0) AS lm_agreement, h.lm_trusted, r.mean_rate, r.median_rate
+FROM lm_hosts h
+JOIN (SELECT host, avg(change_rate) AS mean_rate, median(change_rate) AS median_rate FROM url_rates GROUP BY host) r
+  USING (host)
+ORDER BY host
 """
 
 
 def _counts(con) -> ChangeCounts:
     row = con.execute("""
-        SELECT count(*), coalesce(sum(visits), 0), coalesce(sum(changes), 0),
+        SELECT coalesce(sum(urls), 0), coalesce(sum(visits), 0), coalesce(sum(changes), 0),
                coalesce(sum(boilerplate_changes), 0), coalesce(sum(not_modified), 0),
-               coalesce(sum(bytes_saved), 0),
-               (SELECT count(*) FILTER (lm_trusted) FROM lm_hosts),
-               quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99])
-        FROM urls""").fetchall()[0]
+               coalesce(sum(bytes_saved), 0), count(*) FILTER (lm_trusted),
+               (SELECT quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99]) FROM url_rates)
+        FROM lm_hosts""").fetchall()[0]
     # the day itself: only the URLs fetched that day have day counts
     row += con.execute("SELECT coalesce(sum(day_visits), 0), coalesce(sum(day_not_modified), 0), "
                        "coalesce(sum(day_bytes_saved), 0) FROM touched").fetchall()[0]
