@@ -4,9 +4,9 @@ previous window left (change_stats_step.py estimates rates from it).
 One SQL serves both ways of building it:
 
 - the full rebuild: every fetch up to day D folded into an empty state;
-- the daily step: day D's fetches folded into the state of change_stats[D-1], so a day costs
-  one pass over yesterday's per-URL table plus that day's log, not a re-sort of every fetch
-  so far.
+- the daily step: day D's fetches folded into the state of change_stats[D-1] (its base and
+  delta files, url_change_state.py), so a day reads the whole rows of that day's URLs only,
+  plus that day's log, not a re-sort of every fetch so far.
 
 They agree because everything the history keeps is a sum, a count, a minimum or maximum, a
 list, or "the last value so far" (carried in the state: the last visit's time and
