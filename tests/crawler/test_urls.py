@@ -573,3 +573,24 @@ def test_the_fast_link_path_agrees_with_normalize_url():
     for base in bases:
         for href in hrefs:
             assert _outcome(resolve_href, href, base) == _outcome(normalize_url, href, base), (href, base)
+
+
+def test_plain_urls_skip_w3lib_with_the_same_result(monkeypatch):
+    """normalize_url leaves a URL of a plain host and path as it is without w3lib's
+    canonicalize_url; with that shortcut off, every URL normalises the same."""
+    import random
+
+    from crawl_assets.crawler import urls
+
+    rng = random.Random(8)
+    hosts = ["h0001.demo.test:8471", "Example.COM", "a..b", "xn--bcher-kva.example", "x" * 70 + ".test",
+             "127.0.0.1:8080", "0x7f.1", "[::1]", "h.test:80", "h.test:0443", "bücher.example", "-a-.test",
+             "h.test.", ".h.test", "h_x.test", "h.test:65535"]
+    segments = ["a", "B", "..", ".", "", "7.html", "~x", "-_", ".well-known", "x y", "%41", "%7e", "é",
+                ";jsessionid=1", "a;b", "q?z=1", "q?", "#f", "\\", "%2e", "x.", "...", "A-Z_0.9"]
+    hrefs = [f"{rng.choice(['http', 'https', 'HTTP'])}://{rng.choice(hosts)}/"
+             + "/".join(rng.choice(segments) for _ in range(rng.randint(0, 4))) for _ in range(4000)]
+    fast = [_outcome(normalize_url, href) for href in hrefs]
+    monkeypatch.setattr(urls, "_PLAIN_NETLOC", re.compile(r"(?!)"))
+    assert [_outcome(normalize_url, href) for href in hrefs] == fast
+    assert sum(isinstance(u, str) and "?" not in u for u in fast) > 1000  # the shortcut was taken
