@@ -159,7 +159,7 @@ def _write_state(con, root, date: str | Date, previous: UrlState | None) -> UrlS
     day = date if isinstance(date, str) else date.isoformat()
     stored = ", ".join(STORED_COLUMNS)
     changed_rows = con.execute("SELECT count(*) FROM changed").fetchone()[0]
-    if previous is None or needs_compaction(con, previous, changed_rows):
+    if previous is None or needs_compaction(previous, changed_rows):
         copy_atomic(con, f"SELECT {stored} FROM state_rows", url_state_base_file(root, day))
         state = UrlState(url_state_base_file(root, day))
     else:

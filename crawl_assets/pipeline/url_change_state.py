@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from ..crawler.crawl_errors import CrawlInputError
-from ..crawler.shared_root import connect
+from ..crawler.shared_root import connect, parquet_file
 from ..layout import pattern_priors_file, url_state_base_file, url_state_delta_file
 from .change_history import STATE_COLUMNS, sql_literal
 from .change_rate_estimators import RateEstimator
@@ -76,13 +76,13 @@ def url_state(root, date: str) -> UrlState:
                           f"oldest of those days again with no day before it (a full rebuild)")
 
 
-def needs_compaction(con, state: UrlState, day_rows: int) -> bool:
-    """Whether day D should write a base: the chain would be too long or too large."""
+def needs_compaction(state: UrlState, day_rows: int) -> bool:
+    """Whether day D should write a base: the chain would be too long or too large (row
+    counts from the files' footers)."""
     if len(state.deltas) + 1 >= COMPACT_AFTER_DAYS:
         return True
-    rows = dict(con.execute("SELECT filename, count(*) FROM read_parquet($files, filename = true) GROUP BY 1",
-                            {"files": [str(p) for p in state.files()]}).fetchall())
-    return sum(rows.get(str(p), 0) for p in state.deltas) + day_rows > COMPACT_DELTA_SHARE * rows.get(str(state.base), 0)
+    delta_rows = sum(parquet_file(p).metadata.num_rows for p in state.deltas) + day_rows
+    return delta_rows > COMPACT_DELTA_SHARE * parquet_file(state.base).metadata.num_rows
 
 
 def _check_file(con, path) -> None:

@@ -13,7 +13,11 @@ import pytest
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.shared_root import connect, data_root_path, forget_remote_roots, is_remote, read_table
 from crawl_assets.layout import fetch_log_file, glob_of, shard_files, warc_dir, write_parquet_atomic
+from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.catalog_step import build_catalog
+from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.recrawl_inputs import change_stats_sources
+from crawl_assets.pipeline.url_change_state import read_change_stats
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from crawl_assets.sql import main as sql_main
@@ -99,3 +103,23 @@ def test_the_sql_command_reads_a_url_root_with_any_catalog(root, tmp_path, monke
     query = f"SELECT count(*) AS urls FROM read_parquet('{glob_of(root, 'fetch_log')}')"
     assert sql_main(["--catalog", str(catalog), query]) == 0
     assert "│     2 │" in capsys.readouterr().out
+
+
+def test_change_stats_state_files_live_under_a_url_root(root):
+    """The first day writes a base, the next a delta of its URLs; both are read back through
+    the root's file system, the delta's row winning."""
+    from crawl_files import fetch_row, write_fetch_log
+
+    write_fetch_log(root, "2026-11-28", [fetch_row("http://a.test/", "2026-11-28T10:00:00", payload_digest="1"),
+                                         fetch_row("http://a.test/p", "2026-11-28T10:00:00")])
+    write_fetch_log(root, "2026-11-29", [fetch_row("http://a.test/", "2026-11-29T10:00:00", payload_digest="2")])
+    for day in ("2026-11-28", "2026-11-29"):
+        sources = change_stats_sources(root, day)
+        stats = change_stats([str(p) for p in sources.fetch_logs], day, CrawlSettings(), previous=sources.previous,
+                             state_root=root)
+    assert is_remote(stats.state.base) and len(stats.state.deltas) == 1
+    assert {"change_stats/date=2026-11-28/url_state_base.parquet", "change_stats/date=2026-11-29/url_state_delta.parquet",
+            "change_stats/date=2026-11-29/pattern_priors.parquet"} <= files_under(root)
+    rows = read_change_stats(root, "2026-11-29").select(["url", "visits", "intervals"]).to_pylist()
+    assert rows == [{"url": "http://a.test/", "visits": 2, "intervals": 1}, {"url": "http://a.test/p", "visits": 1,
+                                                                            "intervals": 0}]
