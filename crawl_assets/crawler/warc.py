@@ -9,12 +9,10 @@ cuts a file back to that length when the batch resumes). A full disk stops the b
 
 from __future__ import annotations
 
-import base64
 import errno
 import hashlib
 import io
 import os
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,7 +62,25 @@ class Revisit:
 
 def payload_digest(body: bytes) -> str:
     """The WARC-Payload-Digest of a body as received, the way warcio writes it."""
-    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+    return "sha1:" + _base32(hashlib.sha1(body).digest())
+
+
+_BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_BASE32_PAIRS = [a + b for a in _BASE32 for b in _BASE32]  # ten bits at a time
+
+
+def _base32(digest: bytes) -> str:
+    """base64.b32encode of a 20-byte SHA-1 digest (160 bits: 32 characters, no padding) at
+    half its cost: three of them a page."""
+    n = int.from_bytes(digest, "big")
+    return "".join([_BASE32_PAIRS[(n >> shift) & 1023] for shift in range(150, -1, -10)])
+
+
+def _record_id() -> str:
+    """"<urn:uuid:...>" of a random (version 4) UUID, as str(uuid.uuid4()) spells it, at a
+    third of its cost."""
+    h = os.urandom(16).hex()
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}>"
 
 
 _EMPTY_DIGEST = payload_digest(b"")
@@ -111,7 +127,8 @@ def stop_if_disk_full(exc: OSError, directory: Path) -> None:
 
 
 def warc_date(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """"%Y-%m-%dT%H:%M:%S.%fZ" in UTC (isoformat spells it so at half strftime's cost)."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 class WarcFileWriter:
@@ -211,20 +228,20 @@ class WarcFileWriter:
             kind, payload = WarcRecordKind.REVISIT, b""
             if revisit.profile != IDENTICAL_PAYLOAD:
                 http_head = b""
-        record_id = f"<urn:uuid:{uuid.uuid4()}>"
+        record_id = _record_id()
         fields += [("WARC-Type", kind), ("WARC-Record-ID", record_id), ("WARC-Target-URI", exchange.url)]
         if kind == WarcRecordKind.RESPONSE and not digest:
             fields.append(("WARC-Payload-Digest", payload_digest(payload)))
         block_digest = hashlib.sha1(http_head)
         block_digest.update(payload)
-        fields += [("WARC-Block-Digest", "sha1:" + base64.b32encode(block_digest.digest()).decode("ascii")),
+        fields += [("WARC-Block-Digest", "sha1:" + _base32(block_digest.digest())),
                    ("Content-Type", _RESPONSE_TYPE), ("Content-Length", str(len(http_head) + len(payload)))]
         response = _record_bytes(fields, http_head, payload)
 
         request_head = _http_head(f"{exchange.method} {exchange.request_target}", exchange.request_headers)
         request = _record_bytes([
             ("WARC-Date", date), ("WARC-IP-Address", exchange.ip), ("WARC-Concurrent-To", record_id),
-            ("WARC-Type", WarcRecordKind.REQUEST), ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid4()}>"),
+            ("WARC-Type", WarcRecordKind.REQUEST), ("WARC-Record-ID", _record_id()),
             ("WARC-Target-URI", exchange.url), ("WARC-Payload-Digest", _EMPTY_DIGEST),
             ("WARC-Block-Digest", payload_digest(request_head)), ("Content-Type", _REQUEST_TYPE),
             ("Content-Length", str(len(request_head)))], request_head)

@@ -57,3 +57,22 @@ def test_a_header_that_is_not_ascii_is_left_to_warcio_which_percent_encodes_it(t
         responses = [(r.http_headers.get_header("Content-Disposition"), r.content_stream().read())
                      for r in ArchiveIterator(fh) if r.rec_type == "response"]
     assert responses == [("attachment; filename*=UTF-8''caf%C3%A9.txt", b"hello body")]
+
+
+def test_digests_and_record_ids_are_spelt_as_warcio_and_uuid_spell_them(tmp_path):
+    import base64
+    import hashlib
+    import os
+    import uuid
+
+    for size in range(200):
+        body = os.urandom(size)
+        assert payload_digest(body) == "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+    with WarcFileWriter(tmp_path, "t", "test") as writer:
+        records = [writer._serialise(exchange(), None, None) for _ in range(300)]
+    # The response's id, and the request's own (its first id is the response's).
+    ids = [IDS.findall(record)[-1][10:-1].decode() for pair in records for record in pair]
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
