@@ -33,6 +33,7 @@ from enum import StrEnum
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..crawler.shared_root import connect
 from ..crawler.vocabulary import StatusClass
@@ -42,7 +43,6 @@ from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
 from .url_change_state import UrlState, register_change_stats
 
 SECONDS_A_DAY = 86_400
-SCHEDULE_DUCKDB_MEMORY = "256MB"
 GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of a new one
 DEFAULT_RATE = 1 / 30  # changes a day assumed for a host the crawl has no history of
 NOT_FOUND, GONE = 404, 410
@@ -122,37 +122,47 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
         con.register("host_facts", _host_facts(hosts))
         no_content = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
         con.execute(_HOST_INDEX_SQL)
-        con.execute(_PAGES_SQL.format(no_content=no_content), _page_params())
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
-        # While numpy works, DuckDB keeps little of the pages table in memory (the rest goes to
-        # its temporary files until the output reads it back).
-        con.execute(f"SET memory_limit = '{SCHEDULE_DUCKDB_MEMORY}'")
-        # Only numbers leave DuckDB, in the table's order; the output joins them back by position.
-        pages = con.execute("SELECT host_index, kind_code, change_rate, importance, "
-                            "coalesce(last_visit_t, 'NaN'::DOUBLE) AS last_visit_t, "
-                            "coalesce(last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t, "
-                            "coalesce(last_status, 0) AS last_status, gone_streak, pending_change "
-                            "FROM pages").fetchnumpy()
-        planned, allocation_counts = _schedule(pages, caps, now, settings)
-        per_host = np.bincount(pages["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
-                               minlength=len(caps))
-        counts = _counts(pages["kind_code"], planned, settings, allocation_counts)
-        del pages
-        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY_LIMIT}'")
-        con.register("scheduled", pa.table(planned))
-        del planned
-        kinds = "[" + ", ".join(f"'{k.value}'" for k in KIND_CODES) + "]"
-        table = (f"SELECT p.url, p.host, {kinds}[p.kind_code + 1] AS kind, p.change_rate, p.importance, s.* "
-                 "FROM pages p POSITIONAL JOIN scheduled s")
-        if urls_out is None:
-            urls = con.sql(table).to_arrow_table()
-        else:
-            urls = None
-            copy_atomic(con, table, urls_out)
+        # Only the URL and numbers leave DuckDB, in any order (its joins run on both cores
+        # without keeping one); numpy puts them in URL order, far cheaper than DuckDB's sort
+        # of the whole wide rows.
+        con.execute("SET preserve_insertion_order = false")
+        pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
     finally:
         con.close()
+    in_url_order = pc.sort_indices(pages["url"]).to_numpy()
+    url = pages["url"].take(in_url_order)
+    columns = {}
+    for name in pages.column_names:  # each column freed once in URL order
+        if name != "url":
+            columns[name] = pages[name].to_numpy()[in_url_order]
+        pages = pages.drop_columns(name)
+    planned, allocation_counts = _schedule(columns, caps, now, settings)
+    per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
+                           minlength=len(caps))
+    counts = _counts(columns["kind_code"], planned, settings, allocation_counts)
+    kinds = pa.array([k.value for k in KIND_CODES])
+    table = pa.table({"url": url, "host": caps["host"].take(columns["host_index"]),
+                      "kind": kinds.take(columns["kind_code"]), "change_rate": columns["change_rate"],
+                      "importance": columns["importance"], **planned})
+    del columns, planned
+    if urls_out is None:
+        urls = table
+    else:
+        urls = None
+        _write(table, urls_out)
     hosts = caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
     return Priorities(urls=urls, counts=counts, hosts=hosts)
+
+
+def _write(table: pa.Table, path) -> None:
+    """The URL table to Parquet with DuckDB's writer (in the table's order)."""
+    con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    try:
+        con.register("priorities", table)
+        copy_atomic(con, "SELECT * FROM priorities", path)
+    finally:
+        con.close()
 
 
 def _register_stats(con, change_stats, columns: set[str]) -> None:
@@ -219,12 +229,11 @@ LEFT JOIN host_rates r USING (host)
 LEFT JOIN host_facts f USING (host)
 """
 
-# Every known URL with what the crawl knows of it, one row per URL, in URL order (the plan's
-# last tie-breaker; the frontier, too, takes a host's URLs of one shape in URL order). The
-# URLs of change_stats, then the known URLs it lacks; joined on the URL's two 64-bit hashes
-# (a collision needs 2^64 URLs), which compare far faster than the strings.
+# Every known URL with what the crawl knows of it, one row per URL (in no order: numpy sorts
+# the rows by URL, the plan's last tie-breaker; the frontier, too, takes a host's URLs of one
+# shape in URL order). The URLs of change_stats, then the known URLs it lacks; joined on the
+# URL's two 64-bit hashes (a collision needs 2^64 URLs), which compare far faster than the strings.
 _PAGES_SQL = """
-CREATE TEMP TABLE pages AS
 WITH everything AS (
     SELECT k1, k2, url, host, change_rate,
            CASE WHEN last_status IN ($not_found, $gone) AND gone_streak > 0 THEN $code_gone
@@ -241,16 +250,17 @@ WITH everything AS (
 links AS (
     SELECT hash(url) AS k1, hash(url, 1) AS k2, sum(inlinks) AS inlinks FROM inlinks GROUP BY ALL
 )
-SELECT e.k1, e.k2, e.url, e.host, x.host_index, e.kind_code,
+SELECT e.url, x.host_index, e.kind_code,
        coalesce(e.change_rate, x.host_rate, (SELECT median(change_rate) FROM change_stats),
                 $default_rate) AS change_rate,
        x.host_importance * (1 + coalesce(i.inlinks, 0)) AS importance,
-       e.last_visit_t, e.last_fetch_t, e.last_status, coalesce(e.gone_streak, 0) AS gone_streak,
+       coalesce(e.last_visit_t, 'NaN'::DOUBLE) AS last_visit_t,
+       coalesce(e.last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t,
+       coalesce(e.last_status, 0) AS last_status, coalesce(e.gone_streak, 0) AS gone_streak,
        coalesce(e.pending_change, false) AS pending_change
 FROM everything e
 LEFT JOIN links i USING (k1, k2)
 JOIN host_index x ON x.host IS NOT DISTINCT FROM e.host
-ORDER BY e.url
 """
 
 # Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget.
@@ -321,8 +331,16 @@ def _schedule(pages: dict, caps: pa.Table, now: float, settings):
     due = due_day <= today  # NaN (never due) compares False
     gain = np.nan_to_num(gain)
     # Candidates: due URLs, and refresh URLs the allocation wants (fetched early if budget is left).
-    order = _plan_order(due, gain, candidate=due | (refresh & (frequency > 0)))
-    planned = _plan(order, discovery, host, cap, settings)
+    # The plan reads only the head of their order: sort a head long enough for the budget, and
+    # a longer one if a pass of the plan ran out of rows before its limit.
+    candidate = due | (refresh & (frequency > 0))
+    head = 2 * settings.daily_fetch_budget + 1024
+    while True:
+        order, complete = _plan_order(due, gain, candidate, head)
+        planned, short = _plan(order, discovery, host, cap, settings)
+        if complete or not short:
+            break
+        head *= 4
     plan_rank = np.zeros(len(rate), dtype=np.int64)
     plan_order = order[planned[order]]
     plan_rank[plan_order] = np.arange(1, len(plan_order) + 1)
@@ -339,35 +357,68 @@ def _schedule(pages: dict, caps: pa.Table, now: float, settings):
     return columns, (len(allocation.capped_hosts), allocation.price, expected)
 
 
-def _plan_order(due, gain, candidate) -> np.ndarray:
-    """Candidate rows, due first, then by expected gain, then by row (= URL order)."""
+def _plan_order(due, gain, candidate, head: int) -> tuple[np.ndarray, bool]:
+    """The first `head` (or a few more) candidate rows in plan order: due first, then by
+    expected gain, then by row (= URL order); and whether that is every candidate."""
     rows = np.flatnonzero(candidate)
-    return rows[np.lexsort((rows, -gain[rows], ~due[rows]))]
+    ordered = []
+    # Due rows, then the others; each part sorted by gain with a stable sort (so by row among
+    # equal gains), after keeping only the rows that can be in the head.
+    for part in (rows[due[rows]], rows[~due[rows]]):
+        if head <= 0:
+            break
+        if head < len(part):
+            part = _highest_gain(part, gain, head)
+        ordered.append(part[np.argsort(-gain[part], kind="stable")])
+        head -= len(part)
+    order = np.concatenate(ordered) if ordered else rows
+    return order, len(order) == len(rows)
 
 
-def _plan(order, is_discovery, host, cap, settings) -> np.ndarray:
+def _highest_gain(rows, gain, n: int) -> np.ndarray:
+    """The rows (in their order) with the n highest gains, and every row tied with the n-th:
+    the head of the stable order by gain is then the same as the whole order's."""
+    key = -gain[rows]
+    return rows[key <= np.partition(key, n - 1)[n - 1]]
+
+
+def _plan(order, is_discovery, host, cap, settings) -> tuple[np.ndarray, bool]:
     """The day's plan, taken along `order`: first the discovery share, then refresh and gone
-    URLs, then discovery again if refresh left budget; never more than a host's cap."""
+    URLs, then discovery again if refresh left budget; never more than a host's cap. And
+    whether a pass ran out of rows before its limit (rows after `order` could have been taken)."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
     discovery = is_discovery[order]
     share = round(settings.discovery_share * budget)
+    short = False
     for rows, limit in ((order[discovery], share), (order[~discovery], None), (order[discovery], None)):
         left = budget - int(planned.sum())
         limit = left if limit is None else min(limit, left)
         rows = rows[~planned[rows]]
         taken = _take_within_caps(rows, host, cap, used, limit)
+        short |= len(taken) < limit
         planned[taken] = True
         used += np.bincount(host[taken], minlength=len(cap))
     assert planned.sum() <= budget and (used <= cap).all()
-    return planned
+    return planned, short
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:
     """The first `limit` of `rows` (in their order) whose host has room left."""
     if limit <= 0 or len(rows) == 0:
         return rows[:0]
+    # A row's room depends only on the rows before it: look at a prefix, longer if it falls short.
+    prefix = min(len(rows), 2 * limit + 1024)
+    while True:
+        taken = _within_caps(rows[:prefix], host, cap, used)
+        if len(taken) >= limit or prefix == len(rows):
+            return taken[:limit]
+        prefix = min(len(rows), 4 * prefix)
+
+
+def _within_caps(rows, host, cap, used) -> np.ndarray:
+    """The rows (in their order) whose host has room left after the rows before them."""
     hosts = host[rows]
     by_host = np.argsort(hosts, kind="stable")  # keeps the plan order within each host
     sorted_hosts = hosts[by_host]
@@ -375,7 +426,7 @@ def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:
     rank = np.empty(len(rows), dtype=np.int64)
     rank[by_host] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
     room = rank < cap[hosts] - used[hosts]
-    return rows[room][:limit]
+    return rows[room]
 
 
 def _counts(kind_code: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:
