@@ -198,3 +198,58 @@ def test_allocation_age_objective_gives_every_changing_page_a_share():
     result = allocate(rate, np.ones(4), np.zeros(4, int), np.array([1e9]), budget=1.0, objective="age")
     assert (result.frequency > 0).all()
     assert result.frequency.sum() == pytest.approx(1.0, rel=1e-4)
+
+
+def test_allocation_over_many_slices_equalises_marginal_freshness():
+    # 600,000 pages: the price search sums its spends over several slices, on several threads.
+    rng = np.random.default_rng(7)
+    rate = rng.lognormal(-2, 1.5, 600_000)
+    weight = 1 + rng.zipf(2.0, 600_000)
+    result = allocate(rate, weight, np.zeros(600_000, int), np.array([1e9]), budget=60_000)
+    f = result.frequency
+    assert f.sum() == pytest.approx(60_000, rel=1e-4)
+    inner = (f > 1e-3) & (f < 0.99)
+    x = rate[inner] / f[inner]
+    assert np.allclose(weight[inner] / rate[inner] * (1 - (1 + x) * np.exp(-x)), result.price, rtol=0.01)
+    assert (weight[f == 0] / rate[f == 0] <= result.price * 1.001).all()
+
+
+def test_many_urls_come_out_in_url_order_and_the_plan_follows_the_gains():
+    # 150,000 URLs (sorted in two halves) on 500 hosts; only refresh URLs, so one pass plans.
+    rng = np.random.default_rng(8)
+    n = 150_000
+    rows = [(f"https://h{i % 500}.test/{rng.integers(10**9)}/{i}", float(rate), float(ago))
+            for i, (rate, ago) in enumerate(zip(rng.exponential(0.3, n), rng.integers(0, 30, n)))]
+    stats = stats_table(rows)
+    config = settings(daily_fetch_budget=5_000, discovery_share=0, max_pages_per_host=10**6)
+    urls = recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, config).urls
+    assert urls["url"].to_pylist() == sorted(r[0] for r in rows)
+    planned = urls.filter(urls["planned"]).sort_by("plan_rank")
+    assert len(planned) == 5_000
+    due, gain = planned["due"].to_pylist(), planned["expected_gain"].to_numpy()
+    assert due == sorted(due, reverse=True)  # due URLs first
+    first = np.array(due)
+    assert (np.diff(gain[first]) <= 0).all() and (np.diff(gain[~first]) <= 0).all()
+    # No cap binds: a due URL left out is worth no more than the last due URL planned.
+    left_out = urls.filter(pa.compute.and_(urls["due"], pa.compute.invert(urls["planned"])))
+    if first.any() and len(left_out):
+        assert left_out["expected_gain"].to_numpy().max() <= gain[first].min()
+
+
+def test_plan_reaches_past_a_capped_host_that_holds_the_best_urls():
+    # The 3,000 best URLs are on a host capped at 5 a day: the plan must look past all of
+    # them (far beyond the budget's share of the order) to fill its budget elsewhere.
+    rows = [(f"https://slow.test/p/{i}", 0.001, 1000) for i in range(3000)]
+    rows += [(f"https://fast.test/p/{i}", 0.001, 1000) for i in range(100)]
+    stats = stats_table(rows)
+    hosts = pa.table({"host": ["slow.test", "fast.test"], "delay_s": [86_400 / 5, 1.0], "flagged": [False, False]})
+    inlinks = pa.table({"url": [f"https://slow.test/p/{i}" for i in range(3000)], "inlinks": [100] * 3000})
+    result = recrawl_priorities(stats, inlinks, hosts, known(stats), PLAN_DAY,
+                                settings(daily_fetch_budget=10, discovery_share=0))
+    urls = result.urls
+    assert pa.compute.all(urls["due"]).as_py()  # every URL is due; the slow host's are worth more
+    slow = pa.compute.equal(urls["host"], "slow.test")
+    assert pa.compute.min(urls.filter(slow)["expected_gain"]).as_py() > \
+        pa.compute.max(urls.filter(pa.compute.invert(slow))["expected_gain"]).as_py()
+    planned = urls.filter(urls["planned"])
+    assert sorted(planned["host"].to_pylist()) == ["fast.test"] * 5 + ["slow.test"] * 5
