@@ -131,7 +131,7 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
         pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
     finally:
         con.close()
-    in_url_order = _url_order(pages["url"])
+    in_url_order = pc.sort_indices(pages["url"]).to_numpy()  # byte order, as DuckDB's ORDER BY
     with ThreadPoolExecutor(1) as pool:  # Arrow gathers the URLs while numpy gathers the numbers
         url = pool.submit(pages["url"].take, in_url_order)
         columns = {}
@@ -156,20 +156,6 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
         _write(table, urls_out)
     hosts = caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
     return Priorities(urls=urls, counts=counts, hosts=hosts)
-
-
-def _url_order(url: pa.ChunkedArray) -> np.ndarray:
-    """The indices that put the URLs in order (byte order, as DuckDB's ORDER BY): the URLs
-    below a sampled median and the others are sorted side by side, one core each."""
-    if len(url) < 100_000 or url.null_count:
-        return pc.sort_indices(url).to_numpy()
-    sample = url.take(np.linspace(0, len(url) - 1, 1001).astype(np.int64))
-    pivot = sample.take(pc.sort_indices(sample))[500]
-    low = pc.less(url, pivot).to_numpy()
-    halves = (np.flatnonzero(low), np.flatnonzero(~low))
-    with ThreadPoolExecutor(2) as pool:  # Arrow's sort releases the GIL
-        parts = pool.map(lambda rows: rows[pc.sort_indices(url.take(rows)).to_numpy()], halves)
-        return np.concatenate(list(parts))
 
 
 def _write(table: pa.Table, path) -> None:

@@ -215,7 +215,7 @@ def test_allocation_over_many_slices_equalises_marginal_freshness():
 
 
 def test_many_urls_come_out_in_url_order_and_the_plan_follows_the_gains():
-    # 150,000 URLs (sorted in two halves) on 500 hosts; only refresh URLs, so one pass plans.
+    # 150,000 URLs on 500 hosts; only refresh URLs, so one pass plans.
     rng = np.random.default_rng(8)
     n = 150_000
     rows = [(f"https://h{i % 500}.test/{rng.integers(10**9)}/{i}", float(rate), float(ago))
