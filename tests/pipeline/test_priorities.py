@@ -173,19 +173,25 @@ def test_missing_columns_are_a_clear_error():
         recrawl_priorities(stats.drop_columns(["change_rate"]), None, None, known(stats), PLAN_DAY, settings())
 
 
-def test_allocation_equalises_marginal_freshness():
-    rng = np.random.default_rng(6)
-    rate = rng.lognormal(-2, 1.5, 5000)
-    weight = 1 + rng.zipf(2.0, 5000)
-    result = allocate(rate, weight, np.zeros(5000, int), np.array([1e9]), budget=500)
+def allocate_and_check_marginals(pages: int, budget: float, seed: int):
+    """Allocates `budget` over random pages (one uncapped host); asserts the budget is spent,
+    every page between the bounds has the same marginal freshness per fetch (the price), and
+    pages left out are those whose marginal value at f -> 0 (w / λ) is below the price."""
+    rng = np.random.default_rng(seed)
+    rate = rng.lognormal(-2, 1.5, pages)
+    weight = 1 + rng.zipf(2.0, pages)
+    result = allocate(rate, weight, np.zeros(pages, int), np.array([1e9]), budget=budget)
     f = result.frequency
-    assert f.sum() == pytest.approx(500, rel=1e-4)
+    assert f.sum() == pytest.approx(budget, rel=1e-4)
     inner = (f > 1e-3) & (f < 0.99)
     x = rate[inner] / f[inner]
-    marginal = weight[inner] / rate[inner] * (1 - (1 + x) * np.exp(-x))
-    assert np.allclose(marginal, result.price, rtol=0.01)
-    # Pages left out are those whose marginal value at f -> 0 (w / λ) is below the price.
+    assert np.allclose(weight[inner] / rate[inner] * (1 - (1 + x) * np.exp(-x)), result.price, rtol=0.01)
     assert (weight[f == 0] / rate[f == 0] <= result.price * 1.001).all()
+    return rate, weight, f
+
+
+def test_allocation_equalises_marginal_freshness():
+    rate, weight, f = allocate_and_check_marginals(5000, budget=500, seed=6)
     # The optimum beats uniform and proportional allocation of the same budget.
     value = lambda freq: (weight * freshness(rate, freq)).sum()  # noqa: E731
     uniform = np.full(5000, 0.1)
@@ -202,16 +208,7 @@ def test_allocation_age_objective_gives_every_changing_page_a_share():
 
 def test_allocation_over_many_slices_equalises_marginal_freshness():
     # 600,000 pages: the price search sums its spends over several slices, on several threads.
-    rng = np.random.default_rng(7)
-    rate = rng.lognormal(-2, 1.5, 600_000)
-    weight = 1 + rng.zipf(2.0, 600_000)
-    result = allocate(rate, weight, np.zeros(600_000, int), np.array([1e9]), budget=60_000)
-    f = result.frequency
-    assert f.sum() == pytest.approx(60_000, rel=1e-4)
-    inner = (f > 1e-3) & (f < 0.99)
-    x = rate[inner] / f[inner]
-    assert np.allclose(weight[inner] / rate[inner] * (1 - (1 + x) * np.exp(-x)), result.price, rtol=0.01)
-    assert (weight[f == 0] / rate[f == 0] <= result.price * 1.001).all()
+    allocate_and_check_marginals(600_000, budget=60_000, seed=7)
 
 
 def test_many_urls_come_out_in_url_order_and_the_plan_follows_the_gains():
