@@ -148,8 +148,9 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
         pa.compute.binary_join_element_wise("https://h", pa.array(host_of).cast(pa.string()), ".bench.test/p/", ""),
         pa.array(ids).cast(pa.string()), "")
     host_strings = pa.compute.binary_join_element_wise("h", pa.array(host_of).cast(pa.string()), ".bench.test", "")
-    known = pa.table({"url": url_strings, "host": host_strings})
-    inlinks = pa.table({"url": url_strings.slice(0, urls), "inlinks": np.minimum(rng.zipf(1.8, urls) - 1, 10**6)})
+    # (the known URLs carry their in-links, as recrawl_inputs.known_urls gives them; the 5 % never fetched have none)
+    inlinks = np.concatenate([np.minimum(rng.zipf(1.8, urls) - 1, 10**6), np.zeros(len(ids) - urls, np.int64)])
+    known = pa.table({"url": url_strings, "host": host_strings, "inlinks": inlinks})
     host_table = pa.table({"host": host_strings.slice(0, hosts),
                            "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
                            "flagged": rng.random(hosts) < 0.01})
@@ -158,7 +159,7 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
     t0, cpu = time.perf_counter(), time.process_time()
     stats = change_stats(day_files, day, settings, previous=previous, state_root=out)
     t1, cpu1 = time.perf_counter(), time.process_time()
-    plan = recrawl_priorities(stats.state, inlinks, host_table, known, day + timedelta(days=1),
+    plan = recrawl_priorities(stats.state, None, host_table, known, day + timedelta(days=1),
                               settings, urls_out=out / "url_priorities.parquet")
     t2 = time.perf_counter()
     written = stats.state.deltas[-1] if stats.state.deltas else stats.state.base

@@ -82,8 +82,8 @@ def crawl_day(settings, day: str) -> None:
     change_stats([str(p) for p in sources.fetch_logs], day, settings, lastmod_evidence=trusted_change_evidence(root, day),
                  previous=sources.previous, state_root=root)
     inputs = priorities_inputs(root, day, settings)
-    plan = recrawl_priorities(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
-                              inputs.known_urls, next_day(day), settings, urls_out=priorities_file(root, day))
+    plan = recrawl_priorities(inputs.change_stats, None, inputs.hosts, inputs.known_urls, next_day(day), settings,
+                              urls_out=priorities_file(root, day))
     write_parquet_atomic(host_budgets(inputs.hosts, plan.hosts), priority_hosts_file(root, day))
 
 

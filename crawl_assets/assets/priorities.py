@@ -23,8 +23,8 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     inputs = priorities_inputs(root, date, settings)
-    plan = plan_recrawl(inputs.change_stats, inputs.known_urls.select(["url", "inlinks"]), inputs.hosts,
-                        inputs.known_urls, next_day(date), settings, urls_out=priorities_file(root, date))
+    plan = plan_recrawl(inputs.change_stats, None, inputs.hosts, inputs.known_urls, next_day(date), settings,
+                        urls_out=priorities_file(root, date))
     hosts = host_budgets(inputs.hosts, plan.hosts)
     write_parquet_atomic(hosts, priority_hosts_file(root, date))
     counts = plan.counts

@@ -96,7 +96,8 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     change_rate, last_visit_at, last_fetched_at, last_status, last_status_class, gone_streak,
     pending_change). inlinks: (url, inlinks) or None. hosts:
     (host, delay_s, flagged[, importance]) or None (every host: default_delay_s, not flagged,
-    importance 1). known_urls: (url, host), every URL the crawl knows.
+    importance 1). known_urls: (url, host[, inlinks]), every URL the crawl knows, one row per
+    URL; with inlinks None, its `inlinks` column (if any) gives the in-links.
     urls_out: a Parquet file to stream the URL table to (written under a temporary name and
     renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order."""
     if settings.recrawl_objective not in OBJECTIVES:
@@ -117,18 +118,19 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         _register_stats(con, change_stats, stats_columns)
-        con.register("known_urls", known_urls.select(["url", "host"]))
-        con.register("inlinks", inlinks.select(["url", "inlinks"]) if inlinks is not None
-                     else pa.table({"url": pa.array([], pa.string()), "inlinks": pa.array([], pa.int64())}))
+        _register_known(con, known_urls, inlinks)
         con.register("host_facts", _host_facts(hosts))
         no_content = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
+        con.execute(_HOST_RATES_SQL)
         con.execute(_HOST_INDEX_SQL)
+        everyone_rate = con.execute("SELECT rate FROM host_rates WHERE everyone").fetchall()
         caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
         # Only the URL and numbers leave DuckDB, in any order (its joins run on both cores
         # without keeping one); numpy puts them in URL order, far cheaper than DuckDB's sort
         # of the whole wide rows.
         con.execute("SET preserve_insertion_order = false")
-        pages = con.sql(_PAGES_SQL.format(no_content=no_content), params=_page_params()).to_arrow_table()
+        pages = con.sql(_PAGES_SQL.format(no_content=no_content),
+                        params=_page_params(everyone_rate[0][0] if everyone_rate else None)).to_arrow_table()
     finally:
         con.close()
     in_url_order = pc.sort_indices(pages["url"]).to_numpy()  # byte order, as DuckDB's ORDER BY
@@ -140,6 +142,7 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
                 columns[name] = pages[name].to_numpy()[in_url_order]
             pages = pages.drop_columns(name)
         url = url.result()
+    _require_one_row_per_url(url)
     planned, allocation_counts = _schedule(columns, caps, now, settings)
     per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
                            minlength=len(caps))
@@ -192,6 +195,28 @@ def _register_stats(con, change_stats, columns: set[str]) -> None:
                          f"(materialise change_stats first): {exc}") from None
 
 
+def _register_known(con, known_urls: pa.Table, inlinks: pa.Table | None) -> None:
+    """View known_urls (url, host, inlinks): the known URLs with their in-links, from the
+    separate inlinks table (summed per URL) or else known_urls' own column (0 without one)."""
+    if inlinks is None:
+        own = known_urls["inlinks"] if "inlinks" in known_urls.column_names else pa.nulls(len(known_urls), pa.int64())
+        con.register("known_urls", pa.table({"url": known_urls["url"], "host": known_urls["host"], "inlinks": own}))
+        return
+    con.register("known_urls_only", known_urls.select(["url", "host"]))
+    con.register("inlinks", inlinks.select(["url", "inlinks"]))
+    con.execute("CREATE VIEW known_urls AS SELECT k.url, k.host, l.inlinks FROM known_urls_only k "
+                "LEFT JOIN (SELECT url, sum(inlinks) AS inlinks FROM inlinks GROUP BY url) l USING (url)")
+
+
+def _require_one_row_per_url(urls: pa.ChunkedArray) -> None:
+    """The known URLs must be distinct: a URL twice would be planned twice (the rows are in
+    URL order, so a repeat sits next to itself)."""
+    if len(urls) > 1 and pc.any(pc.equal(urls[1:], urls[:-1])).as_py():
+        repeated = pc.filter(urls[1:], pc.equal(urls[1:], urls[:-1]))[0].as_py()
+        raise ValueError(f"known_urls lists {repeated!r} more than once: pass one row per URL "
+                         "(recrawl_inputs.known_urls groups them)")
+
+
 def _require(table: pa.Table, name: str, columns: set[str]) -> None:
     missing = columns - set(table.column_names)
     if missing:
@@ -208,8 +233,8 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
     return hosts.select(["host", "delay_s", "flagged", "importance"])
 
 
-def _page_params() -> dict:
-    return {"default_rate": DEFAULT_RATE, "not_found": NOT_FOUND, "gone": GONE,
+def _page_params(everyone_rate: float | None) -> dict:
+    return {"default_rate": DEFAULT_RATE, "everyone_rate": everyone_rate, "not_found": NOT_FOUND, "gone": GONE,
             **{f"code_{kind.value}": KIND_CODES.index(kind) for kind in Kind}}
 
 
@@ -218,51 +243,52 @@ def _cap_params(settings) -> dict:
             "flagged_budget": settings.flagged_host_budget, "day_seconds": SECONDS_A_DAY}
 
 
+# The typical change rate (the median) of each host's URLs and of every URL, in one pass over
+# change_stats: a URL never fetched takes its host's, or everyone's if its host has none.
+_HOST_RATES_SQL = """
+CREATE TEMP TABLE host_rates AS
+SELECT host, grouping(host) = 1 AS everyone, median(change_rate) AS rate
+FROM change_stats GROUP BY GROUPING SETS ((host), ())
+"""
+
 # Hosts numbered for the allocation (in host order), once, with what the pages take from
-# their host: its typical change rate (for URLs never fetched) and its importance.
+# their host: its typical change rate and its importance.
 _HOST_INDEX_SQL = """
 CREATE TEMP TABLE host_index AS
-WITH host_rates AS (
-    SELECT host, median(change_rate) AS host_rate FROM change_stats GROUP BY host
-)
-SELECT host, row_number() OVER (ORDER BY host) - 1 AS host_index, r.host_rate,
+SELECT host, row_number() OVER (ORDER BY host) - 1 AS host_index, r.rate AS host_rate,
        coalesce(f.importance, 1.0) AS host_importance
 FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats) h
-LEFT JOIN host_rates r USING (host)
+LEFT JOIN (SELECT host, rate FROM host_rates WHERE NOT everyone) r USING (host)
 LEFT JOIN host_facts f USING (host)
 """
 
 # Every known URL with what the crawl knows of it, one row per URL (in no order: numpy sorts
 # the rows by URL, the plan's last tie-breaker; the frontier, too, takes a host's URLs of one
-# shape in URL order). The URLs of change_stats, then the known URLs it lacks; joined on the
-# URL's two 64-bit hashes (a collision needs 2^64 URLs), which compare far faster than the strings.
+# shape in URL order): change_stats' URLs and the known URLs in one full join, on the URL's
+# two 64-bit hashes (a collision needs 2^64 URLs), which compare far faster than the strings.
+# A known URL without statistics is new (discovery); the in-links come with the known URLs.
 _PAGES_SQL = """
-WITH everything AS (
-    SELECT k1, k2, url, host, change_rate,
-           CASE WHEN last_status IN ($not_found, $gone) AND gone_streak > 0 THEN $code_gone
-                WHEN last_visit_at IS NULL AND last_status_class IN {no_content} THEN $code_gone
-                WHEN last_visit_at IS NULL THEN $code_discovery ELSE $code_refresh END AS kind_code,
-           epoch(last_visit_at) / 86400.0 AS last_visit_t, epoch(last_fetched_at) / 86400.0 AS last_fetch_t,
-           last_status, gone_streak, pending_change
-    FROM change_stats
-    UNION ALL
-    SELECT k1, k2, any_value(url), any_value(host), NULL, $code_discovery, NULL, NULL, NULL, 0, false
-    FROM (SELECT hash(url) AS k1, hash(url, 1) AS k2, url, host FROM known_urls) ANTI JOIN change_stats USING (k1, k2)
-    GROUP BY k1, k2
+WITH known AS (
+    SELECT hash(url) AS k1, hash(url, 1) AS k2, url, host, inlinks FROM known_urls
 ),
-links AS (
-    SELECT hash(url) AS k1, hash(url, 1) AS k2, sum(inlinks) AS inlinks FROM inlinks GROUP BY ALL
+everything AS (
+    SELECT coalesce(c.url, k.url) AS url, coalesce(c.host, k.host) AS host, c.change_rate,
+           CASE WHEN c.k1 IS NULL THEN $code_discovery
+                WHEN c.last_status IN ($not_found, $gone) AND c.gone_streak > 0 THEN $code_gone
+                WHEN c.last_visit_at IS NULL AND c.last_status_class IN {no_content} THEN $code_gone
+                WHEN c.last_visit_at IS NULL THEN $code_discovery ELSE $code_refresh END AS kind_code,
+           epoch(c.last_visit_at) / 86400.0 AS last_visit_t, epoch(c.last_fetched_at) / 86400.0 AS last_fetch_t,
+           c.last_status, c.gone_streak, c.pending_change, k.inlinks
+    FROM change_stats c FULL OUTER JOIN known k ON c.k1 = k.k1 AND c.k2 = k.k2
 )
 SELECT e.url, x.host_index, e.kind_code,
-       coalesce(e.change_rate, x.host_rate, (SELECT median(change_rate) FROM change_stats),
-                $default_rate) AS change_rate,
-       x.host_importance * (1 + coalesce(i.inlinks, 0)) AS importance,
+       coalesce(e.change_rate, x.host_rate, $everyone_rate, $default_rate) AS change_rate,
+       x.host_importance * (1 + coalesce(e.inlinks, 0)) AS importance,
        coalesce(e.last_visit_t, 'NaN'::DOUBLE) AS last_visit_t,
        coalesce(e.last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t,
        coalesce(e.last_status, 0) AS last_status, coalesce(e.gone_streak, 0) AS gone_streak,
        coalesce(e.pending_change, false) AS pending_change
 FROM everything e
-LEFT JOIN links i USING (k1, k2)
 JOIN host_index x ON x.host IS NOT DISTINCT FROM e.host
 """
 

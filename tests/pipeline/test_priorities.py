@@ -173,6 +173,31 @@ def test_missing_columns_are_a_clear_error():
         recrawl_priorities(stats.drop_columns(["change_rate"]), None, None, known(stats), PLAN_DAY, settings())
 
 
+def test_a_url_known_twice_is_a_clear_error():
+    stats = stats_table([("https://a.test/p", 0.1, 1)])
+    with pytest.raises(ValueError, match="known_urls lists 'https://a.test/new' more than once"):
+        recrawl_priorities(stats, None, None, known(stats, ["https://a.test/new"] * 2), PLAN_DAY, settings())
+
+
+def test_in_links_given_with_the_known_urls_count_as_a_separate_table():
+    # The asset passes the known URLs with their in-links (recrawl_inputs.known_urls); a URL
+    # linked from many pages is worth more, either way the in-links come.
+    rng = np.random.default_rng(9)
+    rows = [(f"https://h{i % 3}.test/p/{i}", float(rate), 5.0) for i, rate in enumerate(rng.exponential(0.3, 200))]
+    stats = stats_table(rows)
+    links = rng.integers(0, 20, 200)
+    config = settings(daily_fetch_budget=30)
+    separate = recrawl_priorities(stats, pa.table({"url": stats["url"], "inlinks": links}), None, known(stats),
+                                  PLAN_DAY, config)
+    together = recrawl_priorities(stats, None, None, known(stats).append_column("inlinks", pa.array(links)),
+                                  PLAN_DAY, config)
+    none = recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, config)
+    assert together.urls.equals(separate.urls)
+    importance = dict(zip(together.urls["url"].to_pylist(), together.urls["importance"].to_pylist()))
+    assert [importance[u] for u in stats["url"].to_pylist()] == [1.0 + n for n in links]
+    assert not together.urls.equals(none.urls)
+
+
 def allocate_and_check_marginals(pages: int, budget: float, seed: int):
     """Allocates `budget` over random pages (one uncapped host); asserts the budget is spent,
     every page between the bounds has the same marginal freshness per fetch (the price), and
