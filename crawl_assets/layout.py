@@ -85,6 +85,11 @@ def pattern_priors_file(root: Path, date: str) -> Path:
     return root / "change_stats" / f"date={date}" / "pattern_priors.parquet"
 
 
+def pool_sums_file(root: Path, date: str) -> Path:
+    """change_stats[D]'s sums per URL pattern within its host, which day D+1 updates."""
+    return root / "change_stats" / f"date={date}" / "pool_sums.parquet"
+
+
 def host_changes_file(root: Path, date: str) -> Path:
     return root / "change_stats" / f"date={date}" / "host_changes.parquet"
 

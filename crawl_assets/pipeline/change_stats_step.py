@@ -3,8 +3,9 @@
 change_history.py turns the fetch log into per-URL counts: day D's fetches folded into the
 per-URL state of change_stats[D-1] (the daily step), or every fetch so far folded into nothing
 (the full rebuild; both give the same table). numpy runs the estimators of
-change_rate_estimators.py on the URLs fetched that day (the others keep their rate); a second
-DuckDB pass pools every URL per URL pattern and host for the prior and the host table. What
+change_rate_estimators.py on the URLs fetched that day (the others keep their rate);
+pool_sums.py updates the sums per URL pattern and host with those URLs for the priors and the
+host table; one pass over every URL's rate gives the host medians, quantiles and bands. What
 counts:
 
 - a visit is an answer with content or a 304 (status classes ok and not_modified); errors,
@@ -29,27 +30,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..crawler.shared_root import connect, write_file_atomic
-from ..layout import pattern_priors_file, url_state_base_file, url_state_delta_file
+from ..layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
 from .change_history import empty_state, every_url_state, fold_history, sql_literal
 from .change_rate_estimators import RateEstimator, bias_reduced_rate, irregular_mle_rate
-from .url_change_state import (EVIDENCE_SQL, PRIOR_COLUMNS, STORED_COLUMNS, UrlState, needs_compaction,
-                               published_sql, register_latest_state)
+from .pool_sums import pool_priors, update_pool_sums
+from .url_change_state import STORED_COLUMNS, UrlState, needs_compaction, published_sql, register_latest_state
 
 # Intervals count as regular (bias-reduced estimator) when the longest is within this share
 # of the mean of the shortest; daily batches fetch a URL at varying hours.
 REGULAR_SPREAD = 0.1
-# Last-Modified is trusted on a host with at least this many comparable visit pairs, of
-# which at least this share agree (moved exactly when the content changed, not in the future).
-LM_MIN_CHECKS = 5
-LM_MIN_AGREEMENT = 0.95
-# Pooled prior: a pool's rate is shrunk towards its parent (pattern -> host -> all) with this
-# many pseudo-days; its strength b (days) comes from the spread of its members' own rates,
-# measured on URLs with at least POOL_MIN_INTERVALS intervals, once a pool has POOL_MIN_URLS.
-POOL_PSEUDO_DAYS = 30.0
-POOL_MIN_INTERVALS = 3
-POOL_MIN_URLS = 5
-PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
-DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
 # DuckDB spills the url-sorted history to disk beyond this rather than take the machine.
 DUCKDB_MEMORY_LIMIT = "2GB"
 
@@ -130,12 +119,9 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         fold_history(con, fetch_log_glob, start_day, end_day, settings.near_dup_threshold, lastmod_evidence)
         _own_estimates(con)
         every_url_state(con, lastmod_evidence is not None)
-        con.execute(_POOL_EVIDENCE_SQL.strip().rstrip(";"), _pool_params(_POOL_EVIDENCE_SQL))
-        con.execute(_POOL_EVIDENCE_VIEW.format(evidence=EVIDENCE_SQL.format(trusted="h.lm_trusted"),
-                                               min_intervals=int(POOL_MIN_INTERVALS)))
-        con.execute("CREATE TEMP TABLE pattern_b AS " + _POOLS_SQL, _pool_params(_POOLS_SQL))
-        con.execute(f"CREATE TEMP TABLE priors AS SELECT {', '.join(PRIOR_COLUMNS)} "
-                    "FROM pattern_b JOIN (SELECT host, lm_trusted FROM lm_hosts) USING (host)")
+        # The pools' and hosts' sums: the day before's updated with the URLs the day changed.
+        update_pool_sums(con, previous.sums if previous is not None else None, previous is not None)
+        pool_priors(con)
         if state_root is None:
             urls, state = con.sql(published_sql("state_rows", "priors") + " ORDER BY url").to_arrow_table(), None
             con.register("urls", urls)
@@ -166,7 +152,8 @@ def _write_state(con, root, date: str | Date, previous: UrlState | None) -> UrlS
         copy_atomic(con, f"SELECT {stored} FROM changed", url_state_delta_file(root, day))
         state = UrlState(previous.base, (*previous.deltas, url_state_delta_file(root, day)))
     copy_atomic(con, "SELECT * FROM priors", pattern_priors_file(root, day))
-    return UrlState(state.base, state.deltas, pattern_priors_file(root, day))
+    copy_atomic(con, "SELECT * FROM pool_sums", pool_sums_file(root, day))
+    return UrlState(state.base, state.deltas, pattern_priors_file(root, day), pool_sums_file(root, day))
 
 
 def end_of(date: str | Date) -> float:
@@ -231,70 +218,6 @@ def _own_estimates(con) -> None:
 # so /news/2031/04/17/a.html and /news/2031/05/02/b.html share a pool.
 URL_PATTERN_SQL = ("regexp_replace(regexp_replace(regexp_replace(url, '^[a-zA-Z]+://', ''), "
                    "'[0-9]+', '9', 'g'), '=[^&#]*', '=', 'g')")
-
-# Per host, in one pass over every URL's state: the sums of the host table and whether its
-# Last-Modified told the truth; then the evidence each URL brings to its pool: effective
-# changes x over observed days t.
-_POOL_EVIDENCE_SQL = """
-CREATE TEMP TABLE lm_hosts AS
-SELECT host, count(*) AS urls, sum(visits)::BIGINT AS visits, sum(changes)::BIGINT AS changes,
-       sum(boilerplate_changes)::BIGINT AS boilerplate_changes, sum(not_modified)::BIGINT AS not_modified,
-       sum(bytes_saved)::BIGINT AS bytes_saved, sum(lm_checks)::BIGINT AS lm_checks,
-       sum(lm_agreements)::BIGINT AS lm_agreements,
-       sum(lm_checks) >= $lm_min_checks AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
-FROM state_rows GROUP BY host;
-"""
-# (a view takes no parameters: its one constant is formatted in)
-_POOL_EVIDENCE_VIEW = """
-CREATE VIEW pool_evidence AS
-SELECT s.*, h.lm_trusted, {evidence},
-       CASE WHEN intervals >= {min_intervals} AND t > 0 THEN x / t END AS informative_rate
-FROM state_rows s JOIN (SELECT host, lm_trusted FROM lm_hosts) h USING (host)
-"""
-
-# The pooled prior of each URL pattern (within its host), shrunk towards its host's, shrunk
-# towards everyone's.
-_POOLS_SQL = """
-WITH sums AS (
-    -- every URL, each host, each pattern within its host: one pass over the URLs
-    SELECT url_pattern, host, grouping(url_pattern, host) AS level,
-           sum(x) AS x, sum(t) AS t, count(informative_rate) AS members,
-           var_samp(informative_rate) - avg(informative_rate / t) AS spread
-    FROM pool_evidence GROUP BY GROUPING SETS ((), (host), (url_pattern, host))
-),
-everyone_b AS (
-    SELECT coalesce(x / nullif(t, 0), $default_rate) AS m,
-           CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
-                ELSE least(greatest(coalesce(x / nullif(t, 0), $default_rate) / spread, $b_min), $b_max) END AS b
-    FROM sums WHERE level = 3
-),
-host_pool AS (
-    SELECT host, (x + g.m * $k) / (t + $k) AS m, members, spread, g.b AS parent_b
-    FROM sums, everyone_b g WHERE level = 2  -- grouping(): 1 bits mark the columns not grouped by
-),
-host_b AS (
-    SELECT host, m, CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
-                         ELSE least(greatest(m / spread, $b_min), $b_max) END AS b
-    FROM host_pool
-),
-pattern_pool AS (
-    SELECT url_pattern, host, (x + h.m * $k) / (t + $k) AS m, members, spread, h.b AS parent_b
-    FROM sums JOIN host_b h USING (host) WHERE level = 0
-)
-SELECT url_pattern, host, m AS prior_rate,
-       CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
-            ELSE least(greatest(m / spread, $b_min), $b_max) END AS prior_days
-FROM pattern_pool
-"""
-
-def _pool_params(sql: str) -> dict:
-    """The pooling constants the statement names (DuckDB refuses unused parameters)."""
-    every = {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT,
-            "default_rate": DEFAULT_PRIOR_RATE,
-            "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT, "b_min": PRIOR_DAYS_MIN,
-            "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS}
-    return {name: value for name, value in every.items() if f"${name}" in sql}
-
 
 # The host table: lm_hosts' sums, and the rates' mean and median from url_rates.
 _HOSTS_SQL = """

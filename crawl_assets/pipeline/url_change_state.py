@@ -8,7 +8,8 @@ day was most of the daily step at 10M URLs. So change_stats[D] keeps:
   pending sitemap or feed change flipped), over the last base and the deltas since; a URL's
   newest row wins (join key: its two hashes k1, k2);
 - the day's pooled priors (pattern_priors.parquet: one row per URL pattern within its host,
-  with the host's Last-Modified trust), small.
+  with the host's Last-Modified trust), small, and the sums they come from (pool_sums.parquet,
+  pool_sums.py), which the next day updates instead of summing every URL again.
 
 A URL's published statistics (change_rate, own_share, estimator, ...) depend on the day's
 priors, so they are computed when read: register_change_stats makes the DuckDB view of them
@@ -27,7 +28,7 @@ import pyarrow as pa
 
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.shared_root import connect, parquet_file
-from ..layout import pattern_priors_file, url_state_base_file, url_state_delta_file
+from ..layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
 from .change_history import STATE_COLUMNS, sql_literal
 from .change_rate_estimators import RateEstimator
 
@@ -45,6 +46,7 @@ class UrlState:
     base: object  # a path (local Path or UPath)
     deltas: tuple = ()  # oldest first; the newest row of a URL wins
     priors: object | None = None
+    sums: object | None = None  # the day's pool sums (pool_sums.py); None in a layout before them
 
     def files(self) -> tuple:
         return (self.base, *self.deltas)
@@ -63,7 +65,9 @@ def url_state(root, date: str) -> UrlState:
             priors = pattern_priors_file(root, date)
             if not priors.exists():
                 raise CrawlInputError(f"{priors} is missing: materialise change_stats for {date} again")
-            return UrlState(url_state_base_file(root, day), tuple(reversed(deltas)), priors)
+            sums = pool_sums_file(root, date)
+            return UrlState(url_state_base_file(root, day), tuple(reversed(deltas)), priors,
+                            sums if sums.exists() else None)
         delta = url_state_delta_file(root, day)
         if not delta.exists():
             raise CrawlInputError(

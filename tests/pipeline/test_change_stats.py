@@ -15,7 +15,7 @@ import pytest
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
-from crawl_assets.layout import url_state_base_file, url_state_delta_file
+from crawl_assets.layout import pool_sums_file, url_state_base_file, url_state_delta_file
 from crawl_assets.pipeline import url_change_state
 from crawl_assets.pipeline.change_stats_step import RateEstimator, change_stats
 from crawl_assets.pipeline.url_change_state import read_change_stats, url_state
@@ -324,3 +324,26 @@ def test_a_missing_or_corrupt_delta_is_a_clear_error(tmp_path, monkeypatch):
     delta.unlink()
     with pytest.raises(CrawlInputError, match=f"{delta} is missing.*materialise change_stats for 2026-03-02"):
         url_state(tmp_path, "2026-03-03")
+
+
+def test_a_day_without_pool_sums_sums_the_day_before_once(tmp_path, monkeypatch):
+    """The pools' sums are updated from day to day (pool_sums.py); a day before written without
+    its sums file (an older layout) is summed once from its state, with the rebuild's result;
+    a sums file that cannot be read is named in the error."""
+    monkeypatch.setattr(url_change_state, "COMPACT_DELTA_SHARE", 1e9)
+    glob = write_log(tmp_path, varied_history(np.random.default_rng(7)))
+    for before, daily in daily_steps(tmp_path, 3):
+        pass
+    assert daily.state.sums == pool_sums_file(tmp_path, before) and daily.state.sums.exists()
+    daily.state.sums.unlink()
+    assert url_state(tmp_path, before).sums is None
+    date = (START + timedelta(days=3)).date().isoformat()
+    day_files = str(tmp_path / "fetch_log" / f"date={date}" / "*" / "*.parquet")
+    daily = change_stats(day_files, date, SETTINGS, previous=url_state(tmp_path, before), state_root=tmp_path)
+    full = change_stats(glob, date, SETTINGS)
+    assert_same_rows(read_change_stats(tmp_path, date).to_pylist(), full.urls.to_pylist(), "url")
+    assert_same_rows(daily.hosts.to_pylist(), full.hosts.to_pylist(), "host")
+    daily.state.sums.write_bytes(b"not parquet")
+    with pytest.raises(CrawlInputError, match=f"{daily.state.sums}.*cannot be read.*materialise change_stats"):
+        change_stats(day_files.replace(date, "2026-03-05"), "2026-03-05", SETTINGS, previous=daily.state,
+                     state_root=tmp_path)

@@ -1,0 +1,162 @@
+"""change_stats' pooled priors and host trust, from sums kept per URL pattern within its host.
+
+A URL with few visits borrows the rate of its pool (its URL pattern within its host), shrunk
+towards its host's, shrunk towards everyone's (_PRIORS_SQL); a host's Last-Modified is
+trusted when its URLs' checks mostly agreed. Everything these need is a sum over URLs, so
+change_stats[D] keeps the sums in a small file (pool_sums.parquet: one row per pool and
+Last-Modified variant) and updates them with the URLs the day changed alone: the day
+before's sums, less those URLs' old state, plus their new state. The full rebuild runs the
+same update from no sums (every URL is new), so both give the same sums, up to the order in
+which floating-point additions are made (Kahan sums keep that to the last bits); a day
+whose day before has no sums file sums the day before's state once.
+
+A URL's evidence (x changes over t days, url_change_state.EVIDENCE_SQL) depends on whether
+its host's Last-Modified is trusted, which only the day's sums decide: each pool keeps both
+variants (lm_trusted true and false) and the day takes the one of its host's trust. The
+spread of the members' rates comes from their count, sum and sum of squares.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from ..crawler.crawl_errors import CrawlInputError
+from .change_history import sql_literal
+from .url_change_state import EVIDENCE_SQL, PRIOR_COLUMNS
+
+# Last-Modified is trusted on a host with at least this many comparable visit pairs, of
+# which at least this share agree (moved exactly when the content changed, not in the future).
+LM_MIN_CHECKS = 5
+LM_MIN_AGREEMENT = 0.95
+# Pooled prior: a pool's rate is shrunk towards its parent (pattern -> host -> all) with this
+# many pseudo-days; its strength b (days) comes from the spread of its members' own rates,
+# measured on URLs with at least POOL_MIN_INTERVALS intervals, once a pool has POOL_MIN_URLS.
+POOL_PSEUDO_DAYS = 30.0
+POOL_MIN_INTERVALS = 3
+POOL_MIN_URLS = 5
+PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
+DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
+
+# The host table's sums (integers) and the pool's evidence sums (floats); `members` counts
+# the URLs with an informative rate r = x / t, r_sum, r_squares and r_over_t sum r, r² and r / t.
+_HOST_SUMS = ("visits", "changes", "boilerplate_changes", "not_modified", "bytes_saved", "lm_checks", "lm_agreements")
+_EVIDENCE_SUMS = ("x", "t", "r_sum", "r_squares", "r_over_t")
+SUMS_COLUMNS = ("url_pattern", "host", "lm_trusted", "urls", *_HOST_SUMS, "members", *_EVIDENCE_SUMS)
+
+# Each URL of `rows` twice (its host trusted or not), as signed addends of its pool's sums.
+_ADDENDS_SQL = """
+SELECT url_pattern, host, lm_trusted, {sign} AS urls, {host_sums}, {sign} * (r IS NOT NULL)::BIGINT AS members,
+       {sign} * x AS x, {sign} * t AS t, {sign} * coalesce(r, 0) AS r_sum, {sign} * coalesce(r * r, 0) AS r_squares,
+       {sign} * coalesce(r / t, 0) AS r_over_t
+FROM (SELECT *, CASE WHEN intervals >= {min_intervals} AND t > 0 THEN x / t END AS r
+      FROM (SELECT *, {evidence} FROM (SELECT * FROM {rows}) CROSS JOIN (VALUES (true), (false)) v(lm_trusted)))
+"""
+_GROUPED_SQL = """
+SELECT url_pattern, host, lm_trusted, sum(urls)::BIGINT AS urls, {host_sums}, sum(members)::BIGINT AS members,
+       {evidence_sums}
+FROM ({addends}) GROUP BY url_pattern, host, lm_trusted
+"""
+
+
+def _addends(rows: str, sign: int) -> str:
+    return _ADDENDS_SQL.format(sign=sign, rows=rows, min_intervals=int(POOL_MIN_INTERVALS),
+                               host_sums=", ".join(f"{sign} * {name} AS {name}" for name in _HOST_SUMS),
+                               evidence=EVIDENCE_SQL.format(trusted="v.lm_trusted"))
+
+
+def _grouped(addends: str) -> str:
+    return _GROUPED_SQL.format(addends=addends, host_sums=", ".join(f"sum({n})::BIGINT AS {n}" for n in _HOST_SUMS),
+                               evidence_sums=", ".join(f"fsum({n}) AS {n}" for n in _EVIDENCE_SUMS))
+
+
+def update_pool_sums(con, previous_sums, has_previous: bool) -> None:
+    """Temp table pool_sums (SUMS_COLUMNS) after the day: the day before's (its file
+    `previous_sums`; none for a rebuild, `has_previous` False; summed from view state_before
+    when the day before has no file) less the `carry` rows (the old state of the URLs the day
+    changed) plus the `changed` rows (change_history.py's temp tables)."""
+    parts = [_addends("carry", -1), _addends("changed", 1)]
+    if previous_sums is not None:
+        parts.append(f"SELECT {', '.join(SUMS_COLUMNS)} FROM {_read_sums(con, previous_sums)}")
+    elif has_previous:
+        parts.append(_addends("state_before", 1))
+    con.execute("CREATE TEMP TABLE pool_sums AS " + _grouped(" UNION ALL ".join(f"({p})" for p in parts)))
+
+
+def _read_sums(con, path) -> str:
+    """A day's sums file as a FROM item; a file DuckDB cannot read, or of another layout, is
+    named in the error."""
+    scan = f"read_parquet({sql_literal(str(path))})"
+    try:
+        columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
+    except duckdb.Error as exc:
+        raise CrawlInputError(f"change_stats pool sums file {path} cannot be read ({str(exc).splitlines()[0]}): "
+                              "materialise change_stats for its day again") from None
+    missing = set(SUMS_COLUMNS) - columns
+    if missing:
+        raise CrawlInputError(f"change_stats pool sums file {path} lacks columns {sorted(missing)}: materialise "
+                              "change_stats for its day again")
+    return scan
+
+
+# Per host: the sums of the host table and whether its Last-Modified told the truth.
+_LM_HOSTS_SQL = """
+CREATE TEMP TABLE lm_hosts AS
+SELECT host, sum(urls)::BIGINT AS urls, {host_sums},
+       sum(lm_checks) >= $lm_min_checks AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
+FROM pool_sums WHERE lm_trusted GROUP BY host
+"""
+
+# The pooled prior of each URL pattern (within its host), shrunk towards its host's, shrunk
+# towards everyone's; each pool's sums in its host's Last-Modified variant.
+_PRIORS_SQL = """
+WITH pools AS (
+    SELECT p.* FROM pool_sums p JOIN lm_hosts h ON p.host = h.host AND p.lm_trusted = h.lm_trusted
+),
+added AS (
+    SELECT url_pattern, host, grouping(url_pattern, host) AS level, fsum(x) AS x, fsum(t) AS t,
+           coalesce(sum(members), 0) AS members, fsum(r_sum) AS r_sum, fsum(r_squares) AS r_squares,
+           fsum(r_over_t) AS r_over_t
+    FROM pools GROUP BY GROUPING SETS ((), (host), (url_pattern, host))
+),
+sums AS (
+    -- spread: the members' rates' sample variance less their mean r / t
+    SELECT url_pattern, host, level, x, t, members,
+           CASE WHEN members > 1 THEN (r_squares - r_sum * r_sum / members) / (members - 1) END
+             - r_over_t / nullif(members, 0) AS spread
+    FROM added
+),
+everyone_b AS (
+    SELECT coalesce(x / nullif(t, 0), $default_rate) AS m,
+           CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
+                ELSE least(greatest(coalesce(x / nullif(t, 0), $default_rate) / spread, $b_min), $b_max) END AS b
+    FROM sums WHERE level = 3
+),
+host_pool AS (
+    SELECT host, (x + g.m * $k) / (t + $k) AS m, members, spread, g.b AS parent_b
+    FROM sums, everyone_b g WHERE level = 2  -- grouping(): 1 bits mark the columns not grouped by
+),
+host_b AS (
+    SELECT host, m, CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
+                         ELSE least(greatest(m / spread, $b_min), $b_max) END AS b
+    FROM host_pool
+),
+pattern_pool AS (
+    SELECT url_pattern, host, (x + h.m * $k) / (t + $k) AS m, members, spread, h.b AS parent_b
+    FROM sums JOIN host_b h USING (host) WHERE level = 0
+)
+SELECT url_pattern, host, m AS prior_rate,
+       CASE WHEN members < $min_urls THEN parent_b WHEN spread <= 0 THEN $b_max
+            ELSE least(greatest(m / spread, $b_min), $b_max) END AS prior_days
+FROM pattern_pool
+"""
+
+
+def pool_priors(con) -> None:
+    """Temp tables lm_hosts (the host table's sums and Last-Modified trust) and priors
+    (PRIOR_COLUMNS) from temp table pool_sums."""
+    con.execute(_LM_HOSTS_SQL.format(host_sums=", ".join(f"sum({n})::BIGINT AS {n}" for n in _HOST_SUMS)),
+                {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT})
+    con.execute(f"CREATE TEMP TABLE priors AS SELECT {', '.join(PRIOR_COLUMNS)} FROM ({_PRIORS_SQL}) "
+                "JOIN (SELECT host, lm_trusted FROM lm_hosts) USING (host)",
+                {"default_rate": DEFAULT_PRIOR_RATE, "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT,
+                 "b_min": PRIOR_DAYS_MIN, "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS})
