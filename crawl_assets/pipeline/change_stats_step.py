@@ -126,13 +126,9 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         pool_priors(con)
         if state_root is None:
             urls, state = con.sql(published_sql("state_rows", "priors") + " ORDER BY url").to_arrow_table(), None
-            con.register("urls", urls)
         else:
             urls, state = None, _write_state(con, state_root, date, previous)
-            con.execute("CREATE VIEW urls AS " + published_sql("state_rows", "priors"))
-        # Every URL's rate is computed once (a join of 10M states with the priors at scale),
-        # kept beside its host only, for the host table, the quantiles and the bands.
-        con.execute("CREATE TEMP TABLE url_rates AS SELECT host, change_rate FROM urls")
+        _url_rates(con)
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
         counts = _counts(con)
         bands = rate_bands(con)
@@ -221,14 +217,32 @@ def _own_estimates(con) -> None:
 URL_PATTERN_SQL = ("regexp_replace(regexp_replace(regexp_replace(url, '^[a-zA-Z]+://', ''), "
                    "'[0-9]+', '9', 'g'), '=[^&#]*', '=', 'g')")
 
+def _url_rates(con) -> None:
+    """Temp table url_rates (host_id, change_rate): every URL's rate, computed once (a join of
+    every URL's state with the priors: 10M at scale), for the host table, the quantiles and
+    the bands; temp table host_ids numbers the hosts. The join key is a 64-bit hash of the
+    pool (url_pattern, host), not the two strings, unless two pools' hashes collide."""
+    con.execute("CREATE TEMP TABLE host_ids AS SELECT host, row_number() OVER (ORDER BY host) AS host_id "
+                "FROM (SELECT DISTINCT host FROM priors)")
+    con.execute("CREATE TEMP TABLE keyed_priors AS SELECT p.*, h.host_id, hash(p.url_pattern, p.host) AS pool_key "
+                "FROM priors p JOIN host_ids h USING (host)")
+    if con.execute("SELECT count(DISTINCT pool_key) = count(*) FROM keyed_priors").fetchone()[0]:
+        rates = published_sql("(SELECT *, hash(url_pattern, host) AS pool_key FROM state_rows)", "keyed_priors",
+                              join="ON s.pool_key = p.pool_key", extra=("host_id",))
+    else:
+        rates = published_sql("state_rows", "keyed_priors", extra=("host_id",))
+    con.execute(f"CREATE TEMP TABLE url_rates AS SELECT host_id, change_rate FROM ({rates})")
+
+
 # The host table: lm_hosts' sums, and the rates' mean and median from url_rates.
 _HOSTS_SQL = """
 SELECT host, h.urls, h.visits, h.changes, h.boilerplate_changes, h.not_modified,
        h.not_modified / nullif(h.visits, 0) AS not_modified_share, h.bytes_saved, h.lm_checks,
        h.lm_agreements / nullif(h.lm_checks, 0) AS lm_agreement, h.lm_trusted, r.mean_rate, r.median_rate
 FROM lm_hosts h
-JOIN (SELECT host, avg(change_rate) AS mean_rate, median(change_rate) AS median_rate FROM url_rates GROUP BY host) r
-  USING (host)
+JOIN host_ids USING (host)
+JOIN (SELECT host_id, avg(change_rate) AS mean_rate, median(change_rate) AS median_rate FROM url_rates
+      GROUP BY host_id) r USING (host_id)
 ORDER BY host
 """
 

@@ -150,9 +150,9 @@ SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, 
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
        last_status, last_status_class, gone_streak, pending_change, bytes_saved,
-       {state}
-FROM (SELECT s.*, p.prior_rate, p.prior_days, {evidence}
-      FROM {state_rows} s JOIN {priors} p USING (url_pattern, host))
+       {state}{extra}
+FROM (SELECT s.*, p.prior_rate, p.prior_days{prior_extra}, {evidence}
+      FROM {state_rows} s JOIN {priors} p {join})
 """
 PUBLISHED_COLUMNS = ("url", "host", "url_pattern", "visits", "intervals", "changes", "boilerplate_changes",
                      "not_modified", "observed_days", "estimator", "own_rate", "change_rate", "own_share",
@@ -162,13 +162,16 @@ STATE_ONLY_COLUMNS = tuple(c for c in STATE_COLUMNS if c not in PUBLISHED_COLUMN
 URL_COLUMNS = PUBLISHED_COLUMNS + STATE_ONLY_COLUMNS
 
 
-def published_sql(state_rows: str, priors: str) -> str:
+def published_sql(state_rows: str, priors: str, join: str = "USING (url_pattern, host)",
+                  extra: tuple = ()) -> str:
     """The query of every URL's change_stats columns (URL_COLUMNS) over a state relation and
-    a priors relation (PRIOR_COLUMNS)."""
+    a priors relation (PRIOR_COLUMNS), joined on `join` (aliases s and p), plus the `extra`
+    columns of the priors."""
     return PUBLISHED_SQL.format(lm_name=f"'{RateEstimator.LAST_MODIFIED.value}'",
                                 prior_name=f"'{RateEstimator.PRIOR.value}'", state=", ".join(STATE_ONLY_COLUMNS),
                                 evidence=EVIDENCE_SQL.format(trusted="p.lm_trusted"), state_rows=state_rows,
-                                priors=priors)
+                                priors=priors, join=join, extra="".join(f", {c}" for c in extra),
+                                prior_extra="".join(f", p.{c}" for c in extra))
 
 
 def register_change_stats(con, state: UrlState, name: str = "change_stats") -> None:
