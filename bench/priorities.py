@@ -127,16 +127,19 @@ def rebuild(log_dir: Path, state: Path, urls: int, days: int) -> dict:
 def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: int) -> dict:
     """Runs in a fresh process: the daily step of the last day, timed, with its peak RSS
     (its state files go under the data root `out`)."""
-    import duckdb
-    import numpy as np
-    import pyarrow as pa
     from dataclasses import replace
 
-    from bench.measures import peak_rss_kb
+    # (the crawl's package first, as a Dagster run imports it: it sets numpy's memory policy)
     from crawl_assets.crawler.settings import CrawlSettings
     from crawl_assets.pipeline.change_stats_step import change_stats
     from crawl_assets.pipeline.priorities_step import recrawl_priorities
     from crawl_assets.pipeline.url_change_state import register_change_stats, url_state
+
+    import duckdb
+    import numpy as np
+    import pyarrow as pa
+
+    from bench.measures import peak_rss_kb
 
     day = last_day(days)
     settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
@@ -148,9 +151,11 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
         pa.compute.binary_join_element_wise("https://h", pa.array(host_of).cast(pa.string()), ".bench.test/p/", ""),
         pa.array(ids).cast(pa.string()), "")
     host_strings = pa.compute.binary_join_element_wise("h", pa.array(host_of).cast(pa.string()), ".bench.test", "")
-    # (the known URLs carry their in-links, as recrawl_inputs.known_urls gives them; the 5 % never fetched have none)
+    # (the known URLs carry their in-links and come in URL order, as recrawl_inputs.known_urls
+    # gives them; the 5 % never fetched have none)
     inlinks = np.concatenate([np.minimum(rng.zipf(1.8, urls) - 1, 10**6), np.zeros(len(ids) - urls, np.int64)])
     known = pa.table({"url": url_strings, "host": host_strings, "inlinks": inlinks})
+    known = known.take(pa.compute.sort_indices(known["url"]))
     host_table = pa.table({"host": host_strings.slice(0, hosts),
                            "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
                            "flagged": rng.random(hosts) < 0.01})
@@ -159,7 +164,13 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
     t0, cpu = time.perf_counter(), time.process_time()
     stats = change_stats(day_files, day, settings, previous=previous, state_root=out)
     t1, cpu1 = time.perf_counter(), time.process_time()
-    plan = recrawl_priorities(stats.state, None, host_table, known, day + timedelta(days=1),
+    # Each host's median change rate from change_stats' host table, as recrawl_inputs.host_facts adds it.
+    joining = duckdb.connect()
+    joining.register("medians", stats.hosts.select(["host", "median_rate"]))
+    joining.register("host_table", host_table)
+    with_medians = joining.sql("SELECT h.*, m.median_rate FROM host_table h LEFT JOIN medians m USING (host)") \
+        .to_arrow_table()
+    plan = recrawl_priorities(stats.state, None, with_medians, known, day + timedelta(days=1),
                               settings, urls_out=out / "url_priorities.parquet")
     t2 = time.perf_counter()
     written = stats.state.deltas[-1] if stats.state.deltas else stats.state.base

@@ -26,7 +26,6 @@ Everything is ordered with the URL as the last tie-breaker: the same history giv
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date as Date, datetime, timezone
 from enum import StrEnum
@@ -35,13 +34,16 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from ..crawler.shared_root import connect
+from ..crawler.shared_root import connect, write_file_atomic
 from ..crawler.vocabulary import StatusClass
 from .change_history import sql_literal
-from .change_stats_step import DUCKDB_MEMORY_LIMIT, copy_atomic
+from .change_stats_step import DUCKDB_MEMORY_LIMIT
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
-from .url_change_state import UrlState, register_change_stats
+from .slices import over_slices
+from .url_change_state import UrlState, register_change_stats, register_latest_state
+from .url_order import UrlOrder, host_numbers, in_url_order
 
 SECONDS_A_DAY = 86_400
 GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of a new one
@@ -95,9 +97,12 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     or ChangeStats.urls as Arrow or the path of a Parquet file of it (url, host,
     change_rate, last_visit_at, last_fetched_at, last_status, last_status_class, gone_streak,
     pending_change). inlinks: (url, inlinks) or None. hosts:
-    (host, delay_s, flagged[, importance]) or None (every host: default_delay_s, not flagged,
-    importance 1). known_urls: (url, host[, inlinks]), every URL the crawl knows, one row per
-    URL; with inlinks None, its `inlinks` column (if any) gives the in-links.
+    (host, delay_s, flagged[, importance][, median_rate]) or None (every host: default_delay_s,
+    not flagged, importance 1); median_rate is the median change rate of the host's URLs
+    (change_stats' host table), computed from change_stats when the column is absent.
+    known_urls: (url, host[, inlinks]), every URL the crawl knows, one row per URL, best in URL
+    order (recrawl_inputs.known_urls gives them so; any other order is sorted first); with
+    inlinks None, its `inlinks` column (if any) gives the in-links.
     urls_out: a Parquet file to stream the URL table to (written under a temporary name and
     renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order."""
     if settings.recrawl_objective not in OBJECTIVES:
@@ -114,46 +119,46 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
         _require(hosts, "hosts", {"host", "delay_s", "flagged"})
     day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
     now = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
+    known = in_url_order(known_urls)
+    facts = _host_facts(hosts)
     # Without a limit DuckDB may take 80 % of the shared machine's memory for the URL-sized joins.
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         _register_stats(con, change_stats, stats_columns)
-        _register_known(con, known_urls, inlinks)
-        con.register("host_facts", _host_facts(hosts))
-        no_content = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
-        con.execute(_HOST_RATES_SQL)
-        con.execute(_HOST_INDEX_SQL)
-        everyone_rate = con.execute("SELECT rate FROM host_rates WHERE everyone").fetchall()
-        caps = con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
-        # Only the URL and numbers leave DuckDB, in any order (its joins run on both cores
-        # without keeping one); numpy puts them in URL order, far cheaper than DuckDB's sort
-        # of the whole wide rows.
+        host_rates = facts.select(["host", "median_rate"]) if "median_rate" in facts.column_names \
+            else con.sql(_HOST_RATES_SQL).to_arrow_table()
+        con.register("known_urls", pa.table({"url": known["url"], "pos": np.arange(len(known), dtype=np.int64)}))
+        inlink_counts = _inlink_counts(con, known, inlinks)
+        # Only numbers leave DuckDB, in any order (its join runs on both cores without
+        # keeping one), and the names of the URLs that only change_stats has: the known
+        # URLs' names, hosts and URL order come from known_urls itself.
         con.execute("SET preserve_insertion_order = false")
-        pages = con.sql(_PAGES_SQL.format(no_content=no_content),
-                        params=_page_params(everyone_rate[0][0] if everyone_rate else None)).to_arrow_table()
+        pages = con.sql(_PAGES_SQL.format(no_content=_NO_CONTENT), params=_page_params()).to_arrow_table()
+        extras = _unknown_names(con, pages)
     finally:
-        con.close()
-    in_url_order = pc.sort_indices(pages["url"]).to_numpy()  # byte order, as DuckDB's ORDER BY
-    with ThreadPoolExecutor(1) as pool:  # Arrow gathers the URLs while numpy gathers the numbers
-        url = pool.submit(pages["url"].take, in_url_order)
-        columns = {}
-        for name in pages.column_names:  # each column freed once in URL order
-            if name != "url":
-                columns[name] = pages[name].to_numpy()[in_url_order]
-            pages = pages.drop_columns(name)
-        url = url.result()
-    _require_one_row_per_url(url)
+        con.close()  # (frees DuckDB's memory before the URL-sized arrays below)
+    rows = UrlOrder(known, dict(zip(pages.column_names, pages.columns)), extras)
+    del pages
+    host_names, host_index = host_numbers(rows.host)
+    caps = _host_caps(host_names, facts, settings)
+    columns = rows.columns
+    columns["host_index"] = host_index
+    columns["change_rate"] = _rates_or_typical(columns.pop("own_change_rate"), host_index,
+                                               _per_host(host_rates, "median_rate", host_names, np.nan))
+    host_importance = _per_host(facts, "importance", host_names, 1.0)
+    columns["importance"] = host_importance[host_index] * (1 + rows.known(inlink_counts))
     planned, allocation_counts = _schedule(columns, caps, now, settings)
-    per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
+    per_host = np.bincount(host_index, weights=planned["planned"].to_numpy(zero_copy_only=False),
                            minlength=len(caps))
     counts = _counts(columns["kind_code"], planned, settings, allocation_counts)
     kinds = pa.array([k.value for k in KIND_CODES])
-    table = pa.table({"url": url, "host": caps["host"].take(columns["host_index"]),
-                      "kind": kinds.take(columns["kind_code"]), "change_rate": columns["change_rate"],
-                      "importance": columns["importance"], **planned})
-    del columns, planned
+    table = pa.table({"url": rows.url, "host": pa.DictionaryArray.from_arrays(host_index, host_names),
+                      "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
+                      "change_rate": columns["change_rate"], "importance": columns["importance"], **planned})
+    del columns, planned, rows
     if urls_out is None:
-        urls = table
+        urls = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
+                                     for f in table.schema]))
     else:
         urls = None
         _write(table, urls_out)
@@ -161,60 +166,101 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     return Priorities(urls=urls, counts=counts, hosts=hosts)
 
 
+# Columns of few distinct values: dictionary pages (the others would try a dictionary and
+# fall back, at about a second's cost at 10M URLs).
+_DICTIONARY_COLUMNS = ["host", "kind", "next_due", "level"]
+
+
 def _write(table: pa.Table, path) -> None:
-    """The URL table to Parquet with DuckDB's writer (in the table's order)."""
-    con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
-    try:
-        con.register("priorities", table)
-        copy_atomic(con, "SELECT * FROM priorities", path)
-    finally:
-        con.close()
+    """The URL table to Parquet (in the table's order), under a temporary name then renamed.
+    pyarrow's writer on one core costs less than DuckDB's on two here: the host and kind
+    columns arrive dictionary-encoded (written as such, no hashing of 10M strings) and are
+    read back as plain strings (no Arrow schema stored)."""
+    write_file_atomic(path, lambda tmp: pq.write_table(table, tmp, store_schema=False,
+                                                       use_dictionary=_DICTIONARY_COLUMNS))
 
 
 def _register_stats(con, change_stats, columns: set[str]) -> None:
     """View change_stats over change_stats' state files (url_change_state.UrlState), an Arrow
-    table or a Parquet file (the columns used, and the URL's hashes k1, k2: read from the
-    state, which keeps them, or computed)."""
+    table or a Parquet file (the columns used, the URL's hashes k1, k2: read from the state,
+    which keeps them, or computed; and the visit times in days since the epoch); view
+    change_stats_names (k1, k2, url, host) of its URLs, read from the state without the rates."""
     names = ", ".join(sorted(columns))
     if isinstance(change_stats, UrlState):  # change_stats' state files: the view computes the rates
         register_change_stats(con, change_stats, "change_stats_urls")
-        con.execute(f"CREATE VIEW change_stats AS SELECT k1, k2, {names} FROM change_stats_urls")
+        con.execute(f"CREATE VIEW change_stats AS SELECT k1, k2, {names}, last_visit_t, last_fetch_t "
+                    "FROM change_stats_urls")
+        register_latest_state(con, change_stats, "change_stats_state")
+        con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats_state")
         return
+    times = "epoch(last_visit_at) / 86400.0 AS last_visit_t, epoch(last_fetched_at) / 86400.0 AS last_fetch_t"
     if isinstance(change_stats, pa.Table):
         con.register("change_stats_table", change_stats.select(sorted(columns)))
-        con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names} "
+        con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names}, {times} "
                     "FROM change_stats_table")
-        return
-    source = f"read_parquet({sql_literal(str(change_stats))})"
-    try:
-        keys = "k1, k2" if {"k1", "k2"} <= {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()} \
-            else "hash(url) AS k1, hash(url, 1) AS k2"
-        con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names} FROM {source}")
-    except duckdb.Error as exc:
-        raise ValueError(f"change_stats file {str(change_stats)!r} cannot be read as change_stats' URL table "
-                         f"(materialise change_stats first): {exc}") from None
+    else:
+        source = f"read_parquet({sql_literal(str(change_stats))})"
+        try:
+            stored = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+            keys = "k1, k2" if {"k1", "k2"} <= stored else "hash(url) AS k1, hash(url, 1) AS k2"
+            con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names}, {times} FROM {source}")
+        except duckdb.Error as exc:
+            raise ValueError(f"change_stats file {str(change_stats)!r} cannot be read as change_stats' URL table "
+                             f"(materialise change_stats first): {exc}") from None
+    con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats")
 
 
-def _register_known(con, known_urls: pa.Table, inlinks: pa.Table | None) -> None:
-    """View known_urls (url, host, inlinks): the known URLs with their in-links, from the
-    separate inlinks table (summed per URL) or else known_urls' own column (0 without one)."""
+def _inlink_counts(con, known: pa.Table, inlinks: pa.Table | None) -> np.ndarray:
+    """Each known URL's in-links (known_urls order): the separate inlinks table summed per
+    URL, or else known_urls' own column (0 without one, and for a null)."""
     if inlinks is None:
-        own = known_urls["inlinks"] if "inlinks" in known_urls.column_names else pa.nulls(len(known_urls), pa.int64())
-        con.register("known_urls", pa.table({"url": known_urls["url"], "host": known_urls["host"], "inlinks": own}))
-        return
-    con.register("known_urls_only", known_urls.select(["url", "host"]))
+        if "inlinks" not in known.column_names:
+            return np.zeros(len(known))
+        return pc.fill_null(known["inlinks"], 0).to_numpy().astype(np.float64, copy=False)
     con.register("inlinks", inlinks.select(["url", "inlinks"]))
-    con.execute("CREATE VIEW known_urls AS SELECT k.url, k.host, l.inlinks FROM known_urls_only k "
-                "LEFT JOIN (SELECT url, sum(inlinks) AS inlinks FROM inlinks GROUP BY url) l USING (url)")
+    summed = con.sql("SELECT k.pos, sum(l.inlinks) AS inlinks FROM known_urls k JOIN inlinks l USING (url) "
+                     "GROUP BY k.pos").fetchnumpy()
+    counts = np.zeros(len(known))
+    counts[summed["pos"]] = np.nan_to_num(np.asarray(summed["inlinks"], dtype=np.float64))
+    return counts
 
 
-def _require_one_row_per_url(urls: pa.ChunkedArray) -> None:
-    """The known URLs must be distinct: a URL twice would be planned twice (the rows are in
-    URL order, so a repeat sits next to itself)."""
-    if len(urls) > 1 and pc.any(pc.equal(urls[1:], urls[:-1])).as_py():
-        repeated = pc.filter(urls[1:], pc.equal(urls[1:], urls[:-1]))[0].as_py()
-        raise ValueError(f"known_urls lists {repeated!r} more than once: pass one row per URL "
-                         "(recrawl_inputs.known_urls groups them)")
+def _unknown_names(con, pages: pa.Table) -> pa.Table:
+    """(row, url, host) of the pages whose URL only change_stats has (not known), by URL."""
+    rows = np.flatnonzero(pc.is_null(pages["pos"]).to_numpy(zero_copy_only=False))
+    if len(rows) == 0:
+        return pa.table({"row": pa.array([], pa.int64()), "url": pa.array([], pa.string()),
+                         "host": pa.array([], pa.string())})
+    con.register("unknown_keys", pa.table({"row": rows, "k1": pages["k1"].take(rows), "k2": pages["k2"].take(rows)}))
+    return con.sql("SELECT u.row, n.url, n.host FROM unknown_keys u JOIN change_stats_names n USING (k1, k2) "
+                   "ORDER BY n.url").to_arrow_table()
+
+
+def _per_host(table: pa.Table, column: str, host_names: pa.Array, default: float) -> np.ndarray:
+    """table[column] of each host of host_names (its order), `default` for a host not in it or null."""
+    found = pc.index_in(host_names, value_set=table["host"].combine_chunks()).to_numpy(zero_copy_only=False)
+    values = pc.fill_null(table[column].cast(pa.float64()), default).to_numpy()
+    missing = np.isnan(found)
+    return np.where(missing, default, values[np.where(missing, 0, found).astype(np.int64)]) if len(values) \
+        else np.full(len(host_names), default)
+
+
+def _rates_or_typical(own: np.ndarray, host_index: np.ndarray, host_median: np.ndarray) -> np.ndarray:
+    """Each URL's change rate: its own estimate (change_stats), else its host's median, else
+    everyone's (the median over every URL with an estimate), else DEFAULT_RATE."""
+    known_rates = own[~np.isnan(own)]
+    everyone = _median(known_rates) if len(known_rates) else DEFAULT_RATE
+    typical = np.where(np.isnan(host_median), everyone, host_median)
+    return np.where(np.isnan(own), typical[host_index], own)
+
+
+def _median(values: np.ndarray) -> float:
+    """The median as DuckDB's median() computes it (quantile_cont 0.5: lo + (hi - lo) / 2)."""
+    n = len(values)
+    lo_at, hi_at = (n - 1) // 2, n // 2
+    part = np.partition(values, [lo_at, hi_at])
+    lo, hi = part[lo_at], part[hi_at]
+    return float(lo + (hi - lo) * 0.5)
 
 
 def _require(table: pa.Table, name: str, columns: set[str]) -> None:
@@ -230,12 +276,23 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
                          "flagged": pa.array([], pa.bool_()), "importance": pa.array([], pa.float64())})
     if "importance" not in hosts.column_names:
         hosts = hosts.append_column("importance", pa.array(np.ones(len(hosts))))
-    return hosts.select(["host", "delay_s", "flagged", "importance"])
+    return hosts.select([c for c in ("host", "delay_s", "flagged", "importance", "median_rate")
+                         if c in hosts.column_names])
 
 
-def _page_params(everyone_rate: float | None) -> dict:
-    return {"default_rate": DEFAULT_RATE, "everyone_rate": everyone_rate, "not_found": NOT_FOUND, "gone": GONE,
-            **{f"code_{kind.value}": KIND_CODES.index(kind) for kind in Kind}}
+def _host_caps(host_names: pa.Array, facts: pa.Table, settings) -> pa.Table:
+    """(host_index, host, cap) of every host, in host order: _HOST_CAPS_SQL."""
+    con = connect()
+    try:
+        con.register("host_index", pa.table({"host_index": np.arange(len(host_names)), "host": host_names}))
+        con.register("host_facts", facts.select(["host", "delay_s", "flagged"]))
+        return con.sql(_HOST_CAPS_SQL, params=_cap_params(settings)).to_arrow_table()
+    finally:
+        con.close()
+
+
+def _page_params() -> dict:
+    return {"not_found": NOT_FOUND, "gone": GONE, **{f"code_{kind.value}": KIND_CODES.index(kind) for kind in Kind}}
 
 
 def _cap_params(settings) -> dict:
@@ -243,53 +300,34 @@ def _cap_params(settings) -> dict:
             "flagged_budget": settings.flagged_host_budget, "day_seconds": SECONDS_A_DAY}
 
 
-# The typical change rate (the median) of each host's URLs and of every URL, in one pass over
-# change_stats: a URL never fetched takes its host's, or everyone's if its host has none.
-_HOST_RATES_SQL = """
-CREATE TEMP TABLE host_rates AS
-SELECT host, grouping(host) = 1 AS everyone, median(change_rate) AS rate
-FROM change_stats GROUP BY GROUPING SETS ((host), ())
-"""
+# The typical change rate (the median) of each host's URLs, in one pass over change_stats
+# (when the hosts table does not bring change_stats' own): a URL never fetched takes its
+# host's, or everyone's if its host has none.
+_HOST_RATES_SQL = "SELECT host, median(change_rate) AS median_rate FROM change_stats GROUP BY host"
 
-# Hosts numbered for the allocation (in host order), once, with what the pages take from
-# their host: its typical change rate and its importance.
-_HOST_INDEX_SQL = """
-CREATE TEMP TABLE host_index AS
-SELECT host, row_number() OVER (ORDER BY host) - 1 AS host_index, r.rate AS host_rate,
-       coalesce(f.importance, 1.0) AS host_importance
-FROM (SELECT DISTINCT host FROM known_urls UNION SELECT DISTINCT host FROM change_stats) h
-LEFT JOIN (SELECT host, rate FROM host_rates WHERE NOT everyone) r USING (host)
-LEFT JOIN host_facts f USING (host)
-"""
+_NO_CONTENT = "(" + ", ".join(f"'{c}'" for c in NO_CONTENT_CLASSES) + ")"
 
-# Every known URL with what the crawl knows of it, one row per URL (in no order: numpy sorts
-# the rows by URL, the plan's last tie-breaker; the frontier, too, takes a host's URLs of one
-# shape in URL order): change_stats' URLs and the known URLs in one full join, on the URL's
-# two 64-bit hashes (a collision needs 2^64 URLs), which compare far faster than the strings.
-# A known URL without statistics is new (discovery); the in-links come with the known URLs.
+# Every known URL with what the crawl knows of it, one row per URL (in no order: UrlOrder
+# puts the rows in URL order, the plan's last tie-breaker; the frontier, too, takes a host's
+# URLs of one shape in URL order): change_stats' URLs and the known URLs in one full join, on
+# the URL's two 64-bit hashes (a collision needs 2^64 URLs), which compare far faster than
+# the strings. A known URL without statistics is new (discovery); `pos` is its row in
+# known_urls, and only a URL that change_stats alone has carries its hashes (its name and
+# host are then looked up: _unknown_names).
 _PAGES_SQL = """
 WITH known AS (
-    SELECT hash(url) AS k1, hash(url, 1) AS k2, url, host, inlinks FROM known_urls
-),
-everything AS (
-    SELECT coalesce(c.url, k.url) AS url, coalesce(c.host, k.host) AS host, c.change_rate,
-           CASE WHEN c.k1 IS NULL THEN $code_discovery
-                WHEN c.last_status IN ($not_found, $gone) AND c.gone_streak > 0 THEN $code_gone
-                WHEN c.last_visit_at IS NULL AND c.last_status_class IN {no_content} THEN $code_gone
-                WHEN c.last_visit_at IS NULL THEN $code_discovery ELSE $code_refresh END AS kind_code,
-           epoch(c.last_visit_at) / 86400.0 AS last_visit_t, epoch(c.last_fetched_at) / 86400.0 AS last_fetch_t,
-           c.last_status, c.gone_streak, c.pending_change, k.inlinks
-    FROM change_stats c FULL OUTER JOIN known k ON c.k1 = k.k1 AND c.k2 = k.k2
+    SELECT hash(url) AS k1, hash(url, 1) AS k2, pos FROM known_urls
 )
-SELECT e.url, x.host_index, e.kind_code,
-       coalesce(e.change_rate, x.host_rate, $everyone_rate, $default_rate) AS change_rate,
-       x.host_importance * (1 + coalesce(e.inlinks, 0)) AS importance,
-       coalesce(e.last_visit_t, 'NaN'::DOUBLE) AS last_visit_t,
-       coalesce(e.last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t,
-       coalesce(e.last_status, 0) AS last_status, coalesce(e.gone_streak, 0) AS gone_streak,
-       coalesce(e.pending_change, false) AS pending_change
-FROM everything e
-JOIN host_index x ON x.host IS NOT DISTINCT FROM e.host
+SELECT k.pos, CASE WHEN k.pos IS NULL THEN c.k1 END AS k1, CASE WHEN k.pos IS NULL THEN c.k2 END AS k2,
+       CASE WHEN c.k1 IS NULL THEN $code_discovery
+            WHEN c.last_status IN ($not_found, $gone) AND c.gone_streak > 0 THEN $code_gone
+            WHEN c.last_visit_t IS NULL AND c.last_status_class IN {no_content} THEN $code_gone
+            WHEN c.last_visit_t IS NULL THEN $code_discovery ELSE $code_refresh END AS kind_code,
+       coalesce(c.change_rate, 'NaN'::DOUBLE) AS own_change_rate,
+       coalesce(c.last_visit_t, 'NaN'::DOUBLE) AS last_visit_t, coalesce(c.last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t,
+       coalesce(c.last_status, 0) AS last_status, coalesce(c.gone_streak, 0) AS gone_streak,
+       coalesce(c.pending_change, false) AS pending_change
+FROM known k FULL OUTER JOIN change_stats c ON c.k1 = k.k1 AND c.k2 = k.k2
 """
 
 # Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget.
@@ -311,14 +349,10 @@ def _schedule(pages: dict, caps: pa.Table, now: float, settings):
     rate = pages["change_rate"].astype(np.float64, copy=False)
     weight = pages["importance"].astype(np.float64, copy=False)
     host = pages["host_index"].astype(np.int64, copy=False)
-    last_visit, last_fetch = pages["last_visit_t"], pages["last_fetch_t"]  # NaN: never
-    streak = pages["gone_streak"].astype(np.int64, copy=False)
-    status = pages["last_status"]
-    pending = pages["pending_change"].astype(bool, copy=False)
     cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
     assert len(cap) == 0 or host.max() < len(cap)
     kind = pages["kind_code"]
-    refresh, discovery, gone = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE))
+    refresh, discovery = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY))
 
     budget = settings.daily_fetch_budget
     discovery_budget = min(round(settings.discovery_share * budget), int(discovery.sum()))
@@ -328,40 +362,15 @@ def _schedule(pages: dict, caps: pa.Table, now: float, settings):
                           objective=settings.recrawl_objective)
     frequency = np.zeros(len(rate))
     frequency[idx] = allocation.frequency
+    expected = _expected_freshness(rate[idx], weight[idx], allocation.frequency)
+    del idx
 
-    # When each URL is next due (days since the epoch; NaN: not scheduled).
-    with np.errstate(divide="ignore", invalid="ignore"):
-        due_t = np.where(refresh & (frequency > 0), last_visit + 1 / frequency, np.nan)
-    due_t = np.where(refresh & pending, now, due_t)
-    due_t = np.where(discovery, now, due_t)
-    not_found_wait = np.minimum(settings.not_found_retry_days * 2.0 ** np.maximum(streak - 1, 0),
-                                settings.not_found_max_days)
-    gone_wait = np.where(status == GONE,
-                         settings.gone_retry_days if settings.gone_retry_days > 0 else np.nan,
-                         not_found_wait)
-    due_t = np.where(gone, last_fetch + gone_wait, due_t)
-    del not_found_wait, gone_wait  # (10M-long temporaries: freed as soon as they are used)
-
-    # Expected gain of fetching on the plan date.
-    mean_interval = len(idx) / refresh_budget if refresh_budget > 0 else 1.0
-    interval = np.where(frequency > 0, 1 / np.where(frequency > 0, frequency, 1), 1.0)
-    interval = np.where(refresh, interval, max(mean_interval, 1.0))
-    elapsed = np.where(np.isnan(last_visit), 0.0, np.maximum(now - last_visit, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fresh_days = np.where(rate > 0, -np.expm1(-rate * interval) / rate, interval)
-        if settings.recrawl_objective == AGE:
-            stale = np.where(rate > 0, elapsed + np.expm1(-rate * elapsed) / rate, 0.0)  # E[age] now
-            stale = np.where(pending, np.maximum(stale, 1.0), stale)
-        else:
-            stale = np.where(pending, 1.0, -np.expm1(-rate * elapsed))  # P(changed since)
-    gain = weight * fresh_days * np.where(refresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0))
-    del interval, elapsed, fresh_days, stale
-
-    today = np.floor(now)
-    due_day = np.maximum(np.floor(due_t), today)  # overdue URLs are due today
-    due = due_day <= today  # NaN (never due) compares False
-    del due_t
-    gain = np.nan_to_num(gain)
+    # When each URL is next due (day numbers since the epoch, never before today: NaN is
+    # never), whether that is today, and the expected gain of fetching it on the plan date.
+    due_day, gain, due = np.empty(len(rate)), np.empty(len(rate)), np.empty(len(rate), dtype=bool)
+    mean_interval = int(refresh.sum()) / refresh_budget if refresh_budget > 0 else 1.0
+    over_slices(len(rate), lambda part: _due_and_gain(part, pages, frequency, refresh, discovery, now,
+                                                      max(mean_interval, 1.0), settings, due_day, gain, due))
     # Candidates: due URLs, and refresh URLs the allocation wants (fetched early if budget is left).
     # The plan reads only the head of their order: sort a head long enough for the budget, and
     # a longer one if a pass of the plan ran out of rows before its limit.
@@ -377,16 +386,59 @@ def _schedule(pages: dict, caps: pa.Table, now: float, settings):
     plan_order = order[planned[order]]
     plan_rank[plan_order] = np.arange(1, len(plan_order) + 1)
     levels = len(settings.priority_weights)
-    level = np.where(planned, 1 + (plan_rank - 1) * levels // max(len(plan_order), 1), levels)
+    level = np.full(len(rate), levels, dtype=np.int32)
+    level[plan_order] = 1 + np.arange(len(plan_order)) * levels // max(len(plan_order), 1)
     epoch_day = np.datetime64("1970-01-01", "D")
+    never = np.isnan(due_day)
     columns = {"frequency": pa.array(frequency),
-               "next_due": pa.array(epoch_day + np.nan_to_num(due_day).astype("timedelta64[D]"),
-                                    mask=np.isnan(due_day)),
+               "next_due": pa.array(epoch_day + np.where(never, 0, due_day).astype("timedelta64[D]"), mask=never),
                "expected_gain": pa.array(gain), "due": pa.array(due), "planned": pa.array(planned),
-               "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level.astype(np.int32))}
-    expected = float((weight[idx] * freshness(rate[idx], allocation.frequency)).sum()
-                     / max(weight[idx].sum(), 1e-300)) if len(idx) else 1.0
+               "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
     return columns, (len(allocation.capped_hosts), allocation.price, expected)
+
+
+def _due_and_gain(part: slice, pages: dict, frequency, refresh, discovery, now: float, mean_interval: float,
+                  settings, due_day, gain, due) -> None:
+    """due_day, gain and due of the rows in `part` (elementwise: the same values whatever
+    the slicing)."""
+    rate, weight = pages["change_rate"][part], pages["importance"][part]
+    last_visit, last_fetch = pages["last_visit_t"][part], pages["last_fetch_t"][part]  # NaN: never
+    streak, status = pages["gone_streak"][part], pages["last_status"][part]
+    pending = pages["pending_change"][part].astype(bool, copy=False)
+    f, fresh, new = frequency[part], refresh[part], discovery[part]
+    gone = pages["kind_code"][part] == KIND_CODES.index(Kind.GONE)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        due_t = np.where(fresh & (f > 0), last_visit + 1 / f, np.nan)
+    due_t = np.where(fresh & pending, now, due_t)
+    due_t = np.where(new, now, due_t)
+    not_found_wait = np.minimum(settings.not_found_retry_days * 2.0 ** np.maximum(streak - 1, 0),
+                                settings.not_found_max_days)
+    gone_wait = np.where(status == GONE, settings.gone_retry_days if settings.gone_retry_days > 0 else np.nan,
+                         not_found_wait)
+    due_t = np.where(gone, last_fetch + gone_wait, due_t)
+    interval = np.where(f > 0, 1 / np.where(f > 0, f, 1), 1.0)
+    interval = np.where(fresh, interval, mean_interval)
+    elapsed = np.where(np.isnan(last_visit), 0.0, np.maximum(now - last_visit, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fresh_days = np.where(rate > 0, -np.expm1(-rate * interval) / rate, interval)
+        if settings.recrawl_objective == AGE:
+            stale = np.where(rate > 0, elapsed + np.expm1(-rate * elapsed) / rate, 0.0)  # E[age] now
+            stale = np.where(pending, np.maximum(stale, 1.0), stale)
+        else:
+            stale = np.where(pending, 1.0, -np.expm1(-rate * elapsed))  # P(changed since)
+    gain[part] = np.nan_to_num(weight * fresh_days * np.where(fresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0)))
+    today = np.floor(now)
+    due_day[part] = np.maximum(np.floor(due_t), today)  # overdue URLs are due today
+    due[part] = due_day[part] <= today  # NaN (never due) compares False
+
+
+def _expected_freshness(rate, weight, frequency) -> float:
+    """Σ w F(λ, f) / Σ w over the refresh URLs, if the rates are right (summed slice by slice)."""
+    if len(rate) == 0:
+        return 1.0
+    sums = over_slices(len(rate), lambda part: (float((weight[part] * freshness(rate[part], frequency[part])).sum()),
+                                                float(weight[part].sum())))
+    return sum(s for s, _ in sums) / max(sum(w for _, w in sums), 1e-300)
 
 
 def _plan_order(due, gain, candidate, head: int) -> tuple[np.ndarray, bool]:

@@ -21,7 +21,7 @@ from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..crawler.shared_root import connect, read_table
 from ..crawler.vocabulary import DropReason, StatusClass
-from ..layout import columns_of, host_dup_ratio_file, shard_files
+from ..layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
 from .change_evidence import weigh_listings
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
@@ -163,9 +163,10 @@ def host_importance(history: CrawlHistory) -> pa.Table:
 
 def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
                importance: pa.Table | None = None) -> pa.Table:
-    """(host, delay_s, flagged, flag, importance) for the priorities step: each host's
-    politeness delay, whether it gets the small budget and why, and its importance
-    (host_importance; 1 for a host not in `importance`)."""
+    """(host, delay_s, flagged, flag, importance[, median_rate]) for the priorities step: each
+    host's politeness delay, whether it gets the small budget and why, its importance
+    (host_importance; 1 for a host not in `importance`) and, once change_stats[date] has written
+    its host table, the median change rate of its URLs (null for a host without history)."""
     quality = host_dup_ratio_file(root, date)
     near_dups = demoted_hosts(read_table(quality), settings) if quality.exists() else frozenset()
     traps = trap_hosts(root, date, settings)
@@ -174,11 +175,20 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
     weights = {} if importance is None else dict(zip(importance["host"].to_pylist(),
                                                      importance["importance"].to_pylist()))
     delays = observed_delays(root, date, settings)  # what robots.txt and slow answers asked for
-    return pa.table({"host": pa.array(hosts, pa.string()),
-                     "delay_s": pa.array([delays.get(h, settings.default_delay_s) for h in hosts], pa.float64()),
-                     "flagged": pa.array([f is not None for f in flags], pa.bool_()),
-                     "flag": pa.array(flags, pa.string()),
-                     "importance": pa.array([weights.get(h, 1.0) for h in hosts], pa.float64())})
+    facts = pa.table({"host": pa.array(hosts, pa.string()),
+                      "delay_s": pa.array([delays.get(h, settings.default_delay_s) for h in hosts], pa.float64()),
+                      "flagged": pa.array([f is not None for f in flags], pa.bool_()),
+                      "flag": pa.array(flags, pa.string()),
+                      "importance": pa.array([weights.get(h, 1.0) for h in hosts], pa.float64())})
+    changes = host_changes_file(root, date)
+    if not changes.exists():
+        return facts
+    medians = read_table(changes, columns=["host", "median_rate"])
+    con = connect()
+    con.register("facts", facts)
+    con.register("medians", medians)
+    return con.sql("SELECT f.*, m.median_rate FROM facts f LEFT JOIN medians m USING (host) "
+                   "ORDER BY f.host").to_arrow_table()
 
 
 @dataclass(frozen=True)

@@ -28,21 +28,17 @@ fixed host never needs to be released. Everything is vectorised numpy.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+
+from .slices import SLICE, THREADS, over_slices
 
 FRESHNESS = "freshness"
 AGE = "age"
 OBJECTIVES = (FRESHNESS, AGE)
 
 _TOLERANCE = 1e-6  # relative error of the budget (and of each capped host's sum)
-# A spend is summed over fixed slices of this many pages, in their order, whatever the number of
-# threads (numpy releases the GIL): the same sum, so the same price, on any machine.
-_SLICE = 1 << 18
-_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -125,7 +121,7 @@ class _Pages:
             np.multiply(out, power, out=out)
             np.subtract(out, np.log(weight[s]), out=out)
 
-        _over_slices(len(rate), log_ratio)
+        over_slices(len(rate), log_ratio)
         self.max_per_day = max_per_day
         self.curve = _curve(objective)
         self.spent = {}  # log price -> spend: the price search asks for some more than once
@@ -143,7 +139,7 @@ class _Pages:
             f = self.rate * self.curve(self.log_ratio + log_price)
             return np.minimum(f, self.max_per_day, out=f)
         f = np.empty(len(self.rate))
-        _over_slices(len(f), lambda s: self.curve.frequencies_into(
+        over_slices(len(f), lambda s: self.curve.frequencies_into(
             f[s], self.log_ratio[s], log_price, self.rate[s], self.max_per_day))
         return f
 
@@ -153,31 +149,12 @@ class _Pages:
                 self.rate.min() * self.curve.inverse_x[0] >= self.max_per_day:
             return float(len(self.rate) * self.max_per_day)  # every page at max_per_day
         if log_price not in self.spent:
-            buffers = [np.empty(min(_SLICE, len(self.rate))) for _ in range(_THREADS)]
-            sums = _over_slices(len(self.rate), lambda s, i: float(self.curve.frequencies_into(
+            buffers = [np.empty(min(SLICE, len(self.rate))) for _ in range(THREADS)]
+            sums = over_slices(len(self.rate), lambda s, i: float(self.curve.frequencies_into(
                 buffers[i][:s.stop - s.start], self.log_ratio[s], log_price, self.rate[s],
                 self.max_per_day).sum()), with_worker=True)
             self.spent[log_price] = float(sum(sums))
         return self.spent[log_price]
-
-
-def _over_slices(n: int, work, with_worker: bool = False) -> list:
-    """work(slice[, worker]) over fixed slices of range(n), in order, on up to _THREADS threads
-    (numpy releases the GIL in each slice's passes); the results in slice order."""
-    slices = [slice(start, min(start + _SLICE, n)) for start in range(0, n, _SLICE)]
-    if len(slices) <= 1 or _THREADS == 1:
-        return [work(s, 0) if with_worker else work(s) for s in slices]
-    groups = [slices[i::_THREADS] for i in range(_THREADS)]  # worker i takes every _THREADS-th slice
-
-    def run(i):
-        return [work(s, i) if with_worker else work(s) for s in groups[i]]
-
-    with ThreadPoolExecutor(_THREADS) as pool:
-        done = list(pool.map(run, range(_THREADS)))
-    results = [None] * len(slices)
-    for i, values in enumerate(done):
-        results[i::_THREADS] = values
-    return results
 
 
 def frequencies_at_price(price, rate, weight, max_per_day=1.0, objective=FRESHNESS):

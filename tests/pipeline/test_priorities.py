@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -275,3 +276,63 @@ def test_plan_reaches_past_a_capped_host_that_holds_the_best_urls():
         pa.compute.max(urls.filter(pa.compute.invert(slow))["expected_gain"]).as_py()
     planned = urls.filter(urls["planned"])
     assert sorted(planned["host"].to_pylist()) == ["fast.test"] * 5 + ["slow.test"] * 5
+
+
+def test_known_urls_in_any_order_give_the_plan_of_url_order():
+    # The asset passes the known URLs in URL order (recrawl_inputs.known_urls); any other
+    # order is sorted first, so the plan and the table are the same.
+    rng = np.random.default_rng(11)
+    rows = [(f"https://h{i % 9}.test/p/{rng.integers(10**6)}/{i}", float(rate), float(ago))
+            for i, (rate, ago) in enumerate(zip(rng.exponential(0.3, 3000), rng.integers(0, 30, 3000)))]
+    stats = stats_table(rows)
+    new = [f"https://h{i % 9}.test/new/{i}" for i in range(300)]
+    ordered = known(stats, new)
+    ordered = ordered.take(pa.compute.sort_indices(ordered["url"]))
+    shuffled = ordered.take(rng.permutation(len(ordered)))
+    config = settings(daily_fetch_budget=400)
+    first = recrawl_priorities(stats, None, None, ordered, PLAN_DAY, config).urls
+    second = recrawl_priorities(stats, None, None, shuffled, PLAN_DAY, config).urls
+    assert first.equals(second)
+    assert first["url"].to_pylist() == sorted(first["url"].to_pylist())
+
+
+def test_urls_only_change_stats_has_are_merged_into_url_order():
+    # A URL fetched before but no longer among the known URLs (its link was dropped, or a
+    # redirect target) keeps its row, in URL order among the known ones, with no in-links.
+    rows = [(f"https://h{i % 4}.test/p/{i:03d}", 0.1 + 0.01 * i, 3) for i in range(60)]
+    stats = stats_table(rows)
+    urls = stats["url"].to_pylist()
+    unknown = set(urls[::7])
+    known_only = [f"https://h{i % 4}.test/p/{i:03d}x" for i in range(0, 60, 5)]  # new URLs between them
+    listed = [u for u in urls if u not in unknown] + known_only
+    known_urls = pa.table({"url": listed, "host": [u.split("/")[2] for u in listed],
+                           "inlinks": [5] * len(listed)}).sort_by("url")
+    result = recrawl_priorities(stats, None, None, known_urls, PLAN_DAY, settings(daily_fetch_budget=20)).urls
+    assert result["url"].to_pylist() == sorted(set(urls) | set(known_only))
+    row = {r["url"]: r for r in result.to_pylist()}
+    for url in urls:
+        assert row[url]["kind"] == Kind.REFRESH and row[url]["host"] == url.split("/")[2]
+        assert row[url]["change_rate"] == pytest.approx(0.1 + 0.01 * int(url[-3:]))
+        assert row[url]["importance"] == (1.0 if url in unknown else 6.0)
+    assert {row[u]["kind"] for u in known_only} == {Kind.DISCOVERY}
+
+
+def test_host_medians_given_with_the_hosts_equal_the_ones_computed():
+    # The asset passes change_stats' host medians (host_changes.parquet); without them the
+    # step computes the same medians; a new URL takes its host's, or everyone's.
+    rows = [(f"https://h{i % 3}.test/p/{i}", 0.05 * (1 + i % 3) + 0.001 * i, 4) for i in range(90)]
+    stats = stats_table(rows)
+    new = ["https://h0.test/new", "https://h2.test/new", "https://other.test/new"]
+    facts = pa.table({"host": ["h0.test", "h1.test", "h2.test", "other.test"], "delay_s": [1.0] * 4,
+                      "flagged": [False] * 4})
+    computed = recrawl_priorities(stats, None, facts, known(stats, new), PLAN_DAY, settings(daily_fetch_budget=20))
+    rates = pa.table({"host": [u.split("/")[2] for u in stats["url"].to_pylist()], "rate": stats["change_rate"]})
+    exact = dict(duckdb.sql("SELECT host, median(rate) FROM rates GROUP BY host").fetchall())  # as change_stats
+    with_medians = facts.append_column("median_rate", pa.array([exact.get(h) for h in facts["host"].to_pylist()],
+                                                               pa.float64()))
+    given = recrawl_priorities(stats, None, with_medians, known(stats, new), PLAN_DAY, settings(daily_fetch_budget=20))
+    assert given.urls.equals(computed.urls)
+    row = by_url(given)
+    assert row["https://h0.test/new"]["change_rate"] == pytest.approx(exact["h0.test"])
+    assert row["https://h2.test/new"]["change_rate"] == pytest.approx(exact["h2.test"])
+    assert row["https://other.test/new"]["change_rate"] == pytest.approx(np.median(stats["change_rate"].to_numpy()))
