@@ -34,7 +34,8 @@ from ..layout import pattern_priors_file, pool_sums_file, url_state_base_file, u
 from .change_history import empty_state, every_url_state, fold_history, sql_literal
 from .change_rate_estimators import RateEstimator, bias_reduced_rate, irregular_mle_rate
 from .pool_sums import pool_priors, update_pool_sums
-from .url_change_state import STORED_COLUMNS, UrlState, needs_compaction, published_sql, register_latest_state
+from .url_change_state import (STORED_COLUMNS, UrlState, needs_compaction, pooled_published_sql, published_sql,
+                               register_latest_state)
 
 # Intervals count as regular (bias-reduced estimator) when the longest is within this share
 # of the mean of the shortest; daily batches fetch a URL at varying hours.
@@ -219,18 +220,12 @@ URL_PATTERN_SQL = ("regexp_replace(regexp_replace(regexp_replace(url, '^[a-zA-Z]
 
 def _url_rates(con) -> None:
     """Temp table url_rates (host_id, change_rate): every URL's rate, computed once (a join of
-    every URL's state with the priors: 10M at scale), for the host table, the quantiles and
-    the bands; temp table host_ids numbers the hosts. The join key is a 64-bit hash of the
-    pool (url_pattern, host), not the two strings, unless two pools' hashes collide."""
+    every URL's state with the priors: 10M at scale, on the pool key), for the host table, the
+    quantiles and the bands; temp table host_ids numbers the hosts."""
     con.execute("CREATE TEMP TABLE host_ids AS SELECT host, row_number() OVER (ORDER BY host) AS host_id "
                 "FROM (SELECT DISTINCT host FROM priors)")
-    con.execute("CREATE TEMP TABLE keyed_priors AS SELECT p.*, h.host_id, hash(p.url_pattern, p.host) AS pool_key "
-                "FROM priors p JOIN host_ids h USING (host)")
-    if con.execute("SELECT count(DISTINCT pool_key) = count(*) FROM keyed_priors").fetchone()[0]:
-        rates = published_sql("(SELECT *, hash(url_pattern, host) AS pool_key FROM state_rows)", "keyed_priors",
-                              join="ON s.pool_key = p.pool_key", extra=("host_id",))
-    else:
-        rates = published_sql("state_rows", "keyed_priors", extra=("host_id",))
+    con.execute("CREATE TEMP TABLE keyed_priors AS SELECT p.*, h.host_id FROM priors p JOIN host_ids h USING (host)")
+    rates = pooled_published_sql(con, "state_rows", "keyed_priors", extra=("host_id",))
     con.execute(f"CREATE TEMP TABLE url_rates AS SELECT host_id, change_rate FROM ({rates})")
 
 

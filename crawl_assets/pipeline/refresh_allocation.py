@@ -185,22 +185,28 @@ def allocate(rate, weight, host, host_cap, budget: float, max_per_day: float = 1
     assert rate.shape == weight.shape == host.shape
     assert budget >= 0 and (host_cap >= 0).all()
     n_hosts = len(host_cap)
-    frequency = np.zeros(len(rate))
-    active = np.flatnonzero((rate > 0) & (weight > 0))
-    pages = _Pages(rate[active], weight[active], max_per_day, objective)
-    page_host = host[active]
+    # Pages with λ > 0 and w > 0 are priced, the others get f = 0 (no copies when that is all).
+    positive = (rate > 0) & (weight > 0)
+    active = None if positive.all() else np.flatnonzero(positive)
+    pages = _Pages(*((rate, weight) if active is None else (rate[active], weight[active])), max_per_day, objective)
+    page_host = host if active is None else host[active]
     capped = np.zeros(n_hosts, dtype=bool)
     # A host that could not use its cap even at max_per_day for every page never binds.
     reachable = np.bincount(page_host, minlength=n_hosts) * max_per_day
-    f = np.zeros(len(active))
+    f = np.zeros(len(page_host))
     left = float(budget)
     log_price = -np.inf
     while True:
-        free = np.flatnonzero(~capped[page_host])
-        part = pages.take(free)
-        log_price = _log_price_for_budget(part, left)
-        f[free] = part.frequencies(log_price)
-        demand = np.bincount(page_host[free], weights=f[free], minlength=n_hosts)
+        if capped.any():  # price the pages of the hosts not yet at their cap
+            free = np.flatnonzero(~capped[page_host])
+            part = pages.take(free)
+            log_price = _log_price_for_budget(part, left)
+            f[free] = part.frequencies(log_price)
+        else:
+            log_price = _log_price_for_budget(pages, left)
+            f = pages.frequencies(log_price)
+        # (every page's f: a capped host's sum is not looked at, the others' are as summed alone)
+        demand = np.bincount(page_host, weights=f, minlength=n_hosts)
         over = (~capped) & (host_cap < reachable) & (demand > host_cap * (1 + _TOLERANCE))
         if not over.any():
             break
@@ -208,7 +214,11 @@ def allocate(rate, weight, host, host_cap, budget: float, max_per_day: float = 1
         f[chosen] = _fill_hosts_to_cap(pages.take(chosen), page_host[chosen], host_cap, log_price)
         capped |= over
         left = max(0.0, budget - host_cap[capped].sum())
-    frequency[active] = f
+    if active is None:
+        frequency = f
+    else:
+        frequency = np.zeros(len(rate))
+        frequency[active] = f
     assert frequency.sum() <= budget * (1 + 1e-3) + 1e-9, (frequency.sum(), budget)
     return Allocation(frequency=frequency, price=float(np.exp(log_price)), capped_hosts=np.flatnonzero(capped))
 
