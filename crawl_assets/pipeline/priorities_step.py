@@ -145,8 +145,8 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     columns["host_index"] = host_index
     columns["change_rate"] = _rates_or_typical(columns.pop("own_change_rate"), host_index,
                                                _per_host(host_rates, "median_rate", host_names, np.nan))
-    host_importance = _per_host(facts, "importance", host_names, 1.0)
-    columns["importance"] = host_importance[host_index] * (1 + rows.known(inlink_counts))
+    columns["importance"] = _importance(_per_host(facts, "importance", host_names, 1.0), host_index,
+                                        rows.known(inlink_counts))
     planned, allocation_counts = _schedule(columns, caps, now, settings)
     per_host = np.bincount(host_index, weights=planned["planned"].to_numpy(zero_copy_only=False),
                            minlength=len(caps))
@@ -253,8 +253,23 @@ def _rates_or_typical(own: np.ndarray, host_index: np.ndarray, host_median: np.n
     everyone's (the median over every URL with an estimate), else DEFAULT_RATE."""
     known_rates = own[~np.isnan(own)]
     everyone = _median(known_rates) if len(known_rates) else DEFAULT_RATE
+    del known_rates
     typical = np.where(np.isnan(host_median), everyone, host_median)
-    return np.where(np.isnan(own), typical[host_index], own)
+    rate = np.empty(len(own))
+
+    def fill(part):  # (elementwise, slice by slice on every core)
+        np.copyto(rate[part], np.where(np.isnan(own[part]), typical[host_index[part]], own[part]))
+
+    over_slices(len(own), fill)
+    return rate
+
+
+def _importance(host_importance: np.ndarray, host_index: np.ndarray, inlinks: np.ndarray) -> np.ndarray:
+    """w = host importance x (1 + in-links), per URL."""
+    weight = np.empty(len(host_index))
+    over_slices(len(weight), lambda part: np.multiply(host_importance[host_index[part]], 1 + inlinks[part],
+                                                      out=weight[part]))
+    return weight
 
 
 def _median(values: np.ndarray) -> float:
@@ -462,10 +477,24 @@ def _plan_order(due, gain, candidate, head: int) -> tuple[np.ndarray, bool]:
             break
         if head < len(part):
             part = _highest_gain(part, gain, head)
-        ordered.append(part[np.argsort(-gain[part], kind="stable")])
+        ordered.append(_by_gain(part, gain))
         head -= len(part)
     order = np.concatenate(ordered) if ordered else rows
     return order, len(order) == len(rows)
+
+
+def _by_gain(rows, gain) -> np.ndarray:
+    """`rows` (increasing) by gain, highest first, equal gains in row order: the order of a
+    stable sort, from a quicker unstable one whose runs of equal gains are put in row order."""
+    key = -gain[rows]
+    order = np.argsort(key)
+    sorted_key = key[order]
+    same = sorted_key[1:] == sorted_key[:-1]
+    if same.any():
+        tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])  # runs of equal gains, contiguous
+        tied_rows = order[tied]
+        order[tied] = tied_rows[np.lexsort((tied_rows, sorted_key[tied]))]
+    return rows[order]
 
 
 def _highest_gain(rows, gain, n: int) -> np.ndarray:
@@ -513,13 +542,22 @@ def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:
 def _within_caps(rows, host, cap, used) -> np.ndarray:
     """The rows (in their order) whose host has room left after the rows before them."""
     hosts = host[rows]
-    by_host = np.argsort(hosts, kind="stable")  # keeps the plan order within each host
+    by_host = _stable_order(hosts)  # keeps the plan order within each host
     sorted_hosts = hosts[by_host]
     first = np.flatnonzero(np.r_[True, sorted_hosts[1:] != sorted_hosts[:-1]])
     rank = np.empty(len(rows), dtype=np.int64)
     rank[by_host] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
     room = rank < cap[hosts] - used[hosts]
     return rows[room]
+
+
+def _stable_order(hosts: np.ndarray) -> np.ndarray:
+    """np.argsort(hosts, kind="stable") for host numbers: two passes of numpy's radix sort
+    on 16 bits each (four times quicker than the merge sort it takes for 64-bit numbers)."""
+    if len(hosts) == 0 or hosts.max() >= 1 << 32 or hosts.min() < 0:
+        return np.argsort(hosts, kind="stable")
+    low = np.argsort((hosts & 0xFFFF).astype(np.uint16), kind="stable")
+    return low[np.argsort((hosts[low] >> 16).astype(np.uint16), kind="stable")]
 
 
 def _counts(kind_code: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:

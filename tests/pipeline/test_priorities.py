@@ -3,6 +3,7 @@ discovery share, 404/410 back-off, flagged hosts, determinism."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 
@@ -336,3 +337,34 @@ def test_host_medians_given_with_the_hosts_equal_the_ones_computed():
     assert row["https://h0.test/new"]["change_rate"] == pytest.approx(exact["h0.test"])
     assert row["https://h2.test/new"]["change_rate"] == pytest.approx(exact["h2.test"])
     assert row["https://other.test/new"]["change_rate"] == pytest.approx(np.median(stats["change_rate"].to_numpy()))
+
+
+def test_equal_gains_are_planned_in_url_order_across_many_hosts():
+    # 80,000 hosts (past the 65,536 of one 16-bit radix pass) with two pages each at one of
+    # three rates, so many pages are worth exactly the same: the plan takes them by gain, then
+    # in URL order, at most one a host (its cap).
+    rows = [(f"https://h{i // 2:05d}.test/p/{i % 2}", (0.05, 0.1, 0.2)[(i * 7) % 3], 5) for i in range(160_000)]
+    stats = stats_table(rows)
+    hosts = pa.table({"host": [f"h{h:05d}.test" for h in range(80_000)], "delay_s": [86_400.0] * 80_000,
+                      "flagged": [False] * 80_000})
+    urls = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
+                              settings(daily_fetch_budget=50_000, discovery_share=0)).urls
+    planned = urls.filter(urls["planned"]).sort_by("plan_rank")
+    order = list(zip(planned["due"].to_pylist(), planned["expected_gain"].to_pylist(), planned["url"].to_pylist()))
+    assert len(order) == 50_000 and len(set(g for _, g, _ in order)) < 10  # many ties
+    assert order == sorted(order, key=lambda r: (not r[0], -r[1], r[2]))
+    assert len({u.split("/")[2] for _, _, u in order}) == 50_000  # one a host
+
+
+def test_host_caps_hold_across_more_hosts_than_one_16_bit_pass_tells_apart():
+    # 70,000 hosts with three pages each, capped at two a day; the pages of a host are planned
+    # far apart (first every host's best page, then every second-best): hosts 5 and 65,541 look
+    # alike to the low 16 bits of their numbers and must still be told apart.
+    rows = [(f"https://h{i // 3:05d}.test/p/{i % 3}", (0.3, 0.1, 0.03)[i % 3], 5) for i in range(210_000)]
+    stats = stats_table(rows)
+    hosts = pa.table({"host": [f"h{h:05d}.test" for h in range(70_000)], "delay_s": [43_200.0] * 70_000,
+                      "flagged": [False] * 70_000})
+    urls = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
+                              settings(daily_fetch_budget=150_000, discovery_share=0)).urls
+    per_host = Counter(u.split("/")[2] for u in urls.filter(urls["planned"])["url"].to_pylist())
+    assert max(per_host.values()) == 2 and sum(per_host.values()) == 140_000
