@@ -367,3 +367,33 @@ def test_the_mle_split_over_two_threads_finds_the_same_roots(monkeypatch):
     whole = change_rate_estimators.irregular_mle_rate(visits[changed], owner, unchanged)
     assert np.array_equal(split, whole)
     assert np.median(np.abs(split / rates - 1)) < 0.3
+
+
+def test_host_rates_quantiles_and_bands_are_those_of_every_urls_rate(tmp_path):
+    # The host table's mean and median rate, the rate quantiles and the rate bands are read
+    # off every URL's published rate: the same as DuckDB's avg, median and quantile_cont.
+    import duckdb
+
+    rows = varied_history(np.random.default_rng(7))
+    stats = change_stats(write_log(tmp_path, rows), (START + timedelta(days=11)).date(), SETTINGS)
+    urls = stats.urls.select(["host", "change_rate"])
+    assert len(urls) > 30
+    con = duckdb.connect()
+    con.register("urls", urls)
+    expected = {host: (mean, median) for host, mean, median in con.execute(
+        "SELECT host, avg(change_rate), median(change_rate) FROM urls GROUP BY host").fetchall()}
+    assert sorted(expected) == stats.hosts["host"].to_pylist()
+    for host, mean, median in zip(*(stats.hosts[c].to_pylist() for c in ("host", "mean_rate", "median_rate"))):
+        if expected[host][0] is None:  # no URL of the host has a rate
+            assert (mean, median) == (None, None)
+        else:
+            assert (mean, median) == pytest.approx(expected[host], rel=1e-12)
+    quantiles = con.execute("SELECT quantile_cont(change_rate, [0.1, 0.5, 0.9, 0.99]) FROM urls").fetchone()[0]
+    counts = stats.counts
+    assert [counts.rate_p10, counts.rate_p50, counts.rate_p90, counts.rate_p99] == pytest.approx(quantiles, rel=1e-12)
+    bands = stats.rate_bands.to_pylist()
+    uppers = [b["changes_a_day_below"] or float("inf") for b in bands]
+    lowers = [0.0] + uppers[:-1]
+    rates = urls["change_rate"].to_pylist()
+    assert [b["urls"] for b in bands] == [sum(lo <= r < up for r in rates) for lo, up in zip(lowers, uppers)]
+    assert sum(b["urls"] for b in bands) == len(rates) == counts.urls
