@@ -12,7 +12,8 @@ whose day before has no sums file sums the day before's state once.
 
 A URL's evidence (x changes over t days, url_change_state.EVIDENCE_SQL) depends on whether
 its host's Last-Modified is trusted, which only the day's sums decide: each pool keeps both
-variants (lm_trusted true and false) and the day takes the one of its host's trust. The
+variants (lm_trusted true and false) and the day takes the one of its host's trust. The two
+variants are summed side by side, one row a URL (half the rows of a row per variant). The
 spread of the members' rates comes from their count, sum and sum of squares.
 """
 
@@ -43,30 +44,50 @@ _HOST_SUMS = ("visits", "changes", "boilerplate_changes", "not_modified", "bytes
 _EVIDENCE_SUMS = ("x", "t", "r_sum", "r_squares", "r_over_t")
 SUMS_COLUMNS = ("url_pattern", "host", "lm_trusted", "urls", *_HOST_SUMS, "members", *_EVIDENCE_SUMS)
 
-# Each URL of `rows` twice (its host trusted or not), as signed addends of its pool's sums.
-_ADDENDS_SQL = """
-SELECT url_pattern, host, lm_trusted, {sign} AS urls, {host_sums}, {sign} * (r IS NOT NULL)::BIGINT AS members,
-       {sign} * x AS x, {sign} * t AS t, {sign} * coalesce(r, 0) AS r_sum, {sign} * coalesce(r * r, 0) AS r_squares,
-       {sign} * coalesce(r / t, 0) AS r_over_t
-FROM (SELECT *, CASE WHEN intervals >= {min_intervals} AND t > 0 THEN x / t END AS r
-      FROM (SELECT *, {evidence} FROM (SELECT * FROM {rows}) CROSS JOIN (VALUES (true), (false)) v(lm_trusted)))
-"""
-_GROUPED_SQL = """
-SELECT url_pattern, host, lm_trusted, sum(urls)::BIGINT AS urls, {host_sums}, sum(members)::BIGINT AS members,
-       {evidence_sums}
-FROM ({addends}) GROUP BY url_pattern, host, lm_trusted
-"""
+# A pool's two Last-Modified variants, as column suffixes while they are summed side by side.
+_VARIANTS = (("1", "true"), ("0", "false"))
 
 
 def _addends(rows: str, sign: int) -> str:
-    return _ADDENDS_SQL.format(sign=sign, rows=rows, min_intervals=int(POOL_MIN_INTERVALS),
-                               host_sums=", ".join(f"{sign} * {name} AS {name}" for name in _HOST_SUMS),
-                               evidence=EVIDENCE_SQL.format(trusted="v.lm_trusted"))
+    """Each URL of `rows` once, as signed addends of its pool's sums: the host sums, and the
+    evidence sums of both variants side by side (x_1 with its host trusted, x_0 without)."""
+    evidence = f"SELECT * FROM {rows}"
+    for suffix, trusted in _VARIANTS:
+        evidence = (f"SELECT * EXCLUDE (by_lm, x, t), x AS x_{suffix}, t AS t_{suffix} "
+                    f"FROM (SELECT *, {EVIDENCE_SQL.format(trusted=trusted)} FROM ({evidence}))")
+    rates = ", ".join(f"CASE WHEN intervals >= {int(POOL_MIN_INTERVALS)} AND t_{v} > 0 THEN x_{v} / t_{v} END AS r_{v}"
+                      for v, _ in _VARIANTS)
+    sums = ", ".join(f"{sign} * (r_{v} IS NOT NULL)::BIGINT AS members_{v}, {sign} * x_{v} AS x_{v}, "
+                     f"{sign} * t_{v} AS t_{v}, {sign} * coalesce(r_{v}, 0) AS r_sum_{v}, "
+                     f"{sign} * coalesce(r_{v} * r_{v}, 0) AS r_squares_{v}, "
+                     f"{sign} * coalesce(r_{v} / t_{v}, 0) AS r_over_t_{v}" for v, _ in _VARIANTS)
+    host_sums = ", ".join(f"{sign} * {name} AS {name}" for name in _HOST_SUMS)
+    return f"SELECT url_pattern, host, {sign} AS urls, {host_sums}, {sums} FROM (SELECT *, {rates} FROM ({evidence}))"
 
 
-def _grouped(addends: str) -> str:
-    return _GROUPED_SQL.format(addends=addends, host_sums=", ".join(f"sum({n})::BIGINT AS {n}" for n in _HOST_SUMS),
-                               evidence_sums=", ".join(f"fsum({n}) AS {n}" for n in _EVIDENCE_SUMS))
+def _side_by_side(long_sums: str) -> str:
+    """A sums file (SUMS_COLUMNS, a row per pool and variant) with its variants side by side
+    (the host sums are the same in both rows)."""
+    host_sums = ", ".join(f"sum({n}) FILTER (lm_trusted) AS {n}" for n in ("urls", *_HOST_SUMS))
+    evidence = ", ".join(f"{'fsum' if n in _EVIDENCE_SUMS else 'sum'}({n}) "
+                         f"FILTER ({'' if t == 'true' else 'NOT '}lm_trusted) AS {n}_{v}"
+                         for v, t in _VARIANTS for n in ("members", *_EVIDENCE_SUMS))
+    return f"SELECT url_pattern, host, {host_sums}, {evidence} FROM {long_sums} GROUP BY url_pattern, host"
+
+
+def _summed(parts: list[str]) -> str:
+    """The pools' sums over the addends `parts` (side by side), in SUMS_COLUMNS: a row per
+    pool and variant."""
+    host_sums = ", ".join(f"sum({n})::BIGINT AS {n}" for n in ("urls", *_HOST_SUMS))
+    evidence = ", ".join(f"sum(members_{v})::BIGINT AS members_{v}, "
+                         + ", ".join(f"fsum({n}_{v}) AS {n}_{v}" for n in _EVIDENCE_SUMS) for v, _ in _VARIANTS)
+    addends = " UNION ALL ".join(f"({p})" for p in parts)
+    variants = " UNION ALL ".join(
+        f"SELECT url_pattern, host, {trusted} AS lm_trusted, urls, {', '.join(_HOST_SUMS)}, "
+        + ", ".join(f"{n}_{v} AS {n}" for n in ("members", *_EVIDENCE_SUMS)) + " FROM pools"
+        for v, trusted in _VARIANTS)
+    return (f"WITH pools AS MATERIALIZED (SELECT url_pattern, host, {host_sums}, {evidence} FROM ({addends}) "
+            f"GROUP BY url_pattern, host) {variants}")
 
 
 def update_pool_sums(con, previous_sums, has_previous: bool) -> None:
@@ -76,10 +97,10 @@ def update_pool_sums(con, previous_sums, has_previous: bool) -> None:
     changed) plus the `changed` rows (change_history.py's temp tables)."""
     parts = [_addends("carry", -1), _addends("changed", 1)]
     if previous_sums is not None:
-        parts.append(f"SELECT {', '.join(SUMS_COLUMNS)} FROM {_read_sums(con, previous_sums)}")
+        parts.append(_side_by_side(_read_sums(con, previous_sums)))
     elif has_previous:
         parts.append(_addends("state_before", 1))
-    con.execute("CREATE TEMP TABLE pool_sums AS " + _grouped(" UNION ALL ".join(f"({p})" for p in parts)))
+    con.execute("CREATE TEMP TABLE pool_sums AS " + _summed(parts))
 
 
 def _read_sums(con, path) -> str:
