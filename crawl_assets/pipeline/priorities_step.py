@@ -412,10 +412,10 @@ def _schedule(pages: dict, caps: pa.Table, now: float, settings):
     levels = len(settings.priority_weights)
     level = np.full(len(rate), levels, dtype=np.int32)
     level[plan_order] = 1 + np.arange(len(plan_order)) * levels // max(len(plan_order), 1)
-    epoch_day = np.datetime64("1970-01-01", "D")
     never = np.isnan(due_day)
     columns = {"frequency": pa.array(frequency),
-               "next_due": pa.array(epoch_day + np.where(never, 0, due_day).astype("timedelta64[D]"), mask=never),
+               # (day numbers since the epoch are date32's own values: no datetime64 detour)
+               "next_due": pa.array(np.where(never, 0, due_day).astype(np.int32), mask=never).cast(pa.date32()),
                "expected_gain": pa.array(gain), "due": pa.array(due), "planned": pa.array(planned),
                "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
     return columns, (len(allocation.capped_hosts), allocation.price, expected)
