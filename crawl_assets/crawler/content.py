@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .change_feeds import listing_of
 from .decoding import DecodingError, decode_body
+from .html_tree import parse_html
 from .links import scan_page
 from .page_signals import NO_DIRECTIVES, PageDirectives
 from .simhash import page_text, simhash64
@@ -63,8 +64,9 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
     media_type = media_type_of(content_type, content)
     digest = hashlib.sha256(content).hexdigest()
     if media_type in HTML_TYPES:
-        scan = scan_page(content, url, agent)
-        return ContentFacts(media_type, digest, scan.links, simhash64(page_text(content)), too_large,
+        tree = parse_html(content)  # one parse for both: the links first, page_text cuts the tree
+        scan = scan_page(tree, url, agent)
+        return ContentFacts(media_type, digest, scan.links, simhash64(page_text(tree)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives)
     listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.

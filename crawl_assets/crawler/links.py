@@ -2,20 +2,22 @@
 apart by whether their rel asks not to follow them; and the page's robots <meta> tags
 (page_signals.py says what they mean).
 
-selectolax's lexbor parser: fast, and its attribute access does not slow down with the
-number of links (resiliparse's element collections do).
+The page is read from the tree html_tree.parse_html builds, the one its main text is then
+taken from (one parse a page). The elements come as one list (`values()`): indexing or
+iterating resiliparse's element collection one by one runs the selector again for each
+element, quadratic in the number of links.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from selectolax.lexbor import LexborHTMLParser
-
+from .html_tree import HTMLTree, parse_html
 from .page_signals import PageDirectives, meta_directives, rel_nofollow
 from .urls import UrlError, normalize_url, resolve_href
 
 _SKIPPED = ("#", "javascript:", "mailto:", "tel:", "data:")
+_SCANNED = "a[href], area[href], base[href], meta[name]"
 
 
 class PageScan(NamedTuple):
@@ -24,12 +26,13 @@ class PageScan(NamedTuple):
     directives: PageDirectives  # of the page's <meta name="robots"> (and our agent's name)
 
 
-def scan_page(html: bytes | str, page_url: str, agent: str = "") -> PageScan:
-    """Links and robots <meta> directives of a page; `agent`: our product token, lower case."""
-    tree = LexborHTMLParser(html)
+def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> PageScan:
+    """Links and robots <meta> directives of a page; `agent`: our product token, lower case.
+    A tree passed in is left as it was."""
+    document = parse_html(html).document
     # One walk of the document for the four kinds of element (in document order), not three.
     anchors, metas, base_tag = [], [], None
-    for node in tree.css("a[href], area[href], base[href], meta[name]"):
+    for node in (document.query_selector_all(_SCANNED).values() if document is not None else ()):
         tag = node.tag
         if tag == "meta":
             metas.append(node)
@@ -41,15 +44,14 @@ def scan_page(html: bytes | str, page_url: str, agent: str = "") -> PageScan:
     base = page_url
     if base_tag is not None:
         try:
-            base = normalize_url(base_tag.attributes.get("href") or "", page_url)
+            base = normalize_url(base_tag.getattr("href") or "", page_url)
         except UrlError:
             pass
     follow: dict[str, None] = {}
     nofollow: dict[str, None] = {}
     resolved: dict[str, str | None] = {}  # href -> URL (None: not crawlable): menus repeat links
     for node in anchors:
-        attributes = node.attributes
-        href = attributes.get("href")
+        href = node.getattr("href")
         if not href or href.startswith(_SKIPPED):
             continue
         url = resolved.get(href, _UNSEEN)
@@ -61,8 +63,8 @@ def scan_page(html: bytes | str, page_url: str, agent: str = "") -> PageScan:
             resolved[href] = url
         if url is None:
             continue
-        (nofollow if rel_nofollow(attributes.get("rel")) else follow).setdefault(url, None)
-    pairs = [(m.attributes.get("name"), m.attributes.get("content")) for m in metas]
+        (nofollow if rel_nofollow(node.getattr("rel")) else follow).setdefault(url, None)
+    pairs = [(m.getattr("name"), m.getattr("content")) for m in metas]
     return PageScan(list(follow), [u for u in nofollow if u not in follow], meta_directives(pairs, agent))
 
 

@@ -60,8 +60,8 @@ from typing import NamedTuple
 import numpy as np
 # Imported here, once (a few ms): inside page_text these imports cost ~10 us a page.
 from resiliparse.extract.html2text import extract_plain_text
-from resiliparse.parse.encoding import bytes_to_str, detect_encoding
-from resiliparse.parse.html import HTMLTree
+
+from .html_tree import HTMLTree, parse_html
 
 __all__ = [
     "page_text", "simhash64", "simhash64_numpy", "hamming", "to_signed64", "to_unsigned64", "block_layout",
@@ -74,14 +74,12 @@ _MASK64 = (1 << 64) - 1
 
 # ---------------------------------------------------------------------------- text
 
-def page_text(html: bytes | str) -> str:
+def page_text(html: bytes | str | HTMLTree) -> str:
     """Main text of an HTML page: its <article> (or <main>) when it marks one, else what
     resiliparse's boilerplate removal keeps. Ads, dates and counters beside the article then
-    leave the fingerprint alone."""
-    if isinstance(html, (bytes, bytearray, memoryview)):
-        raw = bytes(html)
-        html = bytes_to_str(raw, detect_encoding(raw))
-    tree = HTMLTree.parse(html)
+    leave the fingerprint alone. A tree passed in is used up: its ads are taken out and its
+    body cut down to the article (content.examine scans its links first)."""
+    tree = parse_html(html)
     body = tree.body
     if body is None:
         return extract_plain_text(tree, main_content=True)
