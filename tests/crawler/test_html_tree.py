@@ -46,3 +46,10 @@ def test_thousands_of_links_come_out_in_document_order():
     html = "<html><body>" + "".join(f'<a href="/p/{i}.html">{i}</a>' for i in range(5000)) + "</body></html>"
     links = scan_page(html.encode(), "http://site.test/").links
     assert links == [f"http://site.test/p/{i}.html" for i in range(5000)]
+
+
+def test_links_of_a_page_that_is_not_utf8_are_read_in_its_encoding():
+    # (selectolax, before the shared parse, read every body as UTF-8: "é" became U+FFFD.)
+    html = ("<html><head><title>Café crème</title></head><body><p>" + "Crème brûlée à la carte. " * 20
+            + '</p><a href="/Café.html">x</a></body></html>').encode("cp1252")
+    assert scan_page(html, "http://site.test/").links == ["http://site.test/Caf%C3%A9.html"]
