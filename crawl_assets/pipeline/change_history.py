@@ -138,6 +138,11 @@ judged AS MATERIALIZED (
 {per_url}
 """
 
+def _if(condition: str) -> str:
+    """1 where `condition` holds, else 0: a count's FILTER over a URL's one row."""
+    return f"CASE WHEN {condition} THEN 1 ELSE 0 END::BIGINT"
+
+
 # What the window tells of each URL: (column, its aggregate over the URL's fetches, the same
 # for a URL fetched once in the window). Most URLs are fetched once a day: their row is
 # projected instead of grouped (a hash aggregate of 30 columns for 1M single-row groups was
@@ -145,11 +150,11 @@ judged AS MATERIALIZED (
 # forms to the same state (the rebuild groups many fetches a URL, a day one).
 _PER_URL = (
     ("fetches", "count(*)", "1"),
-    ("visits", "count(*) FILTER (is_visit)", "_if(is_visit)"),
-    ("intervals", "count(interval_days)", "_if(interval_days IS NOT NULL)"),
-    ("changes", "count(*) FILTER (changed)", "_if(changed)"),
-    ("boilerplate_changes", "count(*) FILTER (boilerplate_only)", "_if(boilerplate_only)"),
-    ("not_modified", "count(*) FILTER (status_class = $not_modified)", "_if(status_class = $not_modified)"),
+    ("visits", "count(*) FILTER (is_visit)", _if("is_visit")),
+    ("intervals", "count(interval_days)", _if("interval_days IS NOT NULL")),
+    ("changes", "count(*) FILTER (changed)", _if("changed")),
+    ("boilerplate_changes", "count(*) FILTER (boilerplate_only)", _if("boilerplate_only")),
+    ("not_modified", "count(*) FILTER (status_class = $not_modified)", _if("status_class = $not_modified")),
     ("visit_days", "coalesce(sum(interval_days), 0)", "coalesce(interval_days, 0)"),
     ("unchanged_days", "coalesce(sum(interval_days) FILTER (NOT changed), 0)",
      "CASE WHEN NOT changed THEN coalesce(interval_days, 0) ELSE 0 END"),
@@ -157,18 +162,18 @@ _PER_URL = (
     ("longest_interval", "max(interval_days)", "interval_days"),
     ("changed_intervals", "list(interval_days) FILTER (changed)", "CASE WHEN changed THEN [interval_days] END"),
     # Last-Modified: pairs of visits that both carry one, and whether it told the truth.
-    ("lm_checks", "count(*) FILTER ({lm_pair})", "_if({lm_pair})"),
-    ("lm_agreements", "count(*) FILTER ({lm_pair} AND {lm_true})", "_if({lm_pair} AND {lm_true})"),
+    ("lm_checks", "count(*) FILTER ({lm_pair})", _if("{lm_pair}")),
+    ("lm_agreements", "count(*) FILTER ({lm_pair} AND {lm_true})", _if("{lm_pair} AND {lm_true}")),
     # The Last-Modified estimator: the time since the last change is observed at each
     # changed visit (and at the first visit); unchanged intervals are wholly unchanged.
-    ("lm_missing", "count(*) FILTER (changed AND lm IS NULL)", "_if(changed AND lm IS NULL)"),
-    ("lm_changes", "count(*) FILTER ({lm_change})", "_if({lm_change})"),
+    ("lm_missing", "count(*) FILTER (changed AND lm IS NULL)", _if("changed AND lm IS NULL")),
+    ("lm_changes", "count(*) FILTER ({lm_change})", _if("{lm_change}")),
     ("lm_days", "coalesce(sum({lm_span}), 0)", "coalesce({lm_span}, 0)"),
     ("last_visit_t", "max(t) FILTER (is_visit)", "CASE WHEN is_visit THEN t END"),
     ("last_fetch_t", "max(t)", "t"),
     ("last_status", "arg_max(status, rn)", "status"),
     ("last_status_class", "arg_max(status_class, rn)", "status_class"),
-    ("gone_streak", "count(*) - coalesce(max(rn) FILTER ({not_gone}), 0)", "1 - _if({not_gone})"),
+    ("gone_streak", "count(*) - coalesce(max(rn) FILTER ({not_gone}), 0)", "1 - " + _if("{not_gone}")),
     ("all_gone", "max(rn) FILTER ({not_gone}) IS NULL", "NOT coalesce({not_gone}, false)"),
     ("bytes_saved", "coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified), 0)",
      "CASE WHEN status_class = $not_modified THEN coalesce(prev_body_bytes, 0) ELSE 0 END"),
@@ -179,9 +184,9 @@ _PER_URL = (
     ("last_simhash", "arg_max(simhash, rn) FILTER (simhash IS NOT NULL)", "simhash"),
     ("last_body_bytes", "arg_max(body_bytes, rn) FILTER (body_bytes IS NOT NULL)", "body_bytes"),
     # the day D itself: what conditional GET saved that day
-    ("day_visits", "count(*) FILTER (is_visit AND {in_day})", "_if(is_visit AND {in_day})"),
+    ("day_visits", "count(*) FILTER (is_visit AND {in_day})", _if("is_visit AND {in_day}")),
     ("day_not_modified", "count(*) FILTER (status_class = $not_modified AND {in_day})",
-     "_if(status_class = $not_modified AND {in_day})"),
+     _if("status_class = $not_modified AND {in_day}")),
     ("day_bytes_saved", "coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified AND {in_day}), 0)",
      "CASE WHEN status_class = $not_modified AND {in_day} THEN coalesce(prev_body_bytes, 0) ELSE 0 END"),
 )
@@ -200,22 +205,8 @@ def _per_url_sql() -> str:
     """The fold's last part: URLs fetched more than once in the window grouped, the others
     projected, both with the columns of _PER_URL in its order (UNION ALL matches by place)."""
     terms = {name: term.format(gone=str(GONE_STATUSES)) for name, term in _PER_URL_TERMS.items()}
-
-    def expand(expression: str) -> str:
-        expression = expression.format(**terms)
-        while "_if(" in expression:  # _if(c): 1 where c holds, else 0 (a count's FILTER of one row)
-            at = expression.index("_if(")
-            depth, end = 0, at + 3
-            for end in range(at + 3, len(expression)):
-                depth += {"(": 1, ")": -1}.get(expression[end], 0)
-                if depth == 0:
-                    break
-            expression = (expression[:at] + f"CASE WHEN {expression[at + 4:end]} THEN 1 ELSE 0 END::BIGINT"
-                          + expression[end + 1:])
-        return expression
-
-    grouped = ",\n       ".join(f"{expand(aggregate)} AS {name}" for name, aggregate, _ in _PER_URL)
-    single = ",\n       ".join(f"{expand(row)} AS {name}" for name, _, row in _PER_URL)
+    grouped = ",\n       ".join(f"{aggregate.format(**terms)} AS {name}" for name, aggregate, _ in _PER_URL)
+    single = ",\n       ".join(f"{row.format(**terms)} AS {name}" for name, _, row in _PER_URL)
     return (f"SELECT k1, k2,\n       {grouped}\nFROM judged WHERE n_fetches > 1 GROUP BY k1, k2\n"
             f"UNION ALL\nSELECT k1, k2,\n       {single}\nFROM judged WHERE n_fetches = 1")
 
