@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import random
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 
@@ -46,6 +48,25 @@ from .urls import host_of
 from .vocabulary import StatusClass
 from .warc import WarcFileWriter
 from .workbench import FetchTask, Workbench
+
+
+# While a batch runs, the young generation is collected every YOUNG_GC_THRESHOLD net
+# allocations of tracked objects instead of Python's default 700. Each page leaves some 30
+# containers that live on (its record, its links' tasks), so the default collected every
+# ~20 pages, walking the young objects of every turn in flight: 3 % of a batch's CPU, a
+# third of that with this threshold. What refcounting cannot free (cycles) waits longer.
+YOUNG_GC_THRESHOLD = 10_000
+
+
+@contextmanager
+def fewer_young_collections():
+    """The process's collector thresholds while a batch runs (restored afterwards)."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], YOUNG_GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def origin_of(url: str) -> str:
@@ -116,7 +137,8 @@ class FetchEngine:
         async def whole_batch() -> None:
             await self.run(tasks, **kwargs)
 
-        asyncio.run(whole_batch())
+        with fewer_young_collections():
+            asyncio.run(whole_batch())
         return self.output
 
     async def _tick(self, on_tick: Callable[[], None] | None, tick_s: float) -> None:

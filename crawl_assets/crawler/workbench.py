@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .clock import MonotonicClock
+from .clock import MonotonicClock, wake
 from .settings import DEFAULT_PRIORITY_WEIGHTS  # level 1 (highest) .. 5, written once there
 from .urls import host_of
 from .visit_state import VisitState
@@ -83,9 +83,9 @@ class Workbench:
         self._parked = 0
         self._rng = rng or random.Random(0)
         self._clock = clock or MonotonicClock()
-        # Idle workers, each waiting on its own event, woken one at a time (a single shared
+        # Idle workers, each waiting on a future of its own, woken one at a time (a single shared
         # event woke every idle worker on every change: with 512 workers, ~20 wake-ups a page).
-        self._idle: dict[asyncio.Event, None] = {}
+        self._idle: dict[asyncio.Future, None] = {}
         self._timed: list[float] = []  # deadlines of the idle workers watching the heap's head
 
     def state_of(self, host: str) -> VisitState:
@@ -154,11 +154,11 @@ class Workbench:
         """Something changed: one idle worker looks (all of them when the batch is done)."""
         if not self.busy():
             while self._idle:
-                self._idle.popitem()[0].set()
+                wake(self._idle.popitem()[0])
         elif self._idle:
-            event = next(iter(self._idle))
-            del self._idle[event]
-            event.set()
+            waiter = next(iter(self._idle))
+            del self._idle[waiter]
+            wake(waiter)
 
     def queued_tasks(self) -> list[FetchTask]:
         """Every task waiting, in the front queues and the back queues (for a checkpoint)."""
@@ -175,7 +175,7 @@ class Workbench:
     async def acquire(self) -> tuple[VisitState, FetchTask] | None:
         """The host whose turn comes first, and its next task; None when the batch is done.
 
-        Idle workers sleep on events of their own; a change wakes one of them (_notify), and
+        Idle workers sleep on futures of their own; a change wakes one of them (_notify), and
         only a worker that would wake sooner than every timed sleeper sleeps with a timeout
         (until the heap's head is due), so one worker, not all, wakes when a host comes due."""
         while True:
@@ -200,14 +200,14 @@ class Workbench:
             else:
                 wait = None
             deadline = None if wait is None or (self._timed and min(self._timed) <= due) else due
-            event = asyncio.Event()
-            self._idle[event] = None
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle[waiter] = None
             if deadline is not None:
                 self._timed.append(deadline)
             try:
-                await self._clock.wait(event, None if deadline is None else wait)
+                await self._clock.wait(waiter, None if deadline is None else wait)
             finally:
-                self._idle.pop(event, None)
+                self._idle.pop(waiter, None)
                 if deadline is not None:
                     self._timed.remove(deadline)
 

@@ -1,6 +1,7 @@
 """The fetch loop against a live demo web on loopback, checked from the server's access log."""
 
 import dataclasses
+import gc
 import ipaddress
 from collections import defaultdict
 
@@ -8,6 +9,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.batch import run_fetch_batch
+from crawl_assets.crawler.engine import YOUNG_GC_THRESHOLD, fewer_young_collections
 from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.sharding import shard_of
@@ -202,3 +204,24 @@ def test_a_payload_archived_before_is_written_as_a_revisit_record(web, tmp_path)
                             known_payloads=known)
     (record,) = again.output.records
     assert record.warc_type == WarcRecordKind.REVISIT and record.refers_to == earlier
+
+
+def test_a_batch_collects_young_objects_less_often_and_gives_the_collector_back(web, tmp_path):
+    thresholds = []  # the collector's young threshold whenever the crawler asks the server
+
+    def probe(_web, path, _headers):
+        thresholds.append(gc.get_threshold()[0])
+        return Response(404, [("Content-Length", "0")], b"")
+
+    web.web.register_host("gcprobe.demo.test", probe)
+    before = gc.get_threshold()
+    result = run_fetch_batch(settings(), 0, [FetchTask.for_url(f"http://gcprobe.demo.test:{web.port}/")],
+                             tmp_path, "t")
+    assert [r.status for r in result.output.records] == [404]
+    assert len(thresholds) == 2 and min(thresholds) >= YOUNG_GC_THRESHOLD  # robots.txt, the page
+    assert gc.get_threshold() == before
+    with pytest.raises(RuntimeError):  # a batch that fails gives it back too
+        with fewer_young_collections():
+            assert gc.get_threshold()[0] >= YOUNG_GC_THRESHOLD
+            raise RuntimeError("the batch broke")
+    assert gc.get_threshold() == before

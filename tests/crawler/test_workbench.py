@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from crawl_assets.crawler.clock import ManualClock
+from crawl_assets.crawler.clock import ManualClock, MonotonicClock, wake
 from crawl_assets.crawler.workbench import FetchTask, InvariantError, Workbench
 
 
@@ -192,3 +192,22 @@ def test_a_change_wakes_one_idle_worker_not_all_of_them():
         times = [when for when, url in turns if f"//{host}/" in url]
         assert times == [pytest.approx(max(0.0, delay * n + (0.5 - delay * n % 0.5) % 0.5)) for n in range(6)]
     assert clock.sleeps <= 50 + 4 * len(turns), clock.sleeps
+
+
+def test_the_real_clock_wakes_a_waiter_at_its_timeout_or_when_it_is_woken():
+    async def scenario():
+        loop, clock = asyncio.get_running_loop(), MonotonicClock()
+        timed_out = loop.create_future()
+        started = clock.now()
+        await clock.wait(timed_out, 0.05)  # nobody wakes it: the timeout does
+        slept = clock.now() - started
+        woken = loop.create_future()
+        loop.call_soon(wake, woken)
+        started = clock.now()
+        await clock.wait(woken, 30.0)  # woken long before its timeout
+        early = clock.now() - started
+        wake(woken)  # a second wake-up does nothing
+        return slept, early, timed_out.done()
+
+    slept, early, done = asyncio.run(scenario())
+    assert 0.04 <= slept < 1.0 and early < 1.0 and done
