@@ -23,15 +23,18 @@ class Resolver:
         self._ttl_s = ttl_s
         self._timeout_s = timeout_s
         self._cache: dict[str, tuple[float, str | DnsError]] = {}
+        self._overridden: dict[str, str | None] = {}  # host -> its override: asked every request
 
     def override_for(self, host: str) -> str | None:
-        host = host.lower()
-        if host in self._exact:
-            return self._exact[host]
-        for pattern, ip in self._patterns:
-            if host_matches(host, pattern):
-                return ip
-        return None
+        if host in self._overridden:
+            return self._overridden[host]
+        name = host.lower()
+        override = self._exact.get(name)
+        if override is None:
+            override = next((ip for pattern, ip in self._patterns if host_matches(name, pattern)), None)
+        if len(self._overridden) < 1 << 16:  # hosts of one batch; a runaway list is just not memoised
+            self._overridden[host] = override
+        return override
 
     async def resolve(self, host: str) -> str:
         """One IP address for host, or DnsError (failures are cached too)."""

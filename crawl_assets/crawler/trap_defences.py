@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
+from functools import lru_cache
+import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,11 +56,23 @@ class Blocklist:
         return cls(tuple(hosts), tuple(urls))
 
     def reason(self, url: str, host: str) -> DropReason | None:
-        if any(host_matches(host, p) for p in self.hosts):
+        if self.hosts and host_blocked(self.hosts, host):
             return DropReason.BLOCKLIST_HOST
-        if any(fnmatch(url, p) for p in self.url_patterns):
+        if self.url_patterns and url_patterns_regex(self.url_patterns).match(url):
             return DropReason.BLOCKLIST_URL
         return None
+
+
+@lru_cache(maxsize=1 << 16)  # asked for every link found: a batch's hosts repeat
+def host_blocked(patterns: tuple[str, ...], host: str) -> bool:
+    return any(host_matches(host, p) for p in patterns)
+
+
+@lru_cache(maxsize=64)
+def url_patterns_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    """One regex matching what any of the fnmatch patterns matches (case-sensitive, as
+    fnmatch is on POSIX), so a link is matched once, not once per pattern."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
 def url_pattern(url: str) -> str | None:

@@ -11,6 +11,10 @@ def test_overrides_win_and_wildcards_match_subdomains():
     assert asyncio.run(resolver.resolve("h0001.demo.test")) == "127.0.0.1"
     assert asyncio.run(resolver.resolve("EXACT.test")) == "127.0.0.5"
     assert resolver.override_for("demo.test.evil.com") is None
+    # Asked again (answers are remembered per host name, as written): the same answers.
+    for _ in range(2):
+        assert [resolver.override_for(h) for h in ("H0001.Demo.Test", "exact.TEST", "demo.test.evil.com")] == \
+            ["127.0.0.1", "127.0.0.5", None]
 
 
 def test_answers_and_failures_are_cached(monkeypatch):

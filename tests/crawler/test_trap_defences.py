@@ -1,6 +1,10 @@
+import fnmatch
+import random
+
 import pytest
 
-from crawl_assets.crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, repeated_segments, url_pattern
+from crawl_assets.crawler.trap_defences import (Blocklist, TrapDefences, TrapLimits, repeated_segments,
+                                                url_pattern, url_patterns_regex)
 
 
 def test_url_patterns_blank_digits_and_values_and_sort_parameter_names():
@@ -67,3 +71,18 @@ def test_blocklist_file(tmp_path):
 def test_demoted_hosts_are_refused_new_urls():
     traps = TrapDefences(demoted_hosts=frozenset({"copies.test"}))
     assert traps.reason("http://copies.test/x", "copies.test") == "demoted_host"
+
+
+def test_the_blocklists_url_patterns_match_what_fnmatch_matches():
+    """The patterns are matched as one regex; on random URLs it agrees with fnmatch, case and all."""
+    patterns = ("http*://*/logout*", "http*://*/cart/add*", "*?[abc]*", "*.PDF", "*[!x]y")
+    regex = url_patterns_regex(patterns)
+    blocklist = Blocklist(url_patterns=patterns)
+    rng = random.Random(7)
+    for _ in range(20000):
+        url = "".join(rng.choice("ab/:.?[]!*xyPDFpdf-logutcrd\n") for _ in range(rng.randint(0, 24)))
+        if rng.random() < 0.2:
+            url = "https://shop.test/logout" + url
+        expected = any(fnmatch.fnmatchcase(url, p) for p in patterns)
+        assert bool(regex.match(url)) == expected, url
+        assert (blocklist.reason(url, "shop.test") is not None) == expected
