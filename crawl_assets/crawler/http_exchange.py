@@ -6,6 +6,7 @@ on it."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -56,6 +57,30 @@ def header_map(raw: list[tuple[str, str]]) -> dict[str, str]:
     return headers
 
 
+def request_parts(url: str) -> tuple[str, str, int, str]:
+    """(scheme, netloc, port, request target) of an absolute URL, as urlsplit gives them. The
+    plain form every normalised URL has is cut with string methods (urlsplit costs ~1 % of a
+    page's CPU); anything else goes to urlsplit."""
+    scheme, sep, rest = url.partition("://")
+    slash = rest.find("/")
+    target = rest[slash:]
+    if sep and slash > 0 and scheme in DEFAULT_PORTS and not _UNPLAIN.search(url) and not target.endswith("?"):
+        netloc = rest[:slash]
+        name, colon, digits = netloc.partition(":")
+        if not colon:
+            return scheme, netloc, DEFAULT_PORTS[scheme], target
+        if 0 < len(digits) <= 5 and digits.isascii() and digits.isdigit() and int(digits) <= 65535:
+            return scheme, netloc, int(digits) or DEFAULT_PORTS[scheme], target
+    parts = urlsplit(url)
+    return (parts.scheme, parts.netloc, parts.port or DEFAULT_PORTS[parts.scheme],
+            (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+
+
+# What urlsplit would treat differently from plain slicing: userinfo, IPv6 literals, a "?"
+# or "#" before the path, fragments, and the tabs and line breaks it strips; leading C0.
+_UNPLAIN = re.compile(r"[@\[\]#\t\r\n\\]|^[\x00-\x20]|^[^/]*://[^/]*\?")
+
+
 class HttpExchanger:
     def __init__(self, settings: CrawlSettings, resolver: Resolver, connections: ConnectionFactory):
         self.settings = settings
@@ -81,9 +106,8 @@ class HttpExchanger:
                              error=f"{host} resolves to {ip}, which is not a public address")
         if state.connection is None:
             state.connection = self.connections.new_connection()
-        parts = urlsplit(url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        request_headers = [("Host", parts.netloc), ("User-Agent", self.settings.user_agent),
+        scheme, netloc, port, target = request_parts(url)
+        request_headers = [("Host", netloc), ("User-Agent", self.settings.user_agent),
                            ("Accept", ACCEPT), ("Accept-Encoding", ACCEPT_ENCODING), *(extra_headers or {}).items()]
         error_class = error = None
         answer = None
@@ -91,7 +115,7 @@ class HttpExchanger:
             # Connect to the address that passed the check, never to a second lookup's answer.
             async with asyncio.timeout(self.settings.fetch_timeout_s):  # no extra task, unlike wait_for
                 answer = await state.connection.get(
-                    parts.scheme, ip, parts.port or DEFAULT_PORTS[parts.scheme], host, target, request_headers,
+                    scheme, ip, port, host, target, request_headers,
                     limit or self.settings.max_body_bytes, self.settings.connect_timeout_s)
         except (asyncio.TimeoutError, TimeoutError) as exc:
             error_class = StatusClass.TIMEOUT

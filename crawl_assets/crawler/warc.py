@@ -90,8 +90,8 @@ _REQUEST_TYPE = "application/http; msgtype=request"
 
 def _record_bytes(fields: list[tuple[str, str]], block: bytes, payload: bytes = b"") -> bytes:
     """One uncompressed WARC/1.1 record: header fields, the block (HTTP head, then payload)."""
-    head = "WARC/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in fields)
-    return head.encode("utf-8") + b"\r\n" + block + payload + b"\r\n\r\n"
+    head = "WARC/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in fields) + "\r\n"
+    return b"".join((head.encode("utf-8"), block, payload, b"\r\n\r\n"))  # the payload copied once
 
 
 def _http_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:
@@ -127,8 +127,18 @@ def stop_if_disk_full(exc: OSError, directory: Path) -> None:
 
 
 def warc_date(moment: datetime) -> str:
-    """"%Y-%m-%dT%H:%M:%S.%fZ" in UTC (isoformat spells it so at half strftime's cost)."""
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
+    """"%Y-%m-%dT%H:%M:%S.%fZ" in UTC (isoformat spells it so at half strftime's cost). The
+    last answer is kept: a page's capture and its records ask for the same moment in a row."""
+    global _last_date
+    last = _last_date  # read once: another thread may swap it meanwhile
+    if last[0] is moment:
+        return last[1]
+    text = moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
+    _last_date = (moment, text)
+    return text
+
+
+_last_date: tuple[datetime | None, str] = (None, "")  # (moment, its warc_date), swapped whole
 
 
 class WarcFileWriter:
