@@ -10,11 +10,11 @@ elsewhere (e.g. mostly near-duplicates) and the hand-kept blocklist are inputs.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
