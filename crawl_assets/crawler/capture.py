@@ -112,5 +112,5 @@ class Capture:
         earlier = self._archived.get(digest)
         if earlier is not None:
             return digest, Revisit(IDENTICAL_PAYLOAD, *earlier)
-        self._archived[digest] = (task.url, warc_date(exchange.fetched_at))
+        self._archived[digest] = (task.url, exchange.record_date)
         return digest, None

@@ -14,7 +14,6 @@ import fnmatch
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +34,14 @@ class Blocklist:
 
     hosts: tuple[str, ...] = ()
     url_patterns: tuple[str, ...] = ()
+    # Derived once: asked for every link found. A host's verdict is kept (a batch's hosts
+    # repeat); the URL patterns are matched as one regex, not once each.
+    _host_verdicts: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _url_regex: re.Pattern | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.url_patterns:
+            object.__setattr__(self, "_url_regex", url_patterns_regex(self.url_patterns))
 
     @classmethod
     def read(cls, path: Path | None) -> "Blocklist":
@@ -56,19 +63,21 @@ class Blocklist:
         return cls(tuple(hosts), tuple(urls))
 
     def reason(self, url: str, host: str) -> DropReason | None:
-        if self.hosts and host_blocked(self.hosts, host):
+        if self.hosts and self._host_blocked(host):
             return DropReason.BLOCKLIST_HOST
-        if self.url_patterns and url_patterns_regex(self.url_patterns).match(url):
+        if self._url_regex is not None and self._url_regex.match(url):
             return DropReason.BLOCKLIST_URL
         return None
 
+    def _host_blocked(self, host: str) -> bool:
+        blocked = self._host_verdicts.get(host)
+        if blocked is None:
+            blocked = any(host_matches(host, p) for p in self.hosts)
+            if len(self._host_verdicts) < 1 << 16:  # a runaway list of hosts is just not kept
+                self._host_verdicts[host] = blocked
+        return blocked
 
-@lru_cache(maxsize=1 << 16)  # asked for every link found: a batch's hosts repeat
-def host_blocked(patterns: tuple[str, ...], host: str) -> bool:
-    return any(host_matches(host, p) for p in patterns)
 
-
-@lru_cache(maxsize=64)
 def url_patterns_regex(patterns: tuple[str, ...]) -> re.Pattern:
     """One regex matching what any of the fnmatch patterns matches (case-sensitive, as
     fnmatch is on POSIX), so a link is matched once, not once per pattern."""

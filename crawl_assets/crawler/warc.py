@@ -14,6 +14,7 @@ import hashlib
 import io
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -118,6 +119,12 @@ class Exchange:
     body: bytes  # as received (content-encoding not undone)
     truncated: bool = False  # body cut off at the size cap
 
+    @cached_property
+    def record_date(self) -> str:
+        """The WARC-Date of its records (formatted once: the capture that archives the
+        payload asks for it too)."""
+        return warc_date(self.fetched_at)
+
 
 def stop_if_disk_full(exc: OSError, directory: Path) -> None:
     """A full disk stops the batch at its last checkpoint (BatchStopped); other errors are the caller's."""
@@ -127,18 +134,8 @@ def stop_if_disk_full(exc: OSError, directory: Path) -> None:
 
 
 def warc_date(moment: datetime) -> str:
-    """"%Y-%m-%dT%H:%M:%S.%fZ" in UTC (isoformat spells it so at half strftime's cost). The
-    last answer is kept: a page's capture and its records ask for the same moment in a row."""
-    global _last_date
-    last = _last_date  # read once: another thread may swap it meanwhile
-    if last[0] is moment:
-        return last[1]
-    text = moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
-    _last_date = (moment, text)
-    return text
-
-
-_last_date: tuple[datetime | None, str] = (None, "")  # (moment, its warc_date), swapped whole
+    """"%Y-%m-%dT%H:%M:%S.%fZ" in UTC (isoformat spells it so at half strftime's cost)."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 class WarcFileWriter:
@@ -213,7 +210,7 @@ class WarcFileWriter:
         """The response (or revisit) and request records, byte for byte what warcio's
         WARCWriter writes for them (same fields in the same order), without its per-header
         list scans: on the fetch path that was half the cost of archiving a page."""
-        date = warc_date(exchange.fetched_at)
+        date = exchange.record_date
         headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
         status_line = f"{exchange.status} {exchange.reason}".strip()
         http_head = _http_head(f"{exchange.http_version} {status_line}" if status_line else exchange.http_version,
@@ -261,7 +258,7 @@ class WarcFileWriter:
                                digest: str | None) -> tuple[bytes, bytes]:
         """The same records built by warcio (which %-encodes headers that are not ASCII)."""
         writer = self._writer
-        date = warc_date(exchange.fetched_at)
+        date = exchange.record_date
 
         headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
         status_line = f"{exchange.status} {exchange.reason}".strip()
