@@ -2,17 +2,21 @@
 status class within its time limit, and the ordinary hosts beside them are crawled whole."""
 
 import dataclasses
+import hashlib
+import io
 import ipaddress
 import time
 from collections import Counter
 from urllib.parse import urlsplit
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.batch import run_fetch_batch
 from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import StatusClass
+from crawl_assets.crawler.warc import payload_digest
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 
 FETCH_TIMEOUT_S = 3.0
@@ -120,14 +124,66 @@ def test_retry_after_and_backoff_are_honoured(crawl):
         assert record.attempts == len(hits)
 
 
+def served_body(host, web, path: str, limit: int) -> bytes:
+    """The first `limit` bytes of the body the demo web serves for path: asked of the demo
+    web in this process (no request, so the access log stays the crawler's)."""
+    response = web.web.respond(host.hostname, path)
+    if response.stream is None:
+        return response.body[:limit]
+    out = bytearray()
+    for chunk in response.stream:
+        out += chunk[:limit - len(out)]
+        if len(out) >= limit:
+            break
+    return bytes(out)
+
+
+def archived_response(result, record):
+    """(WARC headers, HTTP status, payload as stored) of the response record the fetch log
+    points at, read from the gzip member at its offset."""
+    (path,) = [p for p in result.warc_files if p.name == record.warc_file]
+    with open(path, "rb") as fh:
+        fh.seek(record.warc_offset)
+        member = fh.read(record.warc_length)
+    warc_record = next(iter(ArchiveIterator(io.BytesIO(member))))
+    assert warc_record.rec_type == "response"
+    assert warc_record.rec_headers.get_header("WARC-Target-URI") == record.url
+    return warc_record.rec_headers, warc_record.http_headers.get_statuscode(), warc_record.raw_stream.read()
+
+
 def test_bombs_and_huge_bodies_are_cut_at_the_cap(crawl):
-    _, hostile, result, _ = crawl
+    web, hostile, result, _ = crawl
     cap = load_settings(use_env=False).max_body_bytes
     by_url = {r.url: r for r in result.output.records}
-    for host in hostile:
-        if host.kind in ("endless_body", "huge_body", "gzip_bomb"):
-            (url,) = host.urls
-            assert by_url[url].bytes <= cap
+    kinds = {h.kind: h for h in hostile}
+    assert {"endless_body", "huge_body", "gzip_bomb"} <= set(kinds)
+    for kind in ("endless_body", "huge_body"):
+        host = kinds[kind]
+        (url,) = host.urls
+        record = by_url[url]
+        # Cut on the wire at exactly the cap: logged as too_large with the cap's bytes (not an
+        # error row with no answer), and archived as a response holding those bytes, marked
+        # WARC-Truncated: length, the page's SHA-256 that of the archived payload.
+        assert (record.status_class, record.status, record.bytes) == (StatusClass.TOO_LARGE, 200, cap), kind
+        headers, status, payload = archived_response(result, record)
+        assert status == "200" and headers.get_header("WARC-Truncated") == "length", kind
+        assert len(payload) == cap and payload == served_body(host, web, urlsplit(url).path, cap), kind
+        assert record.sha256 == hashlib.sha256(payload).hexdigest(), kind
+        assert headers.get_header("WARC-Payload-Digest") == payload_digest(payload), kind
+
+    bomb = kinds["gzip_bomb"]
+    (url,) = bomb.urls
+    record = by_url[url]
+    # The bomb is small on the wire and arrives whole: archived as received (gzip, not cut, no
+    # WARC-Truncated), and too_large because it inflates past the cap.
+    wire = bomb.config["compressed_bytes"]
+    assert wire < cap < bomb.config["decompressed_bytes"]
+    assert (record.status_class, record.status, record.bytes) == (StatusClass.TOO_LARGE, 200, wire)
+    assert "size cap" in record.error
+    headers, status, payload = archived_response(result, record)
+    assert status == "200" and headers.get_header("WARC-Truncated") is None
+    assert payload == served_body(bomb, web, urlsplit(url).path, wire + 1) and len(payload) == wire
+    assert record.payload_digest == headers.get_header("WARC-Payload-Digest") == payload_digest(payload)
 
 
 def test_binary_and_badly_encoded_pages_are_archived_not_parsed(crawl):
