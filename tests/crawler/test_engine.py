@@ -93,13 +93,17 @@ def test_with_few_hosts_in_flight_each_host_still_waits_its_delay(tmp_path):
 
 def test_robots_sitemap_lines_feed_the_batch(web, tmp_path):
     with_sitemap = [i for i in range(16) if web.web.robots_rules(i)["sitemaps"]][:3]
+    # The loop below checks nothing unless hosts listing a sitemap were picked.
+    assert len(with_sitemap) == 3, [web.web.robots_rules(i) for i in range(16)]
     tasks = [FetchTask.for_url(web.web.seed_urls()[i]) for i in with_sitemap]
     result = run_fetch_batch(settings(max_pages_per_host=50, max_depth=1), 0, tasks, tmp_path, "t")
     links = {(link[0], link[1]) for link in result.output.links}
+    by_url = {r.url: r for r in result.output.records}
     for i in with_sitemap:
         base = web.web.base_url(i)
         (sitemap,) = web.web.robots_rules(i)["sitemaps"]
         assert (base + "/robots.txt", sitemap) in links
+        assert by_url[sitemap].status_class == StatusClass.OK and by_url[sitemap].warc_file
         # The sitemap was fetched and every page it lists became a link from it.
         assert {(sitemap, page) for page in web.web.page_urls(i)} <= links
 
