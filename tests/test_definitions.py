@@ -1,15 +1,60 @@
 import shutil
 
-from dagster import AssetKey, DagsterInstance, Definitions, MultiPartitionsDefinition
+from dagster import (
+    AssetKey, DagsterInstance, DailyPartitionsDefinition, DefaultScheduleStatus, DefaultSensorStatus, Definitions,
+    MultiPartitionsDefinition,
+)
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
 
 from crawl_assets.definitions import defs
 from crawl_assets.partitions import SHARD_KEYS
+from crawl_assets.resources import CrawlSettingsResource
+
+
+DAILY_ASSETS = {"frontier_snapshot", "url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters",
+                "change_stats", "recrawl_priorities", "crawl_catalog", "day_report"}
+FETCH_ASSETS = {"fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"}
 
 
 def test_definitions_load_and_validate():
     Definitions.validate_loadable(defs)
+    graph = defs.resolve_asset_graph()
+    # Every asset, and only these: the seeds (unpartitioned), the day's assets (one partition a
+    # day, from the crawl's start_date, today's included) and the fetch step's five outputs
+    # (day x shard).
+    partitions = {key.to_user_string(): graph.get(key).partitions_def for key in graph.get_all_asset_keys()}
+    assert set(partitions) == {"seeds"} | DAILY_ASSETS | FETCH_ASSETS
+    assert partitions["seeds"] is None
+    for name in DAILY_ASSETS:
+        daily = partitions[name]
+        assert isinstance(daily, DailyPartitionsDefinition), name
+        assert (daily.start.strftime("%Y-%m-%d"), daily.end_offset, daily.timezone) == ("2026-11-01", 1, "UTC"), name
+    for name in FETCH_ASSETS:
+        fetch = partitions[name]
+        assert isinstance(fetch, MultiPartitionsDefinition), name
+        dims = {d.name: d.partitions_def for d in fetch.partitions_defs}
+        assert dims["date"] == partitions["frontier_snapshot"] and dims["shard"].get_partition_keys() == SHARD_KEYS
+    # The checks that guard a day's outputs.
+    assert {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys} == {
+        ("fetch_log", "frontier_accounted_for"), ("fetch_log", "polite_spacing"),
+        ("warc_archive", "warc_offsets_match"), ("seen_url_filter", "fp_rate_within_target"),
+        ("crawl_catalog", "row_counts_match_files")}
+    # The jobs (and Dagster's implicit asset job), the nightly schedule starting a day's
+    # frontier_job at 02:00 UTC, and the sensors chaining a day's stages after it.
+    assert {job.name for job in defs.resolve_all_job_defs()} == {
+        "__ASSET_JOB", "seeds_job", "frontier_job", "fetch_job", "day_close_job", "seen_job", "dedup_job",
+        "catalog_job"}
+    (schedule,) = defs.schedules
+    assert (schedule.name, schedule.job_name, schedule.cron_schedule, schedule.execution_timezone,
+            schedule.default_status) == ("nightly_cycle", "frontier_job", "0 2 * * *", "UTC",
+                                         DefaultScheduleStatus.RUNNING)
+    assert {(s.name, s.job_name, s.default_status) for s in defs.sensors} == {
+        ("seed_files_changed", "frontier_job", DefaultSensorStatus.RUNNING),
+        ("fetch_after_frontier", "fetch_job", DefaultSensorStatus.RUNNING),
+        ("close_day_after_fetch", "day_close_job", DefaultSensorStatus.RUNNING)}
+    assert set(defs.resources) == {"crawl_settings"}
+    assert isinstance(defs.resources["crawl_settings"], CrawlSettingsResource)
 
 
 def test_assets_partitions_and_jobs_are_present():
