@@ -1,9 +1,12 @@
 """The registry step without Dagster: every URL discovered up to a day, and its seen filter."""
 
+import math
 from datetime import date, datetime, timezone
 
+import pyarrow as pa
 import pytest
 
+from crawl_assets.crawler.seen_filter import measured_fp_rate
 from crawl_assets.layout import url_registry_file, write_parquet_atomic
 from crawl_assets.pipeline.crawl_history import history_through
 from crawl_assets.pipeline.registry_step import (
@@ -70,15 +73,60 @@ def test_of_pages_linking_a_url_on_its_first_day_the_first_by_url_found_it(tmp_p
         assert rows["http://a.test/p"]["discovered_from"] == "http://b.test/"
 
 
-def test_the_seen_filter_knows_every_registered_url(crawl):
-    registry = build_registry(DAY, history_through(crawl, DAY)).table
-    write_parquet_atomic(registry, url_registry_file(crawl, DAY))
-    urls = load_registry_urls(crawl, DAY)
+def optimal_bits(items: int, fp_rate: float) -> float:
+    """m = -n ln p / (ln 2)^2: the fewest bits a Bloom filter of n items needs for rate p."""
+    return -items * math.log(fp_rate) / math.log(2) ** 2
+
+
+def sigma(rate: float, sample: int) -> float:
+    """The standard deviation of a rate measured on `sample` independent URLs."""
+    return math.sqrt(rate * (1 - rate) / sample)
+
+
+@pytest.fixture
+def big_crawl(tmp_path):
+    """A registry of realistic size: 300 seed hosts, and over two days 39,700 pages they link
+    (some linked twice, from both days), so 40,000 URLs, well above the filter's 10,000 floor."""
+    hosts = [f"http://h{h:03d}.test/" for h in range(300)]
+    write_seeds(tmp_path, hosts)
+    pages = [f"{hosts[i % 300]}p/{i}" for i in range(39_700)]
+    write_links(tmp_path, "2026-11-27", [(hosts[i % 300], url, 1) for i, url in enumerate(pages[:25_000])])
+    write_links(tmp_path, "2026-11-28", [(hosts[i % 300], url, 1) for i, url in enumerate(pages[20_000:])],
+                shard="s03")
+    return tmp_path
+
+
+def test_the_seen_filter_knows_every_registered_url(big_crawl):
+    registry = build_registry(DAY, history_through(big_crawl, DAY)).table
+    assert registry.num_rows == 40_000
+    write_parquet_atomic(registry, url_registry_file(big_crawl, DAY))
+    urls = load_registry_urls(big_crawl, DAY)
     bloom = build_seen_filter(urls, fp_rate=0.001)
-    assert all(url in bloom for url in registry.column("url").to_pylist())
+    assert all(url in bloom for url in registry.column("url").to_pylist())  # no false negative
     counts = describe_seen_filter(bloom, urls.num_rows, 0.001)
-    assert counts.elements == 5 and counts.target_fp_rate == 0.001
-    assert counts.measured_fp_rate <= 0.002 and counts.bits > 0
+    assert counts.elements == 40_000 and counts.target_fp_rate == 0.001
+    assert counts.bits >= optimal_bits(40_000, 0.001)
+    # Sized for 0.9 of the target (seen_filter's margin for rbloom's rounding), the filter's
+    # true rate lies between 0.8 and 1 times the target. Measured on a million URLs never
+    # added (sd ~3e-5), it lies within 4 sd of that band: below the target plus ~10 %, and
+    # not so far below that the filter was sized for more URLs than the registry holds.
+    sample = 1_000_000
+    rate = measured_fp_rate(bloom, sample, seed=1)
+    low, high = 0.8 * 0.001 - 4 * sigma(0.0008, sample), 0.001 + 4 * sigma(0.001, sample)
+    assert low <= rate <= high, f"false-positive rate {rate} on {sample} held-out URLs, not in [{low:.6f}, {high:.6f}]"
+    assert counts.measured_fp_rate <= 0.001 + 4 * sigma(0.001, 100_000)  # the asset's own 100,000 sample
+
+
+@pytest.mark.parametrize("items", [25_000, 250_000])
+def test_the_seen_filter_is_sized_for_the_whole_registry(items):
+    """Every URL of the registry goes into the filter, so it is sized for all of them: a
+    filter sized for fewer fills up and takes unseen URLs for seen (never fetched)."""
+    registry = pa.table({"url": [f"http://h{i % 1000}.test/p/{i}" for i in range(items)]})
+    bloom = build_seen_filter(registry, fp_rate=0.001)
+    assert bloom.size_in_bits >= optimal_bits(items, 0.001), f"{bloom.size_in_bits} bits for {items} URLs"
+    counts = describe_seen_filter(bloom, items, 0.001)
+    assert counts.elements == items
+    assert counts.measured_fp_rate <= 0.001 + 4 * sigma(0.001, 100_000), counts
 
 
 def test_a_missing_registry_says_what_to_materialise(tmp_path):
