@@ -14,7 +14,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.warc_index import index_paths
 
-from conftest import DAY2
+from conftest import DAY1, DAY2
 
 
 def test_our_cdxj_is_cdxj_indexers_line_for_line(two_day_crawl):
@@ -27,14 +27,46 @@ def test_our_cdxj_is_cdxj_indexers_line_for_line(two_day_crawl):
         assert ours.splitlines() and ours.splitlines() == theirs.splitlines()
 
 
+def indexed_records(warc):
+    """(url, offset, length, payload digest) of every record a capture index must hold (response,
+    revisit, resource, metadata but warc-fields), read from the file itself with warcio."""
+    records = []
+    with open(warc, "rb") as fh:
+        it = ArchiveIterator(fh)
+        for record in it:
+            if record.rec_type not in ("response", "revisit", "resource", "metadata"):
+                continue
+            if record.rec_type == "metadata" and record.rec_headers.get_header("Content-Type") == "application/warc-fields":
+                continue
+            headers = record.rec_headers
+            records.append((headers.get_header("WARC-Target-URI"), it.get_record_offset(), it.get_record_length(),
+                            headers.get_header("WARC-Payload-Digest")))
+    return records
+
+
 def test_the_parquet_index_holds_the_cdxj_rows(two_day_crawl):
-    for warc in two_day_crawl.warcs():
+    # Both days wrote WARC files, each with its two indexes beside it.
+    warcs = two_day_crawl.warcs()
+    assert two_day_crawl.warcs(DAY1) and two_day_crawl.warcs(DAY2)
+    assert set(warcs) == set(two_day_crawl.warcs(DAY1)) | set(two_day_crawl.warcs(DAY2))
+    total = 0
+    for warc in warcs:
         cdxj, parquet = index_paths(warc)
         lines = [line.split(" ", 2) for line in cdxj.read_text().splitlines()]
         rows = pq.read_table(parquet).to_pylist()
         assert [(r["urlkey"], r["timestamp"], r["url"], r["offset"], r["length"], r["digest"]) for r in rows] == [
             (key, ts, j["url"], int(j["offset"]), int(j["length"]), j.get("digest"))
             for key, ts, j in ((k, t, json.loads(body)) for k, t, body in lines)]
+        # The index holds every record of the file, where it lies, and nothing else.
+        records = indexed_records(warc)
+        assert records and sorted((r["url"], r["offset"], r["length"], r["digest"]) for r in rows) == sorted(records)
+        assert all(r["filename"] == warc.name for r in rows)
+        total += len(records)
+    # Every page fetched with an answer on either day is one of those records.
+    con = duckdb.connect()
+    logged = con.execute(f"SELECT count(*) FROM read_parquet('{two_day_crawl.root}/fetch_log/date=*/shard=*/*.parquet') "
+                         "WHERE warc_file IS NOT NULL").fetchone()[0]
+    assert total == logged > 100
 
 
 def test_the_captures_view_locates_every_fetch_log_record(two_day_crawl):
