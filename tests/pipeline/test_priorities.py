@@ -3,6 +3,8 @@ discovery share, 404/410 back-off, flagged hosts, determinism."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
@@ -10,6 +12,7 @@ from datetime import date, datetime, timedelta, timezone
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.crawler.settings import CrawlSettings
@@ -53,13 +56,83 @@ def by_url(priorities):
     return {r["url"]: r for r in priorities.urls.to_pylist()}
 
 
-def test_pages_changing_far_faster_than_affordable_get_fewer_fetches():
+_WRITTEN = itertools.count()
+
+
+def written_plan(tmp_path, stats, inlinks, hosts, known_urls, day, config):
+    """recrawl_priorities with its URL table written to Parquet (as the asset writes it),
+    checked from that file against the budget and the host caps (check_budget); returns the
+    step's result and the file's rows by URL."""
+    path = tmp_path / f"priorities-{next(_WRITTEN)}.parquet"
+    result = recrawl_priorities(stats, inlinks, hosts, known_urls, day, config, urls_out=path)
+    assert result.urls is None
+    urls = pq.read_table(path)
+    totals = check_budget(urls, hosts, config)
+    assert (result.counts.planned, result.counts.refresh_planned, result.counts.discovery_planned,
+            result.counts.gone_planned) == (totals["planned"], totals["refresh"], totals["discovery"], totals["gone"])
+    return result, {r["url"]: r for r in urls.to_pylist()}, totals
+
+
+def host_caps(hosts: pa.Table | None, config):
+    """host -> its fetches a day as the module's docstring defines them: min(max_pages_per_host,
+    86,400 / its delay, flagged_host_budget if flagged); the default delay for a host not listed."""
+    listed = {} if hosts is None else {r["host"]: r for r in hosts.to_pylist()}
+
+    def cap(host: str) -> int:
+        facts = listed.get(host, {})
+        cap = min(config.max_pages_per_host, math.floor(86_400 / (facts.get("delay_s") or config.default_delay_s)))
+        return min(cap, config.flagged_host_budget) if facts.get("flagged") else cap
+    return cap
+
+
+def check_budget(urls: pa.Table, hosts: pa.Table | None, config) -> dict:
+    """The plan and the allocation in a written URL table, added up here: no host planned or
+    allocated past its cap, no more planned than the budget, and the refresh URLs' frequencies
+    summing to the refresh budget (the budget less the discovery share, or less the discovery
+    URLs there are when fewer) unless the caps and one fetch a URL a day leave less to spend.
+    Returns the totals (planned, per kind, per host; the allocation and what it should be)."""
+    rows = urls.select(["url", "host", "kind", "change_rate", "frequency", "planned"]).to_pylist()
+    host_cap = host_caps(hosts, config)
+    budget = config.daily_fetch_budget
+    planned = [r for r in rows if r["planned"]]
+    per_host = Counter(r["host"] for r in planned)
+    for host, n in per_host.items():
+        assert n <= host_cap(host), (host, n)
+    assert len(planned) <= budget
+    new = sum(r["kind"] == Kind.DISCOVERY for r in rows)
+    refresh_budget = budget - min(round(config.discovery_share * budget), new)
+    refresh = [r for r in rows if r["kind"] == Kind.REFRESH]
+    allocated = Counter()
+    for r in refresh:
+        allocated[r["host"]] += r["frequency"]
+        assert 0 <= r["frequency"] <= 1 + 1e-9
+    for host, f in allocated.items():
+        assert f <= host_cap(host) * (1 + 1e-4), (host, f)
+    assert all(r["frequency"] == 0 for r in rows if r["kind"] != Kind.REFRESH)
+    changing = Counter(r["host"] for r in refresh if r["change_rate"] > 0)
+    reachable = sum(min(host_cap(h), n) for h, n in changing.items())
+    to_spend = min(refresh_budget, reachable)
+    # The allocation ends at or under what it may spend, and close to it: the curve it inverts
+    # is tabulated (0.1 % steps of the marginal value), so pages alike in rate and weight move
+    # together and the spend moves in steps (0.5 % short seen with 1,000 identical pages).
+    spent = sum(allocated.values())
+    assert to_spend * (1 - 0.01) <= spent <= to_spend * (1 + 1e-6) + 1e-9, (spent, to_spend)
+    kinds = Counter(r["kind"] for r in planned)
+    return {"planned": len(planned), "refresh": kinds[Kind.REFRESH], "discovery": kinds[Kind.DISCOVERY],
+            "gone": kinds[Kind.GONE], "per_host": per_host, "allocated": spent, "to_spend": to_spend,
+            "refresh_budget": refresh_budget, "reachable": reachable}
+
+
+def test_pages_changing_far_faster_than_affordable_get_fewer_fetches(tmp_path):
     # 200 pages, 10 fetches a day: each could be revisited every 20 days on average.
     rows = [(f"https://a{i % 10}.test/p/{i}", 0.05, 10) for i in range(198)]
     rows += [("https://a0.test/fast", 50.0, 10), ("https://a0.test/moderate", 0.05, 10)]
     stats = stats_table(rows)
-    result = by_url(recrawl_priorities(stats, None, None, known(stats), PLAN_DAY,
-                                       settings(daily_fetch_budget=10, discovery_share=0)))
+    _, result, totals = written_plan(tmp_path, stats, None, None, known(stats), PLAN_DAY,
+                                     settings(daily_fetch_budget=10, discovery_share=0))
+    # The whole budget is allocated (the fast page's share goes to the others) and planned.
+    assert totals["to_spend"] == 10
+    assert (totals["planned"], totals["refresh"]) == (10, 10)
     fast, moderate = result["https://a0.test/fast"], result["https://a0.test/moderate"]
     assert fast["frequency"] < moderate["frequency"]
     assert fast["frequency"] == 0  # not worth chasing at all
@@ -77,7 +150,9 @@ def test_simulated_days_fetch_the_moderate_page_more_often():
         plan_day = PLAN_DAY + timedelta(days=day)
         stats = stats_table([(u, rates[u], (plan_day - PLAN_DAY).days + ago) for u, ago in last.items()])
         plan = recrawl_priorities(stats, None, None, known(stats), plan_day, config)
-        assert plan.counts.planned == 10
+        totals = check_budget(plan.urls, None, config)
+        assert plan.counts.planned == totals["planned"] == 10
+        assert totals["to_spend"] == 10
         for url in plan.urls.filter(plan.urls["planned"])["url"].to_pylist():
             last[url] = -(day + 0.5)  # fetched during the plan day
             if url in fetched:
@@ -97,20 +172,28 @@ def test_priorities_are_deterministic():
     first = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
     second = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
     assert first.urls.equals(second.urls)
+    # 60 fetches: the discovery share (20 %: 12) to the 40 new URLs, the other 48 allocated and
+    # planned to refreshes.
+    totals = check_budget(first.urls, None, config)
+    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 12, 48)
+    assert totals["to_spend"] == 48
     assert first.urls["url"].to_pylist() == sorted(first.urls["url"].to_pylist())
     levels = first.urls.filter(first.urls["planned"])["level"].to_pylist()
     assert set(levels) == set(range(1, len(config.priority_weights) + 1))
 
 
-def test_politeness_caps_a_host_at_86400_over_its_delay():
+def test_politeness_caps_a_host_at_86400_over_its_delay(tmp_path):
     # Unconstrained, the optimum would give the slow host's pages far more than 24 a day.
     rows = [(f"https://slow.test/p/{i}", 0.2, 5) for i in range(100)]
     rows += [(f"https://fast.test/p/{i}", 0.01, 5) for i in range(100)]
     stats = stats_table(rows)
     hosts = pa.table({"host": ["slow.test", "fast.test"], "delay_s": [3600.0, 1.0], "flagged": [False, False]})
-    result = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
-                                settings(daily_fetch_budget=150, discovery_share=0))
-    rows = result.urls.to_pylist()
+    result, by_url_, totals = written_plan(tmp_path, stats, None, hosts, known(stats), PLAN_DAY,
+                                           settings(daily_fetch_budget=150, discovery_share=0))
+    rows = list(by_url_.values())
+    # What the caps leave of the 150: 24 for the slow host, one a day for each of the other's 100.
+    assert totals["per_host"] == {"slow.test": 24, "fast.test": 100}
+    assert totals["to_spend"] == totals["reachable"] == 124
     slow = [r for r in rows if r["host"] == "slow.test"]
     assert sum(r["planned"] for r in slow) == 86_400 // 3600
     assert sum(r["frequency"] for r in slow) == pytest.approx(24, rel=1e-3)
@@ -120,14 +203,17 @@ def test_politeness_caps_a_host_at_86400_over_its_delay():
     assert result.counts.planned == 24 + 100
 
 
-def test_flagged_host_gets_a_small_budget():
+def test_flagged_host_gets_a_small_budget(tmp_path):
     rows = [(f"https://trap.test/c/{i}", 0.1, 5) for i in range(300)]
     rows += [(f"https://ok.test/p/{i}", 0.1, 5) for i in range(300)]
     stats = stats_table(rows)
     hosts = pa.table({"host": ["trap.test"], "delay_s": [1.0], "flagged": [True]})
-    result = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
-                                settings(daily_fetch_budget=200, flagged_host_budget=10))
-    rows = result.urls.to_pylist()
+    config = settings(daily_fetch_budget=200, flagged_host_budget=10, max_pages_per_host=1000)
+    result, by_url_, totals = written_plan(tmp_path, stats, None, hosts, known(stats), PLAN_DAY, config)
+    rows = list(by_url_.values())
+    # No new URL: the whole budget is the refresh budget, spent, 190 of it on the ordinary host.
+    assert totals["to_spend"] == 200
+    assert totals["per_host"]["ok.test"] >= 190 and totals["planned"] == 200
     assert sum(r["frequency"] for r in rows if r["host"] == "trap.test") == pytest.approx(10, rel=1e-3)
     assert sum(r["planned"] for r in rows if r["host"] == "trap.test") <= 10
     assert result.counts.planned == 200
@@ -136,14 +222,18 @@ def test_flagged_host_gets_a_small_budget():
     assert sum(r["frequency"] for r in unflagged.urls.to_pylist() if r["host"] == "trap.test") > 50
 
 
-def test_discovery_share_holds_and_unused_share_goes_to_refresh():
+def test_discovery_share_holds_and_unused_share_goes_to_refresh(tmp_path):
     stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 0.5, 3) for i in range(1000)])
     new = [f"https://h{i % 5}.test/new/{i}" for i in range(1000)]
     config = settings(daily_fetch_budget=100, discovery_share=0.2)
-    counts = recrawl_priorities(stats, None, None, known(stats, new), PLAN_DAY, config).counts
+    result, _, totals = written_plan(tmp_path, stats, None, None, known(stats, new), PLAN_DAY, config)
+    counts = result.counts
     assert (counts.discovery_planned, counts.refresh_planned) == (20, 80)
-    few = recrawl_priorities(stats, None, None, known(stats, new[:5]), PLAN_DAY, config).counts
+    assert totals["to_spend"] == 80  # the refresh budget: 100 less the share
+    result, _, totals = written_plan(tmp_path, stats, None, None, known(stats, new[:5]), PLAN_DAY, config)
+    few = result.counts
     assert (few.discovery_planned, few.refresh_planned) == (5, 95)
+    assert totals["to_spend"] == 95  # 100 less the 5 new URLs there are
 
 
 def test_404_comes_back_on_a_growing_interval_and_410_rarely():
@@ -151,7 +241,11 @@ def test_404_comes_back_on_a_growing_interval_and_410_rarely():
                          ("https://a.test/often", 0.1, 2, 404, 20), ("https://a.test/gone", 0.1, 2, 410, 1),
                          ("https://a.test/ok", 0.1, 2)])
     config = settings(not_found_retry_days=7, not_found_max_days=60, gone_retry_days=365)
-    result = by_url(recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, config))
+    plan = recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, config)
+    # Only the page that answered is allocated a fetch (at most one a day) and planned.
+    totals = check_budget(plan.urls, None, config)
+    assert (totals["to_spend"], totals["planned"], totals["gone"]) == (1, 1, 0)
+    result = by_url(plan)
     fetched = PLAN_DAY - timedelta(days=2)
     assert result["https://a.test/once"]["next_due"] == fetched + timedelta(days=7)
     assert result["https://a.test/thrice"]["next_due"] == fetched + timedelta(days=28)
@@ -248,8 +342,10 @@ def test_many_urls_come_out_in_url_order_and_the_plan_follows_the_gains():
     config = settings(daily_fetch_budget=5_000, discovery_share=0, max_pages_per_host=10**6)
     urls = recrawl_priorities(stats, None, None, known(stats), PLAN_DAY, config).urls
     assert urls["url"].to_pylist() == sorted(r[0] for r in rows)
+    totals = check_budget(urls, None, config)
+    assert totals["to_spend"] == 5_000
     planned = urls.filter(urls["planned"]).sort_by("plan_rank")
-    assert len(planned) == 5_000
+    assert len(planned) == totals["planned"] == 5_000
     due, gain = planned["due"].to_pylist(), planned["expected_gain"].to_numpy()
     assert due == sorted(due, reverse=True)  # due URLs first
     first = np.array(due)
@@ -268,9 +364,11 @@ def test_plan_reaches_past_a_capped_host_that_holds_the_best_urls():
     stats = stats_table(rows)
     hosts = pa.table({"host": ["slow.test", "fast.test"], "delay_s": [86_400 / 5, 1.0], "flagged": [False, False]})
     inlinks = pa.table({"url": [f"https://slow.test/p/{i}" for i in range(3000)], "inlinks": [100] * 3000})
-    result = recrawl_priorities(stats, inlinks, hosts, known(stats), PLAN_DAY,
-                                settings(daily_fetch_budget=10, discovery_share=0))
+    config = settings(daily_fetch_budget=10, discovery_share=0)
+    result = recrawl_priorities(stats, inlinks, hosts, known(stats), PLAN_DAY, config)
     urls = result.urls
+    totals = check_budget(urls, hosts, config)
+    assert totals["to_spend"] == 10 and totals["planned"] == 10
     assert pa.compute.all(urls["due"]).as_py()  # every URL is due; the slow host's are worth more
     slow = pa.compute.equal(urls["host"], "slow.test")
     assert pa.compute.min(urls.filter(slow)["expected_gain"]).as_py() > \
@@ -294,6 +392,8 @@ def test_known_urls_in_any_order_give_the_plan_of_url_order():
     first = recrawl_priorities(stats, None, None, ordered, PLAN_DAY, config).urls
     second = recrawl_priorities(stats, None, None, shuffled, PLAN_DAY, config).urls
     assert first.equals(second)
+    totals = check_budget(first, None, config)
+    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 80, 320)
     assert first["url"].to_pylist() == sorted(first["url"].to_pylist())
 
 
@@ -347,8 +447,10 @@ def test_equal_gains_are_planned_in_url_order_across_many_hosts():
     stats = stats_table(rows)
     hosts = pa.table({"host": [f"h{h:05d}.test" for h in range(80_000)], "delay_s": [86_400.0] * 80_000,
                       "flagged": [False] * 80_000})
-    urls = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
-                              settings(daily_fetch_budget=50_000, discovery_share=0)).urls
+    config = settings(daily_fetch_budget=50_000, discovery_share=0)
+    urls = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY, config).urls
+    totals = check_budget(urls, hosts, config)
+    assert totals["to_spend"] == 50_000 and totals["planned"] == 50_000
     planned = urls.filter(urls["planned"]).sort_by("plan_rank")
     order = list(zip(planned["due"].to_pylist(), planned["expected_gain"].to_pylist(), planned["url"].to_pylist()))
     assert len(order) == 50_000 and len(set(g for _, g, _ in order)) < 10  # many ties
@@ -364,7 +466,10 @@ def test_host_caps_hold_across_more_hosts_than_one_16_bit_pass_tells_apart():
     stats = stats_table(rows)
     hosts = pa.table({"host": [f"h{h:05d}.test" for h in range(70_000)], "delay_s": [43_200.0] * 70_000,
                       "flagged": [False] * 70_000})
-    urls = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY,
-                              settings(daily_fetch_budget=150_000, discovery_share=0)).urls
+    config = settings(daily_fetch_budget=150_000, discovery_share=0)
+    urls = recrawl_priorities(stats, None, hosts, known(stats), PLAN_DAY, config).urls
+    # The caps leave 140,000 of the 150,000 to spend: allocated, and planned.
+    totals = check_budget(urls, hosts, config)
+    assert totals["to_spend"] == totals["reachable"] == 140_000
     per_host = Counter(u.split("/")[2] for u in urls.filter(urls["planned"])["url"].to_pylist())
     assert max(per_host.values()) == 2 and sum(per_host.values()) == 140_000
