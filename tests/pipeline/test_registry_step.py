@@ -113,7 +113,7 @@ def test_the_seen_filter_knows_every_registered_url(big_crawl):
     sample = 1_000_000
     rate = measured_fp_rate(bloom, sample, seed=1)
     low, high = 0.8 * 0.001 - 4 * sigma(0.0008, sample), 0.001 + 4 * sigma(0.001, sample)
-    assert low <= rate <= high, f"false-positive rate {rate} on {sample} held-out URLs, not in [{low:.6f}, {high:.6f}]"
+    assert low <= rate <= high, f"false-positive rate {rate} on {sample} URLs, not in [{low:.6f}, {high:.6f}]"
     assert counts.measured_fp_rate <= 0.001 + 4 * sigma(0.001, 100_000)  # the asset's own 100,000 sample
 
 
