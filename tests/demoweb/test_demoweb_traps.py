@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 import urllib.robotparser
 from html.parser import HTMLParser
 from pathlib import Path
@@ -189,14 +188,13 @@ def test_deterministic_and_cached():
     # conditional requests on the cacheable kinds
     r = a.respond("facets.demo.test", "/shop")
     assert r.status == 200 and a.respond("facets.demo.test", "/shop", {"if-none-match": r.header("ETag")}).status == 304
-    # bounded: thousands of distinct URLs, a fixed-size cache, and cheap
+    # bounded: thousands of distinct URLs answered from a fixed-size cache (its speed is no
+    # test's business: a loaded machine took 4.5 s for what a quiet one does in 0.3 s)
     handler = a._special["random-links.demo.test"]
-    started = time.perf_counter()
     for i in range(1500):
         assert a.respond("random-links.demo.test", f"/r/{i:08x}.html").status == 200
-    assert time.perf_counter() - started < 3.0
     info = handler.cache_info()
-    assert info.currsize <= info.maxsize == 256
+    assert info.currsize <= info.maxsize == 256 and info.misses >= 1500
 
 
 # ---- calendar ---------------------------------------------------------------------------
