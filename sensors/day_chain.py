@@ -28,6 +28,8 @@ from crawl_assets.launcher import partition_tags
 from crawl_assets.partitions import SHARD_KEYS, fetch_partition_key, fetch_partitions, split_fetch_key
 from crawl_assets.run_status import failed_fetch_runs, latest_fetch_run
 
+from .pace import DAY_CHAIN_INTERVAL_S
+
 BATCH = 100  # event records read per tick
 BACKFILL_TAG = "dagster/backfill"  # on every run a backfill launches (UI, `dagster asset backfill`)
 
@@ -45,7 +47,7 @@ def _new_materialisations(instance: DagsterInstance, asset: str, cursor: int | N
     return undriven, last
 
 
-@sensor(job=fetch_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=30)
+@sensor(job=fetch_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=DAY_CHAIN_INTERVAL_S)
 def fetch_after_frontier(context: SensorEvaluationContext):
     """frontier_snapshot[D] landed: fetch_batch[D|s] for every shard s (each run carries its
     shard tag, so dagster.yaml's one-run-per-shard limit holds)."""
@@ -60,7 +62,7 @@ def fetch_after_frontier(context: SensorEvaluationContext):
     return SensorResult(run_requests=requests, cursor=str(last) if last is not None else None)
 
 
-@sensor(job=day_close_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=30)
+@sensor(job=day_close_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=DAY_CHAIN_INTERVAL_S)
 def close_day_after_fetch(context: SensorEvaluationContext):
     """A day with a landed fetch batch stays open until every shard's latest fetch run has
     finished; then day_close_job[D] runs on what landed (its day_report says which shards

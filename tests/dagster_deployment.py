@@ -56,11 +56,13 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
     return [str(DEMO_SETTINGS), str(overlay)]
 
 
-# The daemon's backfill loop looks every 2 s instead of 30 (tests/daemon_pace/sitecustomize.py).
-BACKFILL_PACE_ENV = {
+# The daemon's backfill loop looks every 2 s instead of 30 (tests/daemon_pace/sitecustomize.py),
+# and so do the day-chain sensors (sensors/pace.py).
+DAEMON_PACE_ENV = {
     "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent / "daemon_pace"),
                                                 os.environ.get("PYTHONPATH")])),
     "RECRAWL_TEST_BACKFILL_INTERVAL_S": "2",
+    "RECRAWL_SENSOR_INTERVAL_S": "2",
 }
 
 
@@ -80,7 +82,7 @@ def deployment(tmp_path_factory):
     shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
     with DemoWebProcess(seed=5, hosts=HOSTS, pages_per_host=PAGES_PER_HOST) as web:
         files = write_settings(folder, web)
-        env = {"RECRAWL_SETTINGS": ":".join(files)} | BACKFILL_PACE_ENV
+        env = {"RECRAWL_SETTINGS": ":".join(files)} | DAEMON_PACE_ENV
         stop_nightly_schedule(home, env)
         with DagsterService(home, with_daemon=True, env=env, log_file=folder / "dagster_dev.log") as service:
             instance = open_instance(home)
