@@ -179,7 +179,9 @@ def test_daily_changing_pages_come_back_sooner_than_never_changing_ones(crawl):
     con = fetches(settings)
     visits = dict(con.execute("SELECT url, count(*) FROM f WHERE day > ? AND status IN (200, 304) GROUP BY url",
                               [DAYS[0]]).fetchall())
-    due = {r["url"]: r["next_due"] for r in pq.read_table(priorities_file(settings.data_root, DAYS[-1])).to_pylist()}
+    plan = pq.read_table(priorities_file(settings.data_root, DAYS[-1])).to_pylist()
+    due = {r["url"]: r["next_due"] for r in plan}
+    frequency = {r["url"]: r["frequency"] for r in plan}
     daily, never = [], []
     for host in range(WEB["hosts"]):
         for url in web.page_urls(host):
@@ -194,9 +196,15 @@ def test_daily_changing_pages_come_back_sooner_than_never_changing_ones(crawl):
     mean = lambda urls: sum(visits.get(u, 0) for u in urls) / len(urls)  # noqa: E731
     print(f"\nfetches on days 2-5: daily-changing pages {mean(daily):.2f}, never-changing {mean(never):.2f}")
     assert mean(daily) > mean(never) + 1
+    # The last plan revisits daily-changing pages at least half again as often. (A page's
+    # first Last-Modified gives it no rate, so four days in, a never-changing page's rate
+    # rests on two or three unchanged visits, and with this ample budget it may be due on
+    # the plan's day too: next_due is never before it.)
+    median = lambda values: sorted(values)[len(values) // 2]  # noqa: E731
+    assert median([frequency[u] for u in daily]) > 1.5 * median([frequency[u] for u in never])
     never_due = sorted(due[u] for u in never if due[u] is not None)
     daily_due = sorted(due[u] for u in daily)
-    assert daily_due[len(daily_due) // 2] < never_due[len(never_due) // 2] if never_due else True
+    assert daily_due[len(daily_due) // 2] <= never_due[len(never_due) // 2] if never_due else True
 
 
 def test_trap_hosts_get_the_small_budget_from_day_two(crawl):

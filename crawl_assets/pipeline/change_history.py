@@ -164,8 +164,13 @@ _PER_URL = (
     # Last-Modified: pairs of visits that both carry one, and whether it told the truth.
     ("lm_checks", "count(*) FILTER ({lm_pair})", _if("{lm_pair}")),
     ("lm_agreements", "count(*) FILTER ({lm_pair} AND {lm_true})", _if("{lm_pair} AND {lm_true}")),
-    # The Last-Modified estimator: the time since the last change is observed at each
-    # changed visit (and at the first visit); unchanged intervals are wholly unchanged.
+    # The Last-Modified estimator: a changed visit is one change and the time since it (the
+    # last change lies inside the interval); an unchanged interval is wholly unchanged. The
+    # first sighting is neither: its Last-Modified says when the page last changed (or was
+    # made, or its site deployed), not how often; and the time back to it is no fair sample
+    # of unchanged time (it ends at our visit because no change came between), so counted as
+    # such it drags every rate towards 0. Observation starts at the first visit: no rate
+    # comes from one sighting, and a URL visited once is on its pool's prior.
     ("lm_missing", "count(*) FILTER (changed AND lm IS NULL)", _if("changed AND lm IS NULL")),
     ("lm_changes", "count(*) FILTER ({lm_change})", _if("{lm_change}")),
     ("lm_days", "coalesce(sum({lm_span}), 0)", "coalesce({lm_span}, 0)"),
@@ -193,9 +198,8 @@ _PER_URL = (
 _PER_URL_TERMS = {
     "lm_pair": "prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL",
     "lm_true": "(lm <> prev_lm) = changed AND lm <= t + $slack",
-    "lm_change": "is_visit AND lm IS NOT NULL AND (changed OR prev_t IS NULL)",
-    "lm_span": "CASE WHEN changed THEN least(greatest(t - lm, 0), interval_days) WHEN interval_days IS NOT NULL "
-               "THEN interval_days WHEN is_visit AND lm IS NOT NULL THEN greatest(t - lm, 0) END",
+    "lm_change": "is_visit AND lm IS NOT NULL AND changed",
+    "lm_span": "CASE WHEN changed THEN least(greatest(t - lm, 0), interval_days) ELSE interval_days END",
     "not_gone": "status NOT IN {gone}",  # (GONE_STATUSES, filled in by _per_url_sql)
     "in_day": "t >= $end_day - 1",
 }

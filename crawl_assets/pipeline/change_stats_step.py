@@ -16,7 +16,12 @@ counts:
   a change); a 304 is unchanged; a sitemap or feed lastmod inside the interval is a change;
 - Last-Modified is used only on hosts whose own history shows it is honest (it moves exactly
   when the content changes and is never later than the fetch); elsewhere the estimate rests
-  on changed/unchanged visits alone.
+  on changed/unchanged visits alone;
+- a first sighting is not a change: the first visit's Last-Modified (or a sitemap or feed date
+  before it) says when the page last changed, not how often (on a site put online or
+  redeployed that morning it is that morning for every page). A URL's evidence starts at its
+  first visit, so a URL visited once has none: its rate is its pool's prior (URL pattern
+  within host), and the `on_prior` column says so.
 """
 
 from __future__ import annotations

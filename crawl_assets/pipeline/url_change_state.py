@@ -131,9 +131,11 @@ def register_latest_state(con, state: UrlState, name: str) -> None:
     con.execute(f"CREATE VIEW {name} AS {latest_state_sql(con, state)}")
 
 
-# How a URL's evidence counts on the day: Last-Modified where its host's is trusted and the
-# URL's own never failed it, else the intervals' estimate as changes over observed days.
-EVIDENCE_SQL = """{trusted} AND lm_missing = 0 AND lm_changes > 0 AS by_lm,
+# How a URL's evidence counts on the day: Last-Modified where its host's is trusted, the URL
+# has two visits that carried one (a first sighting alone is no evidence: change_history.py)
+# and its own never failed it (no change without a date), else the intervals' estimate as
+# changes over observed days. A URL visited once has none (t = 0): its rate is the prior.
+EVIDENCE_SQL = """{trusted} AND lm_missing = 0 AND lm_checks > 0 AS by_lm,
        CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
        CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t"""
 
@@ -146,6 +148,7 @@ SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, 
        CASE WHEN t > 0 THEN x / t END AS own_rate,
        (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
        t / (t + prior_days) AS own_share,
+       coalesce(t, 0) <= 0 AS on_prior,
        prior_rate, prior_days, lm_checks, lm_agreements,
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
@@ -156,8 +159,9 @@ FROM (SELECT s.*, p.prior_rate, p.prior_days{prior_extra}, {evidence}
 """
 PUBLISHED_COLUMNS = ("url", "host", "url_pattern", "visits", "intervals", "changes", "boilerplate_changes",
                      "not_modified", "observed_days", "estimator", "own_rate", "change_rate", "own_share",
-                     "prior_rate", "prior_days", "lm_checks", "lm_agreements", "last_visit_at", "last_fetched_at",
-                     "last_status", "last_status_class", "gone_streak", "pending_change", "bytes_saved")
+                     "on_prior", "prior_rate", "prior_days", "lm_checks", "lm_agreements", "last_visit_at",
+                     "last_fetched_at", "last_status", "last_status_class", "gone_streak", "pending_change",
+                     "bytes_saved")
 STATE_ONLY_COLUMNS = tuple(c for c in STATE_COLUMNS if c not in PUBLISHED_COLUMNS)
 URL_COLUMNS = PUBLISHED_COLUMNS + STATE_ONLY_COLUMNS
 

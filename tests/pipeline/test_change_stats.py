@@ -18,6 +18,7 @@ from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
 from crawl_assets.layout import pool_sums_file, url_state_base_file, url_state_delta_file
 from crawl_assets.pipeline import change_rate_estimators, url_change_state
 from crawl_assets.pipeline.change_stats_step import RateEstimator, change_stats
+from crawl_assets.pipeline.pool_sums import DEFAULT_PRIOR_RATE
 from crawl_assets.pipeline.url_change_state import read_change_stats, url_state
 
 START = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -397,3 +398,105 @@ def test_host_rates_quantiles_and_bands_are_those_of_every_urls_rate(tmp_path):
     rates = urls["change_rate"].to_pylist()
     assert [b["urls"] for b in bands] == [sum(lo <= r < up for r in rates) for lo, up in zip(lowers, uppers)]
     assert sum(b["urls"] for b in bands) == len(rates) == counts.urls
+
+
+# A first sighting is not a change (issue 28): a Last-Modified seen once says when the page
+# last changed, not how often, so a URL visited once is on its pool's prior.
+
+def trusted_lm_host(rng, days: int = 40):
+    """Twenty pages of lm.test changing 0.3 times a day, visited daily with an honest
+    Last-Modified: the host is trusted and its pool has a prior of its own."""
+    pages = {f"https://lm.test/p/{i}": 0.3 for i in range(20)}
+    return simulate(pages.items(), lambda r: list(np.arange(days) + r.uniform(0.3, 0.7, days)), rng,
+                    lm_host="lm.test")
+
+
+def test_a_last_modified_of_the_first_visits_day_gives_no_rate_above_the_prior(tmp_path):
+    """Pages first fetched minutes after midnight whose Last-Modified is that midnight (the
+    first-day crawl of issue 28) are on their pool's prior after one visit: no change counted
+    over the minutes, and the pool's prior the same as without them."""
+    history = trusted_lm_host(np.random.default_rng(8))
+    new = [fetch(f"https://lm.test/p/new{i}", 40 + (i + 1) / 1440, digest=f"n{i}", simhash=i * 0xFFFF,
+                 last_modified=40) for i in range(10)]
+    day = (START + timedelta(days=40)).date()
+    stats = change_stats(write_log(tmp_path / "with", history + new), day, SETTINGS)
+    assert {r["host"]: r["lm_trusted"] for r in stats.hosts.to_pylist()} == {"lm.test": True}
+    rows = {r["url"]: r for r in stats.urls.to_pylist()}
+    for i in range(10):
+        row = rows[f"https://lm.test/p/new{i}"]
+        assert row["on_prior"] and row["estimator"] == RateEstimator.PRIOR
+        assert row["observed_days"] == 0 and row["own_share"] == 0 and row["lm_changes"] == 0
+        assert row["change_rate"] <= row["prior_rate"]
+        assert row["change_rate"] == pytest.approx(row["prior_rate"], rel=1e-12)
+    # Their first sighting moved nothing: the pool's prior is the one of the old pages alone.
+    without = change_stats(write_log(tmp_path / "without", history), day, SETTINGS).urls.to_pylist()
+    assert rows["https://lm.test/p/0"]["prior_rate"] == pytest.approx(without[0]["prior_rate"], rel=1e-9)
+    assert rows["https://lm.test/p/0"]["prior_rate"] < 0.6  # near the pages' 0.3, not 1 / minutes
+    assert not any(r["on_prior"] for r in without)
+
+
+def test_a_web_born_on_the_crawls_first_day_learns_from_second_visits(tmp_path):
+    """Every page's Last-Modified is the first day's midnight. Day after day (the daily step):
+    a URL visited once stays on the prior; from the second visit on, Last-Modified counts, and
+    pages that never change fall below the prior while pages that change daily rise above it."""
+    history = trusted_lm_host(np.random.default_rng(9), days=7)
+    for i in range(30):
+        url = f"https://lm.test/q/{i}"
+        history.append(fetch(url, (i + 1) / 1440, digest=f"{url}#0", simhash=i * 0xFFFF, last_modified=0))
+        if i >= 20:  # visited once
+            continue
+        for day in range(1, 7):
+            version = day if i >= 10 else 0  # pages 10-19 change just after every midnight
+            history.append(fetch(url, day + 0.5, digest=f"{url}#{version}",
+                                 simhash=(i * 0xFFFF) ^ (0x5555_AAAA_5555_AAAA if version % 2 else 0),
+                                 last_modified=day + 0.01 if version else 0))
+    write_log(tmp_path, history)
+    for date, daily in daily_steps(tmp_path, 7):
+        rows = {r["url"]: r for r in read_change_stats(tmp_path, date).to_pylist()}
+        if date == START.date().isoformat():  # one visit each, nothing known anywhere
+            assert all(r["on_prior"] for r in rows.values())
+            assert [r["change_rate"] for r in rows.values()] == pytest.approx([DEFAULT_PRIOR_RATE] * len(rows))
+    once, never, daily_changing = ([rows[f"https://lm.test/q/{i}"] for i in range(lo, lo + 10)] for lo in (20, 0, 10))
+    assert all(r["on_prior"] and r["change_rate"] == pytest.approx(r["prior_rate"], rel=1e-12) for r in once)
+    assert all(r["estimator"] == RateEstimator.LAST_MODIFIED and not r["on_prior"] for r in never + daily_changing)
+    assert all(r["change_rate"] < r["prior_rate"] for r in never)
+    assert all(r["change_rate"] > r["prior_rate"] for r in daily_changing)
+    assert max(r["change_rate"] for r in never) < min(r["change_rate"] for r in daily_changing)
+    assert all(r["lm_changes"] == 6 for r in daily_changing) and all(r["lm_changes"] == 0 for r in never)
+
+
+def test_a_sitemap_date_before_the_first_visit_is_no_change(tmp_path):
+    """A sitemap <lastmod> seen once, dated before the first visit, says when the page last
+    changed: no change at the next visit, and a URL visited once stays on the prior."""
+    rows = [fetch("https://a.test/twice", day, digest="same", simhash=3) for day in (1, 3)]
+    rows.append(fetch("https://a.test/once", 3, digest="other", simhash=5))
+    evidence = pa.table({"url": ["https://a.test/twice", "https://a.test/once"],
+                         "lastmod": [START + timedelta(days=0.99), START + timedelta(days=2.99)]})
+    rows = {r["url"]: r for r in change_stats(write_log(tmp_path, rows), "2026-03-05", SETTINGS,
+                                              lastmod_evidence=evidence).urls.to_pylist()}
+    assert rows["https://a.test/twice"]["changes"] == 0 and not rows["https://a.test/twice"]["on_prior"]
+    assert rows["https://a.test/once"]["on_prior"]
+    assert rows["https://a.test/once"]["change_rate"] == pytest.approx(rows["https://a.test/once"]["prior_rate"])
+
+
+def test_the_prior_of_a_pool_seen_unchanged_falls_as_its_evidence_grows(tmp_path):
+    """Pages that never change (no validators: each visit a full answer) pull their own
+    pool's prior down as their unchanged days add up: against the prior of a host whose
+    pages change it falls every day (everyone's rate, which both lean on, moves with the
+    busy host's luck), and their own rates fall with it."""
+    rows = simulate({f"https://busy.test/p/{i}": 0.5 for i in range(10)}.items(),
+                    lambda r: list(np.arange(8) + r.uniform(0.3, 0.7, 8)), np.random.default_rng(10))
+    rows += [fetch(f"https://still.test/p/{i}", day + 0.5, digest=f"s{i}", simhash=i * 0xFFFF)
+             for i in range(10) for day in range(8)]
+    write_log(tmp_path, rows)
+    still_prior, busy_prior, still_rate = [], [], []
+    for date, _ in daily_steps(tmp_path, 8):
+        rows = read_change_stats(tmp_path, date).to_pylist()
+        still_prior.append(next(r["prior_rate"] for r in rows if r["host"] == "still.test"))
+        busy_prior.append(next(r["prior_rate"] for r in rows if r["host"] == "busy.test"))
+        still_rate.append(max(r["change_rate"] for r in rows if r["host"] == "still.test"))
+    assert still_prior[0] == busy_prior[0] == pytest.approx(DEFAULT_PRIOR_RATE)  # day 0: no evidence anywhere
+    relative = [s / b for s, b in zip(still_prior[1:], busy_prior[1:])]
+    assert all(later < earlier for earlier, later in zip(relative, relative[1:])), relative
+    assert still_prior[-1] < 0.5 * still_prior[1] and still_rate[-1] < 0.25 * still_rate[1]
+    assert all(rate < prior for rate, prior in zip(still_rate[1:], still_prior[1:]))
