@@ -45,7 +45,8 @@ the live page first changed after our copy (0 when fresh), weighted the same way
 
 How fast ours learns the rates: the Spearman rank correlation of change_stats' change_rate
 with the true rate over every URL, after the change_stats of day 2, day 7 and the last day
-(rate_spearman_d2, _d7, _end), and never_changing_share: the share of the last day's page
+(rate_spearman_d2, _d7, _end; the share of URLs still on their pool's prior, change_stats'
+on_prior, is printed beside each), and never_changing_share: the share of the last day's page
 fetches spent on pages whose true rate is 0 (it is shown for the ceiling too).
 
 Run on the 2-core machine of this session (100,000 URLs, 90 days): about 2-3 minutes, most of
@@ -249,6 +250,7 @@ class Adaptive:
         self.seconds = 0.0
         self.spearman_days: tuple[int, ...] = ()
         self.spearman: dict[int, float] = {}  # day -> Spearman of change_rate with the true rate
+        self.on_prior: dict[int, float] = {}  # day -> share of the URLs still on their pool's prior
 
     def choose(self, day, pages, budget):
         return self.plan
@@ -265,21 +267,24 @@ class Adaptive:
         self.previous = stats.state
         self.seconds += time.perf_counter() - t0
         if day in self.spearman_days:
-            self.spearman[day] = spearman(self.estimated_rates(stats.state), self.web.rate)
+            rate, on_prior = self.estimated_rates(stats.state)
+            self.spearman[day], self.on_prior[day] = spearman(rate, self.web.rate), float(on_prior.mean())
         self._plan(stats.state, date)
         self.last_counts = (stats.counts, self.last_plan)
 
-    def estimated_rates(self, state) -> np.ndarray:
-        """change_stats' change_rate of every page (NaN for a page it does not list)."""
+    def estimated_rates(self, state) -> tuple[np.ndarray, np.ndarray]:
+        """change_stats' change_rate of every page (NaN for a page it does not list), and
+        whether it is on its pool's prior (a page it does not list is)."""
         con = connect()
         try:
             register_change_stats(con, state)
-            got = con.execute("SELECT url, change_rate FROM change_stats").fetchnumpy()
+            got = con.execute("SELECT url, change_rate, on_prior FROM change_stats").fetchnumpy()
         finally:
             con.close()
-        rate = np.full(len(self.web.urls), np.nan)
-        rate[np.fromiter((self.index[u] for u in got["url"]), np.int64, len(got["url"]))] = got["change_rate"]
-        return rate
+        rate, on_prior = np.full(len(self.web.urls), np.nan), np.ones(len(self.web.urls), bool)
+        rows = np.fromiter((self.index[u] for u in got["url"]), np.int64, len(got["url"]))
+        rate[rows], on_prior[rows] = got["change_rate"], got["on_prior"]
+        return rate, on_prior
 
     def _plan(self, rates, date) -> None:
         t0 = time.perf_counter()
@@ -438,7 +443,8 @@ def main() -> int:
               f"boilerplate-only, 304 share {stats.not_modified_share:.2f}, {stats.lm_trusted_hosts} hosts "
               f"with trusted Last-Modified; {plan.capped_hosts} hosts at their cap")
         print("  adaptive: Spearman of estimated with true rates over every URL: "
-              + ", ".join(f"day {d} {ours.spearman[d]:.3f}" for d in ours.spearman_days))
+              + ", ".join(f"day {d} {ours.spearman[d]:.3f} ({ours.on_prior[d]:.0%} on the prior)"
+                          for d in ours.spearman_days))
     finally:
         if args.keep is None:
             shutil.rmtree(log_dir, ignore_errors=True)
@@ -450,7 +456,8 @@ def main() -> int:
     print(f"freshness urls={args.urls} days={args.days} adaptive={fresh['adaptive']:.4f} "
           f"uniform={fresh['uniform']:.4f} proportional={fresh['proportional']:.4f} "
           f"nutch_adaptive={fresh['nutch_adaptive']:.4f} optimal={fresh['optimal']:.4f} gap_closed={gap:.3f} "
-          f"rate_spearman_d2={ours.spearman[SPEARMAN_DAYS[0]]:.3f} rate_spearman_d7={ours.spearman[SPEARMAN_DAYS[1]]:.3f} "
+          f"rate_spearman_d2={ours.spearman[SPEARMAN_DAYS[0]]:.3f} "
+          f"rate_spearman_d7={ours.spearman[SPEARMAN_DAYS[1]]:.3f} "
           f"rate_spearman_end={ours.spearman[args.days]:.3f} never_changing_share={results['adaptive'][2]:.3f}"
           + (" first_day_lm=1" if born else ""))
     return 0
