@@ -36,7 +36,9 @@ POOL_PSEUDO_DAYS = 30.0
 POOL_MIN_INTERVALS = 3
 POOL_MIN_URLS = 5
 PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT = 1.0, 60.0, 7.0
-DEFAULT_PRIOR_RATE = 1 / 30  # changes a day, before the crawl has seen any change at all
+# Everyone's rate is shrunk towards this (changes a day) with POOL_PSEUDO_DAYS too, so no prior is
+# ever 0: days of unchanged revisits lower it, and a rate of 0 would never be revisited again.
+DEFAULT_PRIOR_RATE = 1 / 30
 
 # The host table's sums (integers) and the pool's evidence sums (floats); `members` counts
 # the URLs with an informative rate r = x / t, r_sum, r_squares and r_over_t sum r, r² and r / t.
@@ -146,11 +148,14 @@ sums AS (
              - r_over_t / nullif(members, 0) AS spread
     FROM added
 ),
-everyone_b AS (
-    SELECT coalesce(x / nullif(t, 0), $default_rate) AS m,
-           CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
-                ELSE least(greatest(coalesce(x / nullif(t, 0), $default_rate) / spread, $b_min), $b_max) END AS b
+everyone AS (  -- shrunk towards the default rate: seeing no change yet is not a web that never changes
+    SELECT (coalesce(x, 0) + $default_rate * $k) / (coalesce(t, 0) + $k) AS m, members, spread
     FROM sums WHERE level = 3
+),
+everyone_b AS (
+    SELECT m, CASE WHEN members < $min_urls THEN $b_default WHEN spread <= 0 THEN $b_max
+                   ELSE least(greatest(m / spread, $b_min), $b_max) END AS b
+    FROM everyone
 ),
 host_pool AS (
     SELECT host, (x + g.m * $k) / (t + $k) AS m, members, spread, g.b AS parent_b

@@ -498,5 +498,49 @@ def test_the_prior_of_a_pool_seen_unchanged_falls_as_its_evidence_grows(tmp_path
     assert still_prior[0] == busy_prior[0] == pytest.approx(DEFAULT_PRIOR_RATE)  # day 0: no evidence anywhere
     relative = [s / b for s, b in zip(still_prior[1:], busy_prior[1:])]
     assert all(later < earlier for earlier, later in zip(relative, relative[1:])), relative
-    assert still_prior[-1] < 0.5 * still_prior[1] and still_rate[-1] < 0.25 * still_rate[1]
+    assert still_prior[-1] < 0.5 * still_prior[1] and still_rate[-1] < 0.5 * still_rate[1]
     assert all(rate < prior for rate, prior in zip(still_rate[1:], still_prior[1:]))
+
+
+def test_a_first_sightings_age_on_an_honest_host_is_survival_evidence_for_that_url_alone(tmp_path):
+    """Two pages of one pool visited once, their Last-Modified 2 and 400 days before the visit:
+    on a host whose Last-Modified is trusted the older one's rate is the lower, both at most the
+    prior (the Gamma posterior after that many days without a change), and the pool's prior is
+    what it is without them; on a host whose Last-Modified is not trusted the ages change
+    nothing."""
+    rng = np.random.default_rng(11)
+    history = trusted_lm_host(rng)
+    # liar.test: twenty pages that never change, their Last-Modified always the fetch's time.
+    history += [fetch(f"https://liar.test/p/{i}", day + 0.5, digest=f"l{i}", simhash=i * 0xFFFF,
+                      last_modified=day + 0.5) for i in range(20) for day in range(40)]
+    once = {"young": 2, "old": 400}
+    day_40 = 40.5
+    new = [fetch(f"https://{host}/p/{100 + k}", day_40, digest=f"{host}{name}", simhash=(k + 7) * 0xFFFF,
+                 last_modified=day_40 - age)
+           for host in ("lm.test", "liar.test") for k, (name, age) in enumerate(once.items())]
+    day = (START + timedelta(days=41)).date()
+    stats = change_stats(write_log(tmp_path / "with", history + new), day, SETTINGS)
+    assert {r["host"]: r["lm_trusted"] for r in stats.hosts.to_pylist()} == {"lm.test": True, "liar.test": False}
+    rows = {r["url"]: r for r in stats.urls.to_pylist()}
+    young, old = rows["https://lm.test/p/100"], rows["https://lm.test/p/101"]
+    assert young["url_pattern"] == old["url_pattern"] == rows["https://lm.test/p/0"]["url_pattern"]
+    for row, age in ((young, 2), (old, 400)):
+        assert row["on_prior"] and row["estimator"] == RateEstimator.PRIOR and row["lm_changes"] == 0
+        assert row["change_rate"] <= row["prior_rate"]
+        # the first day after the Last-Modified is not counted (url_change_state.FIRST_SIGHTING_GRACE_DAYS)
+        days = age - url_change_state.FIRST_SIGHTING_GRACE_DAYS
+        assert row["observed_days"] == pytest.approx(days)
+        assert row["change_rate"] == pytest.approx(
+            row["prior_rate"] * row["prior_days"] / (row["prior_days"] + days), rel=1e-9)
+    assert old["change_rate"] < young["change_rate"] < young["prior_rate"]
+    assert old["change_rate"] < 0.2 * old["prior_rate"]
+    # Nothing of it reached the pool: its prior is the one of the old pages alone.
+    without = change_stats(write_log(tmp_path / "without", history), day, SETTINGS).urls.to_pylist()
+    prior_without = {r["host"]: r["prior_rate"] for r in without if r["url"].endswith("/p/0")}
+    assert young["prior_rate"] == pytest.approx(prior_without["lm.test"], rel=1e-9)
+    # An untrusted host's ages are no evidence: both pages exactly on their pool's prior.
+    for k in (100, 101):
+        row = rows[f"https://liar.test/p/{k}"]
+        assert row["on_prior"] and row["observed_days"] == 0 and row["own_share"] == 0
+        assert row["change_rate"] == pytest.approx(row["prior_rate"], rel=1e-12)
+        assert row["prior_rate"] == pytest.approx(prior_without["liar.test"], rel=1e-9)
