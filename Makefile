@@ -10,11 +10,16 @@ SETTINGS ?=
 
 .PHONY: setup system-packages replay-tools cluster-tools demo test ui crawl demoweb clean
 
-# setup.py compiles crawl_assets/crawler/simhash_kernel.c in place: a changed kernel reinstalls.
-$(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/simhash_kernel.c
+# uv (from PyPI, into .venv) installs every venv: it fetches and unpacks in parallel, several
+# times pip's speed on a clean clone. .venv keeps pip, so `pip install -e '.[dev,bench]'` works too.
+UV := $(BIN)/uv
+$(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet 'uv>=0.5'
+
+# setup.py compiles crawl_assets/crawler/simhash_kernel.c in place: a changed kernel reinstalls.
+$(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/simhash_kernel.c | $(UV)
+	$(UV) pip install --python $(BIN)/python --quiet -e '.[dev]'
 	touch $(INSTALLED)
 
 setup: $(INSTALLED) $(DAGSTER_HOME)/dagster.yaml
@@ -43,21 +48,25 @@ system-packages:
 # releases pins one dagster release exactly, and .venv keeps the project's (docs/SCALE.md).
 CLUSTER := .tools/cluster
 cluster-tools: $(CLUSTER)/.installed
-$(CLUSTER)/.installed: pyproject.toml
-	test -x $(CLUSTER)/bin/python || $(PYTHON) -m venv $(CLUSTER)
-	$(CLUSTER)/bin/python -m pip install --quiet -e '.[cluster]'
+$(CLUSTER)/.installed: pyproject.toml | $(UV)
+	test -x $(CLUSTER)/bin/python || $(PYTHON) -m venv --without-pip $(CLUSTER)
+	$(UV) pip install --python $(CLUSTER)/bin/python --quiet -e '.[cluster]'
 	touch $@
 
 # pywb (the replay test's `wayback` and `wb-manager`) in a venv of its own: it requires
 # brotlipy, whose `brotli` package shadows Google's brotli that the crawler decodes with.
 PYWB := .tools/pywb
 replay-tools: $(PYWB)/bin/wayback
-$(PYWB)/bin/wayback:
-	test -x $(PYWB)/bin/python || $(PYTHON) -m venv $(PYWB)
-	$(PYWB)/bin/python -m pip install --quiet 'pywb==2.10.0'
+$(PYWB)/bin/wayback: | $(UV)
+	test -x $(PYWB)/bin/python || $(PYTHON) -m venv --without-pip $(PYWB)
+	$(UV) pip install --python $(PYWB)/bin/python --quiet 'pywb==2.10.0'
 
-test: setup system-packages replay-tools cluster-tools
-	$(BIN)/python -m pytest -q
+# The suite on four pytest-xdist workers (it mostly waits on crawls and runs: four fit on two
+# cores); tests sharing one `dagster dev` stay on one worker (tests/conftest.py). The installs
+# run side by side. The 15 slowest tests close the output, so drift shows in every CI log.
+test:
+	$(MAKE) -j4 setup system-packages replay-tools cluster-tools
+	$(BIN)/python -m pytest -q -n 4 --dist loadgroup --no-loadscope-reorder --durations=15
 
 # The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.
 ui: setup
