@@ -170,7 +170,8 @@ _PER_URL = (
     # made, or its site deployed), not how often; and the time back to it is no fair sample
     # of unchanged time (it ends at our visit because no change came between), so counted as
     # such it drags every rate towards 0. Observation starts at the first visit: no rate
-    # comes from one sighting, and a URL visited once is on its pool's prior.
+    # comes from one sighting, and a URL visited once is on its pool's prior (its age is
+    # survival evidence for that URL alone: url_change_state.UNCHANGED_SINCE_LM_SQL).
     ("lm_missing", "count(*) FILTER (changed AND lm IS NULL)", _if("changed AND lm IS NULL")),
     ("lm_changes", "count(*) FILTER ({lm_change})", _if("{lm_change}")),
     ("lm_days", "coalesce(sum({lm_span}), 0)", "coalesce({lm_span}, 0)"),

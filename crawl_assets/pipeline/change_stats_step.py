@@ -21,7 +21,11 @@ counts:
   before it) says when the page last changed, not how often (on a site put online or
   redeployed that morning it is that morning for every page). A URL's evidence starts at its
   first visit, so a URL visited once has none: its rate is its pool's prior (URL pattern
-  within host), and the `on_prior` column says so.
+  within host), and the `on_prior` column says so. On a host whose Last-Modified is trusted
+  the days that first Last-Modified says the page had been unchanged are survival evidence
+  for that URL alone, never a change: the prior discounted, never above it, counted on with
+  its unchanged revisits until it is seen changing, and nothing added to the pool
+  (url_change_state.UNCHANGED_SINCE_LM_SQL).
 """
 
 from __future__ import annotations

@@ -139,22 +139,41 @@ EVIDENCE_SQL = """{trusted} AND lm_missing = 0 AND lm_checks > 0 AS by_lm,
        CASE WHEN by_lm THEN lm_changes ELSE interval_rate * visit_days END AS x,
        CASE WHEN by_lm THEN lm_days ELSE visit_days END AS t"""
 
+# A URL never seen changing (x = 0) whose host's Last-Modified is trusted: the days from its
+# Last-Modified to its last visit are days without a change, its first sighting's age A among
+# them. They are survival evidence for that URL alone, never a change: with its pool's prior
+# as a Gamma prior of mean prior_rate and prior_days pseudo-days, a URL visited once gets the
+# posterior mean prior_rate * prior_days / (prior_days + A), the prior discounted, never
+# above it (it stays on_prior: no revisit evidence), and later unchanged visits add their
+# days to A (no jump back up when the evidence grows). Once the URL is seen changing, the
+# estimators read its visits alone. The first FIRST_SIGHTING_GRACE_DAYS after a Last-Modified
+# are not counted: a date from the visit's own day is what a site put online or redeployed
+# that morning shows (issue 28), and it leaves the prior exactly. The age is no evidence for
+# the pool (pool_sums.py sums EVIDENCE_SQL alone): a page inspected at a random moment is
+# length-biased towards its long unchanged spells, so summed without the change that began
+# them the ages would drag every prior towards 0.
+FIRST_SIGHTING_GRACE_DAYS = 1.0
+UNCHANGED_SINCE_LM_SQL = f"""CASE WHEN {{trusted}} AND x = 0
+            THEN greatest(t, coalesce(s.last_visit_t - s.last_visit_lm - {FIRST_SIGHTING_GRACE_DAYS!r}, 0))
+            ELSE t END AS days"""
+
 # Every URL's published columns, then its state: the shrunk rate (x + a) / (t + b) with the
-# prior a = prior_rate * prior_days of its pattern (change_rate_estimators.shrunk_rate).
+# prior a = prior_rate * prior_days of its pattern (change_rate_estimators.shrunk_rate), over
+# t days, or more for a URL never seen changing (UNCHANGED_SINCE_LM_SQL).
 PUBLISHED_SQL = """
 SELECT url, host, url_pattern, visits, intervals, changes, boilerplate_changes, not_modified,
-       t AS observed_days,
+       days AS observed_days,
        CASE WHEN by_lm THEN {lm_name} ELSE coalesce(interval_estimator, {prior_name}) END AS estimator,
-       CASE WHEN t > 0 THEN x / t END AS own_rate,
-       (x + prior_rate * prior_days) / (t + prior_days) AS change_rate,
-       t / (t + prior_days) AS own_share,
+       CASE WHEN days > 0 THEN x / days END AS own_rate,
+       (x + prior_rate * prior_days) / (days + prior_days) AS change_rate,
+       days / (days + prior_days) AS own_share,
        coalesce(t, 0) <= 0 AS on_prior,
        prior_rate, prior_days, lm_checks, lm_agreements,
        make_timestamptz(CAST(last_visit_t * 86400000000 AS BIGINT)) AS last_visit_at,
        make_timestamptz(CAST(last_fetch_t * 86400000000 AS BIGINT)) AS last_fetched_at,
        last_status, last_status_class, gone_streak, pending_change, bytes_saved,
        {state}{extra}
-FROM (SELECT s.*, p.prior_rate, p.prior_days{prior_extra}, {evidence}
+FROM (SELECT s.*, p.prior_rate, p.prior_days{prior_extra}, {evidence}, {age}
       FROM {state_rows} s JOIN {priors} p {join})
 """
 PUBLISHED_COLUMNS = ("url", "host", "url_pattern", "visits", "intervals", "changes", "boilerplate_changes",
@@ -173,7 +192,8 @@ def published_sql(state_rows: str, priors: str, join: str = "USING (url_pattern,
     columns of the priors."""
     return PUBLISHED_SQL.format(lm_name=f"'{RateEstimator.LAST_MODIFIED.value}'",
                                 prior_name=f"'{RateEstimator.PRIOR.value}'", state=", ".join(STATE_ONLY_COLUMNS),
-                                evidence=EVIDENCE_SQL.format(trusted="p.lm_trusted"), state_rows=state_rows,
+                                evidence=EVIDENCE_SQL.format(trusted="p.lm_trusted"),
+                                age=UNCHANGED_SINCE_LM_SQL.format(trusted="p.lm_trusted"), state_rows=state_rows,
                                 priors=priors, join=join, extra="".join(f", {c}" for c in extra),
                                 prior_extra="".join(f", p.{c}" for c in extra))
 

@@ -506,8 +506,8 @@ def test_a_first_sightings_age_on_an_honest_host_is_survival_evidence_for_that_u
     """Two pages of one pool visited once, their Last-Modified 2 and 400 days before the visit:
     on a host whose Last-Modified is trusted the older one's rate is the lower, both at most the
     prior (the Gamma posterior after that many days without a change), and the pool's prior is
-    what it is without them; on a host whose Last-Modified is not trusted the ages change
-    nothing."""
+    what it is without them; a page seen unchanged again adds its visits' days to its age; on
+    a host whose Last-Modified is not trusted the ages change nothing."""
     rng = np.random.default_rng(11)
     history = trusted_lm_host(rng)
     # liar.test: twenty pages that never change, their Last-Modified always the fetch's time.
@@ -518,6 +518,9 @@ def test_a_first_sightings_age_on_an_honest_host_is_survival_evidence_for_that_u
     new = [fetch(f"https://{host}/p/{100 + k}", day_40, digest=f"{host}{name}", simhash=(k + 7) * 0xFFFF,
                  last_modified=day_40 - age)
            for host in ("lm.test", "liar.test") for k, (name, age) in enumerate(once.items())]
+    # p/102: seen at 30.5 with a Last-Modified 400 days old, unchanged at 40.5: the visits add to the age
+    history += [fetch("https://lm.test/p/102", d, digest="kept", simhash=9 * 0xFFFF, last_modified=30.5 - 400)
+                for d in (30.5, day_40)]
     day = (START + timedelta(days=41)).date()
     stats = change_stats(write_log(tmp_path / "with", history + new), day, SETTINGS)
     assert {r["host"]: r["lm_trusted"] for r in stats.hosts.to_pylist()} == {"lm.test": True, "liar.test": False}
@@ -534,7 +537,11 @@ def test_a_first_sightings_age_on_an_honest_host_is_survival_evidence_for_that_u
             row["prior_rate"] * row["prior_days"] / (row["prior_days"] + days), rel=1e-9)
     assert old["change_rate"] < young["change_rate"] < young["prior_rate"]
     assert old["change_rate"] < 0.2 * old["prior_rate"]
-    # Nothing of it reached the pool: its prior is the one of the old pages alone.
+    kept = rows["https://lm.test/p/102"]
+    assert not kept["on_prior"] and kept["estimator"] == RateEstimator.LAST_MODIFIED
+    assert kept["observed_days"] == pytest.approx(410 - url_change_state.FIRST_SIGHTING_GRACE_DAYS)
+    assert kept["change_rate"] < old["change_rate"]
+    # Nothing of the ages reached the pool: its prior is the one without the pages visited once.
     without = change_stats(write_log(tmp_path / "without", history), day, SETTINGS).urls.to_pylist()
     prior_without = {r["host"]: r["prior_rate"] for r in without if r["url"].endswith("/p/0")}
     assert young["prior_rate"] == pytest.approx(prior_without["lm.test"], rel=1e-9)
