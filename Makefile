@@ -48,7 +48,8 @@ system-packages:
 # releases pins one dagster release exactly, and .venv keeps the project's (docs/SCALE.md).
 CLUSTER := .tools/cluster
 cluster-tools: $(CLUSTER)/.installed
-$(CLUSTER)/.installed: pyproject.toml | $(UV)
+# After .venv's install: both editable installs compile the SimHash kernel into the same folder.
+$(CLUSTER)/.installed: pyproject.toml | $(INSTALLED)
 	test -x $(CLUSTER)/bin/python || $(PYTHON) -m venv --without-pip $(CLUSTER)
 	$(UV) pip install --python $(CLUSTER)/bin/python --quiet -e '.[cluster]'
 	touch $@
