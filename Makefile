@@ -62,12 +62,13 @@ $(PYWB)/bin/wayback: | $(UV)
 	test -x $(PYWB)/bin/python || $(PYTHON) -m venv --without-pip $(PYWB)
 	$(UV) pip install --python $(PYWB)/bin/python --quiet 'pywb==2.10.0'
 
-# The suite on four pytest-xdist workers (it mostly waits on crawls and runs: four fit on two
-# cores); tests sharing one `dagster dev` stay on one worker (tests/conftest.py). The installs
-# run side by side. The 15 slowest tests close the output, so drift shows in every CI log.
+# The suite on two pytest-xdist workers, one a core (four loaded two cores past the suite's own
+# time limits); tests sharing one `dagster dev`, crawl or module stay on one worker, the longest
+# first (tests/xdist_schedule.py). The installs run side by side. The 15 slowest tests close
+# the output, so drift shows in every CI log.
 test:
 	$(MAKE) -j4 setup system-packages replay-tools cluster-tools
-	$(BIN)/python -m pytest -q -n 4 --dist loadgroup --no-loadscope-reorder --durations=15
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=15
 
 # The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.
 ui: setup

@@ -57,12 +57,12 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
 
 
 # The daemon's backfill loop looks every 2 s instead of 30 (tests/daemon_pace/sitecustomize.py),
-# and so do the day-chain sensors (sensors/pace.py).
+# and the day-chain sensors every 5 s instead of 30 (sensors/pace.py).
 DAEMON_PACE_ENV = {
     "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent / "daemon_pace"),
                                                 os.environ.get("PYTHONPATH")])),
     "RECRAWL_TEST_BACKFILL_INTERVAL_S": "2",
-    "RECRAWL_SENSOR_INTERVAL_S": "2",
+    "RECRAWL_SENSOR_INTERVAL_S": "5",
 }
 
 

@@ -1,4 +1,4 @@
-"""How `make test` spreads the suite over pytest-xdist's workers (`-n 4 --dist loadgroup
+"""How `make test` spreads the suite over pytest-xdist's workers (`-n 2 --dist loadgroup
 --no-loadscope-reorder`).
 
 - Tests that share an expensive fixture run on one worker, so it is built once: the modules
@@ -31,7 +31,7 @@ DEPLOYMENT_GROUPS = {
     "tests/ui/test_dagster_ui.py": "deployment",
 }
 
-# Longest first (about 100-300 s each on four workers at 2 cores, measured 2026-12-02): each
+# Longest first (about 100-300 s each on a loaded 2-core machine, measured 2026-12-02): each
 # is a chain of crawl days or Dagster runs.
 LONG_GROUPS = (
     "deployment-backfill",  # a two-day backfill beside two nightly cycles

@@ -20,7 +20,7 @@ from crawl_assets.run_policies import FETCH_RETRIES
 
 DAY = "2026-11-23"
 GOOD, BROKEN = "s00", "s01"
-# The sensors tick every 2 s here (DAEMON_PACE_ENV); a loaded machine can take minutes to start runs.
+# The sensors tick every 5 s here (DAEMON_PACE_ENV); a loaded machine can take minutes to start runs.
 SENSOR_TIMEOUT_S = 600
 
 
