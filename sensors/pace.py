@@ -5,4 +5,16 @@ reads; the test deployment looks every 5 s."""
 
 import os
 
-DAY_CHAIN_INTERVAL_S = int(os.environ.get("RECRAWL_SENSOR_INTERVAL_S", "30"))
+INTERVAL_ENV = "RECRAWL_SENSOR_INTERVAL_S"
+
+
+def day_chain_interval_s(env=os.environ) -> int:
+    """The interval in whole seconds (at least 1); anything else is a clear error naming the variable."""
+    text = env.get(INTERVAL_ENV, "30")
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"{INTERVAL_ENV}={text!r}: give the day-chain sensors' interval as whole seconds, "
+                         "at least 1 (or unset it for 30)")
+    return int(text)
+
+
+DAY_CHAIN_INTERVAL_S = day_chain_interval_s()

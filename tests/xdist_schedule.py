@@ -15,12 +15,8 @@ The groups are worked out from each test's file here, in the scheduler: xdist's 
 change (pytest-xdist#1386), so they would be ignored.
 """
 
-from pathlib import Path
-
 import pytest
 from xdist.scheduler import LoadScopeScheduling
-
-TESTS = Path(__file__).parent
 
 # Modules whose tests use the `deployment` fixture, and the group (so the worker, so the
 # `dagster dev`) each runs in. The backfill, the longest test, gets a deployment of its own.
