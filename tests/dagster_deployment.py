@@ -56,12 +56,14 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
     return [str(DEMO_SETTINGS), str(overlay)]
 
 
-# The daemon's backfill loop looks every 2 s instead of 30 (tests/daemon_pace/sitecustomize.py),
-# and the day-chain sensors every 5 s instead of 30 (sensors/pace.py).
+# The daemon's backfill loop looks every 2 s instead of 30, each run's process is forked from a
+# code server that has imported the definitions (tests/daemon_pace/sitecustomize.py), and the
+# day-chain sensors look every 5 s instead of 30 (sensors/pace.py).
 DAEMON_PACE_ENV = {
     "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent / "daemon_pace"),
                                                 os.environ.get("PYTHONPATH")])),
     "RECRAWL_TEST_BACKFILL_INTERVAL_S": "2",
+    "RECRAWL_TEST_PRELOAD_RUNS": "crawl_assets.definitions",
     "RECRAWL_SENSOR_INTERVAL_S": "5",
 }
 

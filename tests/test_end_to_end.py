@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from dagster import instance_for_test
+from dagster import DagsterInstance
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.vocabulary import StatusClass
@@ -30,7 +30,7 @@ def crawl(small_web, tmp_path_factory):
     # Seeds on 4 of the 10 hosts: the others are reached through cross-host links only.
     resource = write_test_settings(folder, small_web.web, seed_hosts=4)
     settings = resource.load()
-    with instance_for_test() as instance:
+    with DagsterInstance.ephemeral() as instance:
         run_cycle(DAY1, instance, resource)
         between_days = time.time()
         run_cycle(DAY2, instance, resource)

@@ -4,7 +4,7 @@ from itertools import combinations
 
 import pyarrow.parquet as pq
 import pytest
-from dagster import instance_for_test, materialize
+from dagster import DagsterInstance, materialize
 
 from crawl_assets.assets import near_duplicate_clusters
 from crawl_assets.cycle import run_cycle
@@ -19,7 +19,7 @@ def crawl(tmp_path_factory):
     folder = tmp_path_factory.mktemp("neardup")
     with DemoWebProcess(seed=5, hosts=1, pages_per_host=5, near_duplicates=True) as server:
         resource = write_test_settings(folder, server.web)
-        with instance_for_test() as instance:
+        with DagsterInstance.ephemeral() as instance:
             run_cycle(DAY, instance, resource)
             confirmed = materialize(
                 [near_duplicate_clusters], instance=instance, partition_key=DAY,

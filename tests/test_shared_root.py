@@ -12,7 +12,7 @@ import duckdb
 import moto.server as moto_server  # moto[server] and s3fs are in the dev extra (make setup)
 import pytest
 import s3fs
-from dagster import instance_for_test
+from dagster import DagsterInstance
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.captures import Captures, read_record
@@ -85,7 +85,7 @@ def crawl(folder, web, data_root: str | None = None) -> CrawlSettingsResource:
     if data_root:
         resource = CrawlSettingsResource(settings_files=resource.settings_files, data_root=data_root,
                                          seeds_dir=resource.seeds_dir)
-    with instance_for_test() as instance:
+    with DagsterInstance.ephemeral() as instance:
         for day in DAYS:
             run_cycle(day, instance, resource, shards=two_shards(web))
     return resource

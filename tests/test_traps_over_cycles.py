@@ -3,7 +3,7 @@ are counted in the catalog, and an ordinary host beside them is crawled complete
 
 import duckdb
 import pytest
-from dagster import instance_for_test
+from dagster import DagsterInstance
 
 from crawl_assets.crawler.vocabulary import DropReason
 from crawl_assets.cycle import run_cycle
@@ -20,7 +20,7 @@ def crawl(tmp_path_factory):
         resource = write_test_settings(
             folder, server.web,
             extra="max_urls_per_pattern = 15\nhost_growth_min_urls = 150\n")  # budget: 40
-        with instance_for_test() as instance:
+        with DagsterInstance.ephemeral() as instance:
             for day in DAYS:
                 run_cycle(day, instance, resource)
         rows = server.stop()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dagster import instance_for_test
+from dagster import DagsterInstance
 
 from crawl_assets.crawler.settings import PROJECT_ROOT, CrawlSettings
 from crawl_assets.cycle import run_cycle
@@ -47,7 +47,7 @@ def two_day_crawl(tmp_path_factory) -> TwoDayCrawl:
     with DemoWebProcess(seed=7, hosts=6, pages_per_host=12, near_duplicates=True,
                         access_log=folder / "access_log.parquet") as server:
         resource = write_test_settings(folder, server.web, seed_hosts=3)
-        with instance_for_test() as instance:
+        with DagsterInstance.ephemeral() as instance:
             run_cycle(DAY1, instance, resource)
             run_cycle(DAY2, instance, resource)
         web = server.web

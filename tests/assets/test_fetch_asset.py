@@ -2,7 +2,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from dagster import instance_for_test, materialize
+from dagster import DagsterInstance, materialize
 
 from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.assets.fetch import REFETCH_TAG
@@ -24,7 +24,7 @@ def test_a_rerun_replaces_the_partition_but_keeps_the_old_archives(tmp_path):
         shard = shard_key(shard_of(web.web.hostname(0), settings.shard_count))
         key = fetch_partition_key(DAY, shard)
         resources = {"crawl_settings": resource}
-        with instance_for_test() as instance:
+        with DagsterInstance.ephemeral() as instance:
             materialize([seeds], instance=instance, resources=resources)
             materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
             first = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)

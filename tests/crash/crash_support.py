@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from dagster import instance_for_test, materialize
+from dagster import DagsterInstance, materialize
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.assets import frontier_snapshot, seeds
@@ -26,7 +26,7 @@ def prepared(folder: Path, web) -> tuple[Path, str, Path]:
     """Seeds and the day's frontier under folder; (settings json, shard with most URLs, root)."""
     resource = write_test_settings(folder, web.web, extra=f"checkpoint_interval_s = {CHECKPOINT_INTERVAL_S}\n")
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    with instance_for_test() as instance:
+    with DagsterInstance.ephemeral() as instance:
         materialize([seeds], instance=instance, resources={"crawl_settings": resource}, run_config=quiet)
         materialize([frontier_snapshot], instance=instance, resources={"crawl_settings": resource},
                     partition_key=DAY, run_config=quiet)

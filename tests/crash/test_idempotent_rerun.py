@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from dagster import instance_for_test, materialize
+from dagster import DagsterInstance, materialize
 
 from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.assets.fetch import REFETCH_TAG
@@ -30,7 +30,7 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
         key = fetch_partition_key(DAY, shard)
         resources = {"crawl_settings": resource}
         folder = warc_dir(root, DAY, shard)
-        with instance_for_test() as instance:
+        with DagsterInstance.ephemeral() as instance:
             materialize([seeds], instance=instance, resources=resources)
             materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
             first = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)

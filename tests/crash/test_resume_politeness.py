@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from dagster import instance_for_test, materialize
+from dagster import DagsterInstance, materialize
 
 from crash_support import DAY, final_state
 from crawl_assets.assets import frontier_snapshot, seeds
@@ -41,7 +41,7 @@ def prepared(folder, web):
     settings = resource.load()
     assert settings.default_delay_s == DELAY_S and settings.max_pages_per_host == 1
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    with instance_for_test() as instance:
+    with DagsterInstance.ephemeral() as instance:
         materialize([seeds], instance=instance, resources={"crawl_settings": resource}, run_config=quiet)
         materialize([frontier_snapshot], instance=instance, resources={"crawl_settings": resource},
                     partition_key=DAY, run_config=quiet)
