@@ -25,6 +25,7 @@ from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from crawl_assets.crawler.sharding import shard_key, shard_keys, shard_of
 from crawl_assets.jobs import SHARD_TAG
 from crawl_assets.layout import fetch_log_file, frontier_file, links_file, url_registry_file
+from dagster_deployment import PRELOADED_RUNS_ENV
 from services import postgres_bin, postgres_server, redis_server, stop
 from support import DEMO_SETTINGS, DemoWebProcess, assert_polite
 
@@ -56,7 +57,7 @@ def write_settings(folder: Path, web) -> Path:
 
 
 def crawl_env(overlay: Path, **extra: str) -> dict:
-    return os.environ | {SETTINGS_ENV: f"{DEMO_SETTINGS}:{overlay}", "PYTHONUNBUFFERED": "1"} | extra
+    return os.environ | PRELOADED_RUNS_ENV | {SETTINGS_ENV: f"{DEMO_SETTINGS}:{overlay}", "PYTHONUNBUFFERED": "1"} | extra
 
 
 def outputs(root: Path) -> dict:
