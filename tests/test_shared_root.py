@@ -7,13 +7,15 @@ but the work folder's files is written locally, and the catalog answers the same
 
 import logging
 import re
+from threading import Thread
 
 import duckdb
-import moto.server as moto_server  # moto[server] and s3fs are in the dev extra (make setup)
 import pytest
 import s3fs
 from dagster import DagsterInstance
+from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app  # moto[server]: dev extra
 from warcio.archiveiterator import ArchiveIterator
+from werkzeug.serving import make_server
 
 from crawl_assets.captures import Captures, read_record
 from crawl_assets.crawler.sharding import shard_key, shard_of
@@ -47,9 +49,12 @@ SAME_ROWS = {
 @pytest.fixture(scope="module")
 def s3_endpoint():
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per S3 request otherwise
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    # moto's S3 alone: its ThreadedMotoServer works out the service of every request among all
+    # of moto's, which cost more CPU than the S3 calls themselves.
+    server = make_server("127.0.0.1", 0, create_backend_app("s3"), threaded=True, request_handler=MotoRequestHandler)
+    thread = Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
     with pytest.MonkeyPatch.context() as env:
         for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                             "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": f"http://{host}:{port}"}.items():
@@ -61,7 +66,8 @@ def s3_endpoint():
         finally:
             forget_remote_roots()
             s3fs.S3FileSystem.clear_instance_cache()
-            server.stop()
+            server.shutdown()
+            thread.join()
 
 
 @pytest.fixture(scope="module")
