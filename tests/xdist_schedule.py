@@ -19,9 +19,10 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 # Modules whose tests use the `deployment` fixture, and the group (so the worker, so the
-# `dagster dev`) each runs in. The backfill, the longest test, gets a deployment of its own.
+# `dagster dev`) each runs in: one for all, as a second `dagster dev` costs more CPU (its five
+# processes' start and their polling) than running its tests beside the others saves.
 DEPLOYMENT_GROUPS = {
-    "tests/orchestration/test_backfill_days.py": "deployment-backfill",
+    "tests/orchestration/test_backfill_days.py": "deployment",
     "tests/orchestration/test_partial_day.py": "deployment",
     "tests/orchestration/test_run_queue.py": "deployment",
     "tests/ui/test_dagster_ui.py": "deployment",
@@ -30,8 +31,7 @@ DEPLOYMENT_GROUPS = {
 # Longest first (about 100-300 s each on a loaded 2-core machine, measured 2026-12-02): each
 # is a chain of crawl days or Dagster runs.
 LONG_GROUPS = (
-    "deployment-backfill",  # a two-day backfill beside two nightly cycles
-    "deployment",  # the run queue, the partial day, the UI
+    "deployment",  # a two-day backfill beside two nightly cycles, the run queue, the partial day, the UI
     "tests/cluster/test_celery_cluster.py",  # PostgreSQL, Redis, two Celery workers, a day twice
     "tests/test_shared_root.py",  # two days crawled twice, one root on S3
     "analyst",  # a two-day crawl, pywb, cdxj-indexer
