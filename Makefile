@@ -30,7 +30,7 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 
 # Serve the demo web, crawl it for today's partition through Dagster, print a summary.
 demo: setup
-	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.demo
+	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.cli.demo
 
 # System pieces the tests drive: Debian's chromium for the UI test (Playwright uses it; it
 # never downloads a browser of its own), PostgreSQL and Redis for the cluster test (it starts
@@ -76,7 +76,7 @@ ui: setup
 
 # One cycle over your own seed lists (data/seeds/*.txt) with the real-crawl settings.
 crawl: setup
-	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/python -m crawl_assets.cycle
+	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/python -m crawl_assets.cli.cycle
 
 # The demo web in the foreground (for `make ui SETTINGS=settings/demo.toml`); Ctrl-C stops it.
 demoweb: setup

@@ -36,7 +36,7 @@ from collections import Counter  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from crash_support import DAY, final_state, kill_after, page_requests, prepared, run  # noqa: E402
 
-from crawl_assets.layout import fetch_log_file, warc_dir  # noqa: E402
+from crawl_assets.storage.layout import fetch_log_file, warc_dir  # noqa: E402
 from support import DemoWebProcess  # noqa: E402
 
 

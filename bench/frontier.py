@@ -79,7 +79,7 @@ COPY (
 def generate(root: Path, urls: int, hosts: int) -> None:
     import duckdb
 
-    from crawl_assets.layout import fetch_log_file, links_file, priorities_file, seeds_file
+    from crawl_assets.storage.layout import fetch_log_file, links_file, priorities_file, seeds_file
 
     seeds = seeds_file(root)
     seeds.parent.mkdir(parents=True)
@@ -114,7 +114,7 @@ def bytes_written() -> int:
 def measure(root: Path) -> dict:
     """Run in a fresh process: build the frontier and write its shard files."""
     from crawl_assets.crawler.settings import CrawlSettings
-    from crawl_assets.layout import frontier_file, write_parquet_atomic
+    from crawl_assets.storage.layout import frontier_file, write_parquet_atomic
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier
     from crawl_assets.pipeline.recrawl_plan import plan_path

@@ -4,11 +4,11 @@ from dagster import Definitions
 
 from sensors import ALL_SENSORS
 
-from .assets import ALL_ASSETS
-from .cluster import run_executor
-from .jobs import ALL_JOBS
-from .resources import CrawlSettingsResource
-from .schedules import ALL_SCHEDULES
+from .defs.assets import ALL_ASSETS
+from .defs.jobs import ALL_JOBS
+from .defs.resources import CrawlSettingsResource
+from .defs.schedules import ALL_SCHEDULES
+from .deployment.cluster import run_executor
 
 defs = Definitions(
     assets=ALL_ASSETS,

@@ -10,7 +10,7 @@ from pathlib import Path
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, SkipReason, sensor
 
 from crawl_assets.crawler.settings import load_settings
-from crawl_assets.jobs import frontier_job
+from crawl_assets.defs.jobs import frontier_job
 
 SEED_PATTERNS = ("*.txt", "*.csv")
 

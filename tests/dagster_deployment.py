@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
+from crawl_assets.cli.launcher import DagsterService, RunQueue, open_instance
 from crawl_assets.crawler.settings import PROJECT_ROOT, CrawlSettings, load_settings
-from crawl_assets.launcher import DagsterService, RunQueue, open_instance
-from crawl_assets.schedules import nightly_cycle
+from crawl_assets.defs.schedules import nightly_cycle
 
 from support import DEMO_SETTINGS, DemoWebProcess
 

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
+from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.demoweb import DemoWeb
 from crawl_assets.demoweb import process as demoweb_process
-from crawl_assets.resources import CrawlSettingsResource
 
 DEMO_SETTINGS = PROJECT_ROOT / "settings" / "demo.toml"
 TEST_DELAY_S = 0.03

@@ -8,8 +8,8 @@ from dagster import (
 from crawl_assets.crawler.settings import PROJECT_ROOT
 
 from crawl_assets.definitions import defs
-from crawl_assets.partitions import SHARD_KEYS
-from crawl_assets.resources import CrawlSettingsResource
+from crawl_assets.defs.partitions import SHARD_KEYS
+from crawl_assets.defs.resources import CrawlSettingsResource
 
 
 DAILY_ASSETS = {"frontier_snapshot", "url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters",
@@ -109,7 +109,7 @@ def selected(job_name: str) -> set[str]:
 
 
 def test_each_job_selects_its_assets_over_its_partitions():
-    from crawl_assets.partitions import daily_partitions, fetch_partitions
+    from crawl_assets.defs.partitions import daily_partitions, fetch_partitions
 
     expected = {  # job -> (assets it materialises, its partitions)
         "seeds_job": ({"seeds"}, None),

@@ -9,9 +9,9 @@ import pytest
 from dagster import DagsterInstance
 from warcio.archiveiterator import ArchiveIterator
 
+from crawl_assets.cli.cycle import run_cycle
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.cycle import run_cycle
-from crawl_assets.layout import fetch_log_file, frontier_file
+from crawl_assets.storage.layout import fetch_log_file, frontier_file
 
 from support import TEST_DELAY_S, DemoWebProcess, assert_polite, assert_warcio_check_passes, write_test_settings
 
@@ -167,7 +167,7 @@ def test_the_url_registry_is_the_authoritative_record_in_the_catalog(crawl):
 def test_day_two_knew_day_one_through_the_seen_filter(crawl):
     settings, _, _, _ = crawl
     from crawl_assets.crawler.seen_filter import load_filter, measured_fp_rate
-    from crawl_assets.layout import seen_filter_file
+    from crawl_assets.storage.layout import seen_filter_file
 
     bloom = load_filter(seen_filter_file(settings.data_root, DAY1))
     assert measured_fp_rate(bloom, 20_000) < 0.003

@@ -6,8 +6,8 @@ import inspect
 import shutil
 import subprocess
 
-from crawl_assets import layout
 from crawl_assets.crawler.settings import PROJECT_ROOT
+from crawl_assets.storage import layout
 
 
 def test_make_clean_leaves_only_the_seeds_blocklist_and_run_history(tmp_path):

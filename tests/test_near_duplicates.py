@@ -6,9 +6,9 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import DagsterInstance, materialize
 
-from crawl_assets.assets import near_duplicate_clusters
-from crawl_assets.cycle import run_cycle
-from crawl_assets.layout import host_dup_ratio_file, near_clusters_file
+from crawl_assets.cli.cycle import run_cycle
+from crawl_assets.defs.assets import near_duplicate_clusters
+from crawl_assets.storage.layout import host_dup_ratio_file, near_clusters_file
 from support import DemoWebProcess, write_test_settings
 
 DAY = "2026-11-29"

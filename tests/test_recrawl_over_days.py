@@ -24,7 +24,17 @@ from crawl_assets.crawler.seen_filter import save_filter
 from crawl_assets.crawler.urls import host_of
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from crawl_assets.demoweb.change_model import EPOCH
-from crawl_assets.layout import (
+from crawl_assets.pipeline.change_evidence import trusted_change_evidence
+from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.crawl_history import history_before, history_through
+from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
+from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.pipeline.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_sources, host_budgets, priorities_inputs
+from crawl_assets.pipeline.recrawl_plan import next_day, plan_path
+from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
+from crawl_assets.pipeline.url_change_state import read_change_stats
+from crawl_assets.storage.layout import (
     change_evidence_file,
     dropped_file,
     fetch_log_file,
@@ -40,16 +50,6 @@ from crawl_assets.layout import (
     warc_dir,
     write_parquet_atomic,
 )
-from crawl_assets.pipeline.change_evidence import trusted_change_evidence
-from crawl_assets.pipeline.change_stats_step import change_stats
-from crawl_assets.pipeline.crawl_history import history_before, history_through
-from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
-from crawl_assets.pipeline.frontier_step import build_frontier
-from crawl_assets.pipeline.priorities_step import recrawl_priorities
-from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_sources, host_budgets, priorities_inputs
-from crawl_assets.pipeline.recrawl_plan import next_day, plan_path
-from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
-from crawl_assets.pipeline.url_change_state import read_change_stats
 from support import DemoWebProcess, write_test_settings
 
 DAYS = ["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23", "2026-11-24"]
@@ -237,7 +237,7 @@ def test_the_frontier_says_how_many_known_urls_the_plan_left_out(crawl):
 def test_the_assets_write_the_same_tables_and_tell_a_data_team_what_the_day_did(crawl):
     from dagster import materialize
 
-    from crawl_assets.assets import change_stats as change_stats_asset, recrawl_priorities as priorities_asset
+    from crawl_assets.defs.assets import change_stats as change_stats_asset, recrawl_priorities as priorities_asset
 
     _, settings, resource = crawl
     day = DAYS[-1]

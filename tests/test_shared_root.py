@@ -17,14 +17,14 @@ from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
 from warcio.archiveiterator import ArchiveIterator
 from werkzeug.serving import make_server
 
-from crawl_assets.captures import Captures, read_record
+from crawl_assets.analyst.captures import Captures, read_record
+from crawl_assets.cli.cycle import run_cycle
 from crawl_assets.crawler.sharding import shard_key, shard_of
-from crawl_assets.crawler.shared_root import connect, forget_remote_roots
 from crawl_assets.crawler.urls import host_of
-from crawl_assets.cycle import run_cycle
-from crawl_assets.layout import seen_filter_file, warc_dir
+from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.seen_filter_files import read_seen_filter
-from crawl_assets.resources import CrawlSettingsResource
+from crawl_assets.storage.layout import seen_filter_file, warc_dir
+from crawl_assets.storage.shared_root import connect, forget_remote_roots
 
 from support import DemoWebProcess, write_test_settings
 

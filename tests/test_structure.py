@@ -120,7 +120,7 @@ GRAPH = read_graph(PACKAGE)
 def test_the_walk_sees_the_package():
     assert len(GRAPH.modules) > 40
     assert "crawl_assets.crawler.settings" in GRAPH.edges["crawl_assets.crawler.batch"]
-    assert "crawl_assets.pipeline.frontier_step" in GRAPH.edges["crawl_assets.assets.frontier"]
+    assert "crawl_assets.pipeline.frontier_step" in GRAPH.edges["crawl_assets.defs.assets.frontier"]
 
 
 def test_no_import_cycles():
@@ -137,7 +137,7 @@ def test_no_two_modules_share_a_basename():
 
 def test_the_core_and_the_pipeline_import_nothing_from_dagster():
     assert dagster_imports(GRAPH) == []
-    assert "crawl_assets.assets.fetch" in dagster_imports(GRAPH, ("crawl_assets.assets",))
+    assert "crawl_assets.defs.assets.fetch" in dagster_imports(GRAPH, ("crawl_assets.defs.assets",))
 
 
 # -- the checks themselves, on a made-up package ------------------------------------------------

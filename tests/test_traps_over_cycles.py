@@ -5,8 +5,8 @@ import duckdb
 import pytest
 from dagster import DagsterInstance
 
+from crawl_assets.cli.cycle import run_cycle
 from crawl_assets.crawler.vocabulary import DropReason
-from crawl_assets.cycle import run_cycle
 from support import TEST_DELAY_S, DemoWebProcess, assert_polite, write_test_settings
 
 DAYS = ["2026-11-27", "2026-11-28", "2026-11-29"]

@@ -1,6 +1,6 @@
 """The crawl's own errors: each message is the whole story, a sentence that names the input
 or the file and says what to do. The command line prints it (no traceback); inside Dagster
-the run fails with it (crawl_assets/assets/failures.py).
+the run fails with it (crawl_assets/defs/assets/failures.py).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ class SettingsError(CrawlInputError):
 class CrawlSettings:
     # A local folder, or an fsspec URL shared by every machine (s3://bucket/prefix): then
     # files that must be local while written (WARC files, checkpoints, the catalog database)
-    # are written under work_dir and uploaded when finished (crawler/shared_root.py).
+    # are written under work_dir and uploaded when finished (storage/shared_root.py).
     data_root: Path = PROJECT_ROOT / "data"
     work_dir: Path = PROJECT_ROOT / "data" / "work"
     seeds_dir: Path = PROJECT_ROOT / "data" / "seeds"
@@ -47,7 +47,7 @@ class CrawlSettings:
     # Fetch-batch runs a cycle keeps in the run queue at once (dagster.yaml: one per shard).
     max_parallel_shards: int = 4
     # A failed fetch-batch run tries its step again twice, this long and then twice this long
-    # later (crawl_assets/run_policies.py); a shard that still fails leaves a partial day.
+    # later (crawl_assets/defs/run_policies.py); a shard that still fails leaves a partial day.
     fetch_retry_delay_s: float = 60.0
     # A day's frontier waits this long for the crawl's previous day to close (its seen-URL
     # filter and host near-duplicate ratios written: pipeline/day_order.py), then fails.
@@ -152,7 +152,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
         if (key == "data_root" or key in _PATH_KEYS) and not isinstance(value, str):
             raise ValueError("must be a string: a folder" + (" or a URL" if key == "data_root" else ""))
         if key == "data_root":
-            from .shared_root import data_root_path  # noqa: PLC0415 - fsspec only for a URL root
+            from ..storage.shared_root import data_root_path  # noqa: PLC0415 - fsspec only for a URL root
 
             return data_root_path(value, base_dir)
         if key in _PATH_KEYS:

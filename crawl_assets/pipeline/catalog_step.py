@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..crawler.shared_root import connect, is_remote, make_local_folder, put_file
 from ..crawler.vocabulary import StatusClass
-from ..layout import glob_of, seeds_file
+from ..storage.layout import glob_of, seeds_file
+from ..storage.shared_root import connect, is_remote, make_local_folder, put_file
 from .url_change_state import has_url_state, register_change_stats, url_state
 
 

@@ -34,10 +34,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from ..crawler.change_feeds import LISTING_TYPES, listing_of
 from ..crawler.decoding import DecodingError, decode_body
-from ..crawler.shared_root import connect
 from ..crawler.urls import host_of
 from ..crawler.vocabulary import StatusClass, WarcRecordKind
-from ..layout import shard_files
+from ..storage.layout import shard_files
+from ..storage.shared_root import connect
 from .change_history import VISIT_TIME_IN_DAY
 
 CHANGE_EVIDENCE_SCHEMA = pa.schema([
@@ -167,7 +167,7 @@ def trusted_change_evidence(root: Path, date: str) -> pa.Table | None:
 
 
 def _trusted(files: list[str], fetch_logs: list[str]) -> pa.Table:
-    con = connect()  # with the data root's file system (crawler/shared_root.py)
+    con = connect()  # with the data root's file system (storage/shared_root.py)
     con.execute("CREATE VIEW entries AS SELECT url, host, lastmod, observed_at FROM read_parquet("
                 "[" + ", ".join(_quoted(p) for p in files) + "], union_by_name = true) WHERE lastmod IS NOT NULL")
     _judge_hosts(con, fetch_logs)

@@ -1,5 +1,5 @@
 """Checks of a crawl's outputs, judged from the outputs themselves (no Dagster here; the asset
-checks in crawl_assets/checks.py wrap these). Each returns a frozen verdict: passed, a count
+checks in crawl_assets/defs/checks.py wrap these). Each returns a frozen verdict: passed, a count
 of what failed, and a few examples to look at."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow as pa
 from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
-from ..crawler.shared_root import connect
+from ..storage.shared_root import connect
 
 # Clock tolerance of the politeness check: the fetch log stamps wall-clock starts and rounds
 # durations to the microsecond, the engine spaces requests on the monotonic clock.

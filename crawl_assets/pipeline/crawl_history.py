@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..crawler.crawl_errors import CrawlInputError
-from ..layout import seeds_file, shard_files
+from ..storage.layout import seeds_file, shard_files
 from .input_files import readable_parquet
 
 

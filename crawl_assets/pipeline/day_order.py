@@ -24,8 +24,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..crawler.crawl_errors import CrawlError
-from ..crawler.shared_root import read_table
-from ..layout import host_dup_ratio_file, priorities_file, seen_filter_file
+from ..storage.layout import host_dup_ratio_file, priorities_file, seen_filter_file
+from ..storage.shared_root import read_table
 
 # The close's outputs the next day reads: the asset that writes each, and its file.
 CLOSE_OUTPUTS: dict[str, Callable[[Path, str], Path]] = {

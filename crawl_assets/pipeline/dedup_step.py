@@ -15,9 +15,9 @@ import pyarrow as pa
 
 from ..crawler.minhash_check import jaccard, text_from_warc
 from ..crawler.settings import CrawlSettings
-from ..crawler.shared_root import connect, read_table
 from ..crawler.simhash import clusters, near_duplicate_pairs
-from ..layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
+from ..storage.layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
+from ..storage.shared_root import connect, read_table
 from .fetch_step import demoted_hosts
 from .input_files import readable_parquet
 

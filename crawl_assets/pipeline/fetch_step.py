@@ -21,12 +21,12 @@ from ..crawler.batch import run_fetch_batch
 from ..crawler.checkpoint import BatchProgress
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
-from ..crawler.shared_root import connect
 from ..crawler.sharding import shard_index
 from ..crawler.tables import dropped_table, fetch_log_table, links_table
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..crawler.warc import warc_date
-from ..layout import columns_of, frontier_file, latest_before, shard_files
+from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
+from ..storage.shared_root import connect
 from .change_evidence import evidence_of_batch
 from .input_files import read_table_checked, readable_parquet
 from .recrawl_plan import plan_path

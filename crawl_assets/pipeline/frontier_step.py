@@ -27,11 +27,11 @@ import pyarrow as pa
 from ..crawler.batch import in_scope
 from ..crawler.settings import CrawlSettings
 from ..crawler.sharding import shard_key, shard_of
-from ..crawler.shared_root import connect
 from ..crawler.tables import FRONTIER_SCHEMA
 from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.vocabulary import DropReason
-from ..layout import columns_of
+from ..storage.layout import columns_of
+from ..storage.shared_root import connect
 from .crawl_history import CrawlHistory
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..crawler.settings import CrawlSettings
-from ..crawler.shared_root import connect
-from ..layout import shard_files
+from ..storage.layout import shard_files
+from ..storage.shared_root import connect
 
 MIN_GAPS = 3
 

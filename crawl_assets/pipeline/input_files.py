@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..crawler.crawl_errors import CrawlInputError
-from ..crawler.shared_root import parquet_file, read_table
+from ..storage.shared_root import parquet_file, read_table
 
 # The folder under the data root -> the asset that writes its files.
 WRITTEN_BY = {

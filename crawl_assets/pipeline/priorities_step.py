@@ -36,8 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..crawler.shared_root import connect, write_file_atomic
 from ..crawler.vocabulary import StatusClass
+from ..storage.shared_root import connect, write_file_atomic
 from .change_history import sql_literal
 from .change_stats_step import DUCKDB_MEMORY_LIMIT
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness

@@ -19,9 +19,9 @@ import pyarrow as pa
 from ..crawler.batch import in_scope
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
-from ..crawler.shared_root import connect, read_table
 from ..crawler.vocabulary import DropReason, StatusClass
-from ..layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
+from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
+from ..storage.shared_root import connect, read_table
 from .change_evidence import weigh_listings
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts

@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..crawler.shared_root import connect
-from ..layout import dropped_file, fetch_log_file
+from ..storage.layout import dropped_file, fetch_log_file
+from ..storage.shared_root import connect
 from .url_change_state import has_url_state, register_change_stats, url_state
 
 TOP_HOSTS = 10

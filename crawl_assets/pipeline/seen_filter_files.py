@@ -10,7 +10,7 @@ from pathlib import Path
 from rbloom import Bloom
 
 from ..crawler.seen_filter import digest_file, load_filter, save_filter
-from ..crawler.shared_root import is_remote, local_copies, put_file
+from ..storage.shared_root import is_remote, local_copies, put_file
 
 
 def write_seen_filter(bloom: Bloom, path: Path) -> int:

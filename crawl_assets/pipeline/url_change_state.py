@@ -27,8 +27,8 @@ import duckdb
 import pyarrow as pa
 
 from ..crawler.crawl_errors import CrawlInputError
-from ..crawler.shared_root import connect, parquet_file
-from ..layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
+from ..storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
+from ..storage.shared_root import connect, parquet_file
 from .change_history import STATE_COLUMNS, sql_literal
 from .change_rate_estimators import RateEstimator
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..crawler.settings import CrawlSettings
-from ..crawler.shared_root import DataPath, is_remote, make_local_folder, publish_folder, relative_under
 from ..crawler.warc import OPEN_SUFFIX
 from ..crawler.warc_index import WARC_SUFFIX
+from ..storage.shared_root import DataPath, is_remote, make_local_folder, publish_folder, relative_under
 from .fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 
 

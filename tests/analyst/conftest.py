@@ -12,8 +12,8 @@ import httpx
 import pytest
 from dagster import DagsterInstance
 
+from crawl_assets.cli.cycle import run_cycle
 from crawl_assets.crawler.settings import PROJECT_ROOT, CrawlSettings
-from crawl_assets.cycle import run_cycle
 
 from support import DemoWebProcess, write_test_settings
 

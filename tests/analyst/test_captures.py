@@ -9,7 +9,7 @@ import pytest
 from fastwarc.warc import ArchiveIterator as FastIterator
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.captures import CaptureLookupError, Captures
+from crawl_assets.analyst.captures import CaptureLookupError, Captures
 
 from conftest import DAY1, DAY2
 from support import assert_warcio_check_passes
@@ -71,7 +71,7 @@ def test_export_writes_a_valid_warc_with_the_originals_of_its_revisits(two_day_c
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "crawl_assets.captures", *args],
+    return subprocess.run([sys.executable, "-m", "crawl_assets.analyst.captures", *args],
                           capture_output=True, text=True, timeout=120)
 
 

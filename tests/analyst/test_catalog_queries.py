@@ -18,8 +18,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.crawler.tables import LINKS_SCHEMA
-from crawl_assets.layout import links_file, write_parquet_atomic
 from crawl_assets.pipeline.catalog_step import build_catalog
+from crawl_assets.storage.layout import links_file, write_parquet_atomic
 
 from conftest import DAY1, DAY2
 

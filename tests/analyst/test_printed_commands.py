@@ -1,5 +1,5 @@
 """The commands we print run as printed: the demo summary's and the README's SQL commands
-(python -m crawl_assets.sql; a `duckdb` command is not installed by the project), and the
+(python -m crawl_assets.analyst.sql; a `duckdb` command is not installed by the project), and the
 README's two pywb commands."""
 
 import re
@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import duckdb
 import httpx
 
+from crawl_assets.cli.demo import summary
 from crawl_assets.crawler.settings import PROJECT_ROOT
-from crawl_assets.demo import summary
 
 from conftest import DAY2, free_port, require_pywb, running_wayback
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 from dagster import instance_for_test, materialize
 
-from crawl_assets.assets import crawl_catalog
-from crawl_assets.resources import CrawlSettingsResource
+from crawl_assets.defs.assets import crawl_catalog
+from crawl_assets.defs.resources import CrawlSettingsResource
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "pipeline"))
 from test_catalog_step import write_outputs  # noqa: E402 (the pipeline tests' small crawl)

@@ -4,10 +4,10 @@ partitions were loaded with."""
 import pytest
 from dagster import instance_for_test, materialize
 
-from crawl_assets.assets import frontier_snapshot
 from crawl_assets.crawler.settings import SettingsError
-from crawl_assets.partitions import SHARD_KEYS
-from crawl_assets.resources import CrawlSettingsResource
+from crawl_assets.defs.assets import frontier_snapshot
+from crawl_assets.defs.partitions import SHARD_KEYS
+from crawl_assets.defs.resources import CrawlSettingsResource
 
 
 def test_a_run_may_change_other_settings(tmp_path):

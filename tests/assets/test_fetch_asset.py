@@ -4,14 +4,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
-from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
-from crawl_assets.assets.fetch import REFETCH_TAG
 from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.vocabulary import StatusClass
+from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.defs.assets.fetch import REFETCH_TAG
+from crawl_assets.defs.partitions import fetch_partition_key
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
-from crawl_assets.layout import fetch_log_file, links_file, warc_dir
-from crawl_assets.partitions import fetch_partition_key
+from crawl_assets.storage.layout import fetch_log_file, links_file, warc_dir
 from support import write_test_settings
 
 DAY = "2026-11-29"

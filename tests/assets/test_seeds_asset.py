@@ -1,9 +1,9 @@
 import pyarrow.parquet as pq
 from dagster import instance_for_test, materialize
 
-from crawl_assets.assets import seeds
-from crawl_assets.layout import seeds_file
-from crawl_assets.resources import CrawlSettingsResource
+from crawl_assets.defs.assets import seeds
+from crawl_assets.defs.resources import CrawlSettingsResource
+from crawl_assets.storage.layout import seeds_file
 
 
 def test_bad_seed_lines_are_reported_in_metadata_and_skipped(tmp_path):

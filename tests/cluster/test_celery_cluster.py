@@ -1,6 +1,6 @@
 """One day of the demo web crawled by a deployment of the distributed pieces, on this machine:
 records in PostgreSQL, every run's steps on two Celery workers fed through Redis, runs submitted
-by `python -m crawl_assets.cycle` (which starts `dagster dev` for the daemon). Shard s00 is
+by `python -m crawl_assets.cli.cycle` (which starts `dagster dev` for the daemon). Shard s00 is
 submitted twice at once, as two clicks in the UI would: the run queue still runs one at a time
 with steps on any worker. Every host's requests fall inside a step of its own shard (the demo
 web's access log), and the outputs equal those of the same day crawled in one process.
@@ -20,11 +20,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.cluster import CELERY_BROKER_ENV, POSTGRES_URL_ENV, instance_file
 from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from crawl_assets.crawler.sharding import shard_key, shard_keys, shard_of
-from crawl_assets.jobs import SHARD_TAG
-from crawl_assets.layout import fetch_log_file, frontier_file, links_file, url_registry_file
+from crawl_assets.defs.jobs import SHARD_TAG
+from crawl_assets.deployment.cluster import CELERY_BROKER_ENV, POSTGRES_URL_ENV, instance_file
+from crawl_assets.storage.layout import fetch_log_file, frontier_file, links_file, url_registry_file
 from dagster_deployment import PRELOADED_RUNS_ENV
 from services import postgres_bin, postgres_server, redis_server, stop
 from support import DEMO_SETTINGS, DemoWebProcess, assert_polite
@@ -86,12 +86,12 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
         env = crawl_env(write_settings(cluster, web.web), DAGSTER_HOME=str(home),
                         **{POSTGRES_URL_ENV: pg, CELERY_BROKER_ENV: broker})
         logs = [open(cluster / f"{name.split('@')[0]}.log", "wb") for name in WORKERS]
-        workers = [subprocess.Popen([CLUSTER_PYTHON, "-m", "crawl_assets.cluster", "worker", "--name", name,
+        workers = [subprocess.Popen([CLUSTER_PYTHON, "-m", "crawl_assets.deployment.cluster", "worker", "--name", name,
                                      "--pool", "solo"], cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
                    for name, log in zip(WORKERS, logs)]
         try:
             shards = ",".join([TWICE, *shard_keys(SHARDS)])
-            cycle = subprocess.run([CLUSTER_PYTHON, "-m", "crawl_assets.cycle", "--date", DAY, "--shards", shards],
+            cycle = subprocess.run([CLUSTER_PYTHON, "-m", "crawl_assets.cli.cycle", "--date", DAY, "--shards", shards],
                                    cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
             assert cycle.returncode == 0, cycle.stdout[-3000:] + cycle.stderr[-3000:]
             records = subprocess.run([CLUSTER_PYTHON, Path(__file__).parent / "run_records.py"], env=env,
@@ -105,7 +105,7 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
         # The same day in one process, SQLite records and in-process steps (make crawl's way).
         baseline = subprocess.run(
             [sys.executable, "-c", "import sys; from dagster import DagsterInstance; "
-             "from crawl_assets.cycle import run_cycle; from crawl_assets.resources import CrawlSettingsResource; "
+             "from crawl_assets.cli.cycle import run_cycle; from crawl_assets.defs.resources import CrawlSettingsResource; "
              "run_cycle(sys.argv[1], DagsterInstance.ephemeral(), CrawlSettingsResource())", DAY],
             cwd=PROJECT_ROOT, env=crawl_env(write_settings(single, web.web)), capture_output=True, text=True)
         assert baseline.returncode == 0, baseline.stderr[-3000:]

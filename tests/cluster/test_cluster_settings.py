@@ -7,7 +7,8 @@ import pytest
 import yaml
 from dagster import in_process_executor
 
-from crawl_assets.cluster import (
+from crawl_assets.defs.jobs import SHARD_TAG
+from crawl_assets.deployment.cluster import (
     CELERY_BROKER_ENV,
     POSTGRES_URL_ENV,
     ClusterSetupError,
@@ -16,7 +17,6 @@ from crawl_assets.cluster import (
     main,
     run_executor,
 )
-from crawl_assets.jobs import SHARD_TAG
 
 
 def test_steps_run_in_process_unless_a_broker_is_named():

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.assets import frontier_snapshot, seeds
-from crawl_assets.layout import fetch_log_file, warc_dir
+from crawl_assets.defs.assets import frontier_snapshot, seeds
+from crawl_assets.storage.layout import fetch_log_file, warc_dir
 from support import assert_warcio_check_passes, write_test_settings
 
 DAY = "2026-11-29"

@@ -8,16 +8,16 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import DagsterEventType, instance_for_test, materialize
 
-from crawl_assets import cycle
-from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.cli import cycle
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.seed_files import read_seed_files
 from crawl_assets.crawler.seen_filter import build_filter, load_filter, save_filter
-from crawl_assets.layout import fetch_log_file, frontier_file, seeds_file, seen_filter_file
-from crawl_assets.partitions import fetch_partition_key
+from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.defs.partitions import fetch_partition_key
+from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import load_seen_filter
-from crawl_assets.resources import CrawlSettingsResource
+from crawl_assets.storage.layout import fetch_log_file, frontier_file, seeds_file, seen_filter_file
 from pipeline.crawl_files import fetch_row, settings_for, write_fetch_log, write_seeds
 
 DAY, DAY_BEFORE = "2026-11-29", "2026-11-28"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
-from crawl_assets.assets import fetch_batch, frontier_snapshot, seeds
-from crawl_assets.assets.fetch import REFETCH_TAG
 from crawl_assets.crawler.sharding import shard_key, shard_of
-from crawl_assets.layout import fetch_log_file, links_file, warc_dir
-from crawl_assets.partitions import fetch_partition_key
+from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
+from crawl_assets.defs.assets.fetch import REFETCH_TAG
+from crawl_assets.defs.partitions import fetch_partition_key
+from crawl_assets.storage.layout import fetch_log_file, links_file, warc_dir
 from support import DemoWebProcess, write_test_settings
 
 DAY = "2026-11-29"
@@ -60,7 +60,7 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
 
 
 def test_the_command_line_asks_for_a_refetch_with_the_tag_the_asset_reads(monkeypatch):
-    from crawl_assets import cycle
+    from crawl_assets.cli import cycle
 
     assert cycle.fetch_spec(DAY, "s00", refetch=True).tags[REFETCH_TAG] == "true"
     assert REFETCH_TAG not in cycle.fetch_spec(DAY, "s00").tags

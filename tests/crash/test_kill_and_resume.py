@@ -15,8 +15,8 @@ import pytest
 from crash_support import (CHECKPOINT_INTERVAL_S, DAY, final_state, kill_after, page_requests, prepared,
                            run)
 from crawl_assets.crawler.checkpoint import STATE_FILE
-from crawl_assets.layout import fetch_log_file, frontier_file, warc_dir
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR
+from crawl_assets.storage.layout import fetch_log_file, frontier_file, warc_dir
 from support import TEST_DELAY_S, DemoWebProcess
 
 ROUNDS = int(os.environ.get("RECRAWL_CRASH_ROUNDS", "6"))  # random kill points
@@ -93,7 +93,7 @@ def test_a_full_disk_stops_the_batch_cleanly_and_a_rerun_resumes(tmp_path, monke
 
     with DemoWebProcess(hosts=3, pages_per_host=30) as server:
         config, shard, root = prepared(tmp_path, server)
-        from crawl_assets.resources import CrawlSettingsResource
+        from crawl_assets.defs.resources import CrawlSettingsResource
 
         settings = CrawlSettingsResource(**json.loads(config.read_text())).load()
         folder = warc_dir(root, DAY, shard)
@@ -107,7 +107,7 @@ def test_a_full_disk_stops_the_batch_cleanly_and_a_rerun_resumes(tmp_path, monke
         monkeypatch.undo()  # space freed
         result = run_fetch_step(settings, shard, fetch_inputs(root, DAY, shard, settings), folder, "after")
         server.stop()
-    from crawl_assets.layout import write_parquet_atomic
+    from crawl_assets.storage.layout import write_parquet_atomic
 
     write_parquet_atomic(result.fetch_log, fetch_log_file(root, DAY, shard))
     after = final_state(root, shard)

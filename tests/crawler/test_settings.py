@@ -87,7 +87,7 @@ def test_the_command_line_tools_print_a_settings_error_as_one_line(command, tmp_
     bad = tmp_path / "bad.toml"
     bad.write_text("[crawl]\ntrap_refused_ratio = -1\n")
     monkeypatch.setenv("RECRAWL_SETTINGS", str(bad))
-    main = importlib.import_module(f"crawl_assets.{command}").main
+    main = importlib.import_module(f"crawl_assets.analyst.{command}").main
     assert main([] if command == "sql" else ["list", "http://example.org/"]) == 2
     err = capsys.readouterr().err
     assert err == f"{command}: {bad}: bad value for 'trap_refused_ratio': -1 (must not be negative)\n"
@@ -112,7 +112,7 @@ def test_without_the_catalog_of_a_url_root_the_tools_say_where_its_copy_is(comma
     settings = tmp_path / "remote.toml"
     settings.write_text(f'[crawl]\ndata_root = "memory://bucket/crawl"\nwork_dir = "{tmp_path / "work"}"\n')
     monkeypatch.setenv("RECRAWL_SETTINGS", str(settings))
-    main = importlib.import_module(f"crawl_assets.{command}").main
+    main = importlib.import_module(f"crawl_assets.analyst.{command}").main
     assert main([] if command == "sql" else ["list", "http://example.org/"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{command}: no catalog at {tmp_path}/work/crawl.duckdb: run `make demo` or a crawl ")
@@ -125,7 +125,7 @@ def test_make_crawl_and_make_demo_print_a_bad_setting_as_one_line(command, tmp_p
     bad = tmp_path / "bad.toml"
     bad.write_text("[crawl]\ntrap_min_refused = 2.5\n")
     env = os.environ | {"RECRAWL_SETTINGS": str(bad), "DAGSTER_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", f"crawl_assets.{command}"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", f"crawl_assets.cli.{command}"], capture_output=True, text=True,
                           cwd=PROJECT_ROOT, env=env, timeout=300)
     assert done.returncode == 1
     assert done.stderr == f"{command}: {bad}: bad value for 'trap_min_refused': 2.5 (must be a whole number)\n"

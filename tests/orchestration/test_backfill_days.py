@@ -17,12 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterRunStatus, DailyPartitionsDefinition, MultiPartitionsDefinition, RunsFilter
 
+from crawl_assets.cli.cycle import submit_cycle
+from crawl_assets.cli.launcher import RunQueue
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.cycle import submit_cycle
 from crawl_assets.definitions import defs
-from crawl_assets.jobs import DRIVER_TAG
-from crawl_assets.launcher import RunQueue
-from crawl_assets.layout import url_registry_file
+from crawl_assets.defs.jobs import DRIVER_TAG
+from crawl_assets.storage.layout import url_registry_file
 
 # Two days prove the order: the second day's frontier needs the first day's links and close.
 DAYS = ["2026-11-10", "2026-11-11"]

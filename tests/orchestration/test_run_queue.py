@@ -3,9 +3,9 @@
 import pytest
 from dagster import DagsterRunStatus
 
-from crawl_assets.cycle import daily_spec, fetch_spec, submit_cycle
-from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG, day_close_job, frontier_job
-from crawl_assets.layout import fetch_log_file
+from crawl_assets.cli.cycle import daily_spec, fetch_spec, submit_cycle
+from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG, day_close_job, frontier_job
+from crawl_assets.storage.layout import fetch_log_file
 
 DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"
 # Whole cycles through a real instance on a loaded machine (the first test also starts the

@@ -16,11 +16,11 @@ from dagster import (
     materialize,
 )
 
-from crawl_assets.assets.fetch import FETCH_LOG
 from crawl_assets.definitions import defs
-from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG
-from crawl_assets.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
-from crawl_assets.schedules import NIGHTLY_HOUR, nightly_cycle
+from crawl_assets.defs.assets.fetch import FETCH_LOG
+from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG
+from crawl_assets.defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
+from crawl_assets.defs.schedules import NIGHTLY_HOUR, nightly_cycle
 from sensors.day_chain import BACKFILL_TAG, close_day_after_fetch, fetch_after_frontier
 from sensors.seed_changes import seed_files_changed
 

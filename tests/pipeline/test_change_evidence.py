@@ -15,7 +15,6 @@ from warcio.warcwriter import WARCWriter
 from crawl_assets.crawler.tables import FRONTIER_SCHEMA
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.demoweb.change_model import moment
-from crawl_assets.layout import change_evidence_file, write_parquet_atomic
 from crawl_assets.pipeline.change_evidence import (
     CHANGE_EVIDENCE_SCHEMA,
     evidence_of_batch,
@@ -25,6 +24,7 @@ from crawl_assets.pipeline.change_evidence import (
 from crawl_assets.pipeline.change_stats_step import change_stats
 from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step
 from crawl_assets.pipeline.recrawl_inputs import change_stats_inputs
+from crawl_assets.storage.layout import change_evidence_file, write_parquet_atomic
 from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
 from support import write_test_settings
 
@@ -175,7 +175,7 @@ def test_only_the_last_thirty_days_of_visits_judge_a_host(tmp_path):
 
 
 def test_the_demo_webs_lying_host_is_not_believed_once_two_visits_contradict_it(tmp_path):
-    from crawl_assets.layout import fetch_log_file, warc_dir
+    from crawl_assets.storage.layout import fetch_log_file, warc_dir
 
     # Mixed validators: host 9 stamps every <lastmod> with the web's "now" (host_traits.py).
     liar, honest = 9, 3

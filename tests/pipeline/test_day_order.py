@@ -7,8 +7,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.layout import fetch_log_file, frontier_file, host_dup_ratio_file, priorities_file, seen_filter_file
 from crawl_assets.pipeline.day_order import PreviousDayOpen, previous_day, urls_new_since, wait_for_previous_day
+from crawl_assets.storage.layout import (
+    fetch_log_file, frontier_file, host_dup_ratio_file, priorities_file, seen_filter_file,
+)
 
 DAY1, DAY2, DAY4 = "2026-11-20", "2026-11-21", "2026-11-23"
 

@@ -7,7 +7,6 @@ import pyarrow as pa
 import pytest
 
 from crawl_assets.crawler.seen_filter import measured_fp_rate
-from crawl_assets.layout import url_registry_file, write_parquet_atomic
 from crawl_assets.pipeline.crawl_history import history_through
 from crawl_assets.pipeline.registry_step import (
     build_registry,
@@ -15,6 +14,7 @@ from crawl_assets.pipeline.registry_step import (
     describe_seen_filter,
     load_registry_urls,
 )
+from crawl_assets.storage.layout import url_registry_file, write_parquet_atomic
 from crawl_files import fetch_row, write_fetch_log, write_links, write_seeds
 
 DAY = "2026-11-29"

@@ -13,7 +13,10 @@ from crawl_assets.crawler.batch import in_scope
 from crawl_assets.crawler.sharding import shard_key, shard_of
 from crawl_assets.crawler.urls import host_of
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
-from crawl_assets.layout import (
+from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
+from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.storage.layout import (
     fetch_log_file,
     frontier_file,
     links_file,
@@ -21,9 +24,6 @@ from crawl_assets.layout import (
     warc_dir,
     write_parquet_atomic,
 )
-from crawl_assets.pipeline.crawl_history import history_before
-from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
-from crawl_assets.pipeline.frontier_step import build_frontier
 from support import write_test_settings
 
 DAY_ONE, DAY_TWO = "2026-11-28", "2026-11-29"

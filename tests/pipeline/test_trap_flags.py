@@ -7,8 +7,8 @@ import pyarrow as pa
 
 from crawl_assets.crawler.settings import CrawlSettings, SettingsError, load_settings
 from crawl_assets.crawler.tables import DROPPED_SCHEMA
-from crawl_assets.layout import dropped_file, write_parquet_atomic
 from crawl_assets.pipeline.recrawl_inputs import HostFlag, host_facts, trap_hosts
+from crawl_assets.storage.layout import dropped_file, write_parquet_atomic
 from crawl_files import fetch_row, settings_for, write_fetch_log
 
 DAY = "2026-11-20"
@@ -61,7 +61,7 @@ def test_the_trap_thresholds_load_from_a_settings_file(tmp_path):
 
 
 def test_a_near_duplicate_heavy_host_is_flagged_by_the_demotion_settings(tmp_path):
-    from crawl_assets.layout import host_dup_ratio_file
+    from crawl_assets.storage.layout import host_dup_ratio_file
 
     write_day(tmp_path)
     quality = pa.table({"host": ["copies.test", "calendar.test", "small.test"], "pages": [40, 30, 4],

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from dagster import DagsterRunStatus, RunsFilter
 
-from crawl_assets.assets.fetch import FETCH_LOG
+from crawl_assets.cli.cycle import daily_spec
 from crawl_assets.crawler.settings import PROJECT_ROOT
-from crawl_assets.cycle import daily_spec
-from crawl_assets.jobs import DRIVER_TAG, SHARD_TAG, frontier_job
+from crawl_assets.defs.assets.fetch import FETCH_LOG
+from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG, frontier_job
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

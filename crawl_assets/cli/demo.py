@@ -1,7 +1,7 @@
 """`make demo`: serve the bundled demo web on loopback, run one recrawl cycle for today's
 partition through Dagster, stop the demo web, and print what the crawl produced.
 
-    python -m crawl_assets.demo [--date YYYY-MM-DD]
+    python -m crawl_assets.cli.demo [--date YYYY-MM-DD]
 """
 
 import argparse
@@ -13,15 +13,15 @@ from pathlib import Path
 
 import duckdb
 
-from .crawler.crawl_errors import CrawlError, print_uncaught_crawl_errors
+from ..crawler.crawl_errors import CrawlError, print_uncaught_crawl_errors
 
 if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
-from .crawler.settings import load_settings
+from ..crawler.settings import load_settings
+from ..demoweb.change_model import EPOCH
+from ..demoweb.process import DemoWebProcess, DemoWebStartError
 from .cycle import CycleFailed, run_days, today
-from .demoweb.change_model import EPOCH
-from .demoweb.process import DemoWebProcess, DemoWebStartError
 from .launcher import LaunchError
 
 DEMO_PORT = 8471
@@ -43,7 +43,7 @@ def demo_web(day: int, access_log: Path) -> DemoWebProcess:
 
 def sql_command(catalog: Path, query: str) -> str:
     """A shell command that runs `query` on the catalog with the project's own DuckDB."""
-    return (f".venv/bin/python -m crawl_assets.sql --catalog {shlex.quote(str(catalog))} "
+    return (f".venv/bin/python -m crawl_assets.analyst.sql --catalog {shlex.quote(str(catalog))} "
             f"{shlex.quote(' '.join(query.split()))}")
 
 
@@ -69,7 +69,7 @@ def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
     lines += ["", f"Catalog {catalog}:"] + [f"  {v:>10}  {n:,} rows" for v, n in rows.items()]
     lines += ["", f"Demo web access log: {log[0]} requests to {log[1]} hosts, closest two requests "
               f"to one host {log[2] or 0:.3f} s apart ({access_log})"]
-    # Commands that run as printed (no `duckdb` command is installed; see crawl_assets/sql.py).
+    # Commands that run as printed (no `duckdb` command is installed; see crawl_assets/analyst/sql.py).
     lines += ["", "Try it (read-only; docs/CATALOG.md describes every view):"]
     lines += [f"  {sql_command(catalog, q)}" for q in EXAMPLE_QUERIES]
     return "\n".join(lines)

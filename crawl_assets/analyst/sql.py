@@ -1,9 +1,9 @@
 """Run SQL against the crawl's catalog, read-only, with the project's own DuckDB (no `duckdb`
 command needs installing: the CLI on PyPI lags the Python package and cannot open its files).
 
-    .venv/bin/python -m crawl_assets.sql "SELECT status_class, count(*) FROM pages GROUP BY ALL"
-    .venv/bin/python -m crawl_assets.sql            # the catalog's views and their row counts
-    .venv/bin/python -m crawl_assets.sql --catalog other/crawl.duckdb "SELECT ..."
+    .venv/bin/python -m crawl_assets.analyst.sql "SELECT status_class, count(*) FROM pages GROUP BY ALL"
+    .venv/bin/python -m crawl_assets.analyst.sql            # the catalog's views and their row counts
+    .venv/bin/python -m crawl_assets.analyst.sql --catalog other/crawl.duckdb "SELECT ..."
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from .crawler.crawl_errors import CrawlInputError
-from .crawler.shared_root import connect
+from ..crawler.crawl_errors import CrawlInputError
+from ..storage.shared_root import connect
 
 MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
 
@@ -25,7 +25,7 @@ VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY vi
 def default_catalog() -> tuple[Path, str]:
     """The settings' catalog, and where else to find it when it is missing: under a URL data
     root the catalog is built in the work_dir of the machine that built it, a copy on the root."""
-    from .crawler.settings import load_settings
+    from ..crawler.settings import load_settings
 
     settings = load_settings()
     if settings.catalog_path.parent == settings.data_root:
@@ -34,7 +34,7 @@ def default_catalog() -> tuple[Path, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crawl_assets.sql", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m crawl_assets.analyst.sql", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
     parser.add_argument("query", nargs="?", help="one SQL statement; none lists the views")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from .pipeline.report_step import counts_by, host_tables
+from ..pipeline.report_step import counts_by, host_tables
 
 # Arrow type -> the short type name the UI shows in a column schema.
 _TYPE_NAMES = (
@@ -52,7 +52,7 @@ def table_metadata(table: pa.Table) -> dict[str, object]:
 
 def parquet_metadata(path) -> dict[str, object]:
     """table_metadata of a table streamed to a Parquet file, from the file's footer."""
-    from .crawler.shared_root import parquet_file
+    from ..storage.shared_root import parquet_file
 
     footer = parquet_file(path)
     return {"dagster/row_count": footer.metadata.num_rows, "dagster/column_schema": column_schema(footer.schema_arrow)}

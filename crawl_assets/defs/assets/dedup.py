@@ -5,7 +5,14 @@ batches use to demote hosts."""
 
 from dagster import AssetExecutionContext, AssetKey, Config, MaterializeResult, MetadataValue, asset
 
-from ..layout import (
+from ...pipeline.dedup_step import (
+    build_clusters,
+    build_simhash_index,
+    dedup_inputs,
+    load_simhash_index,
+    warc_text_reader,
+)
+from ...storage.layout import (
     fingerprints_file,
     host_dup_ratio_file,
     near_clusters_file,
@@ -13,13 +20,6 @@ from ..layout import (
     write_parquet_atomic,
 )
 from ..partitions import daily_partitions
-from ..pipeline.dedup_step import (
-    build_clusters,
-    build_simhash_index,
-    dedup_inputs,
-    load_simhash_index,
-    warc_text_reader,
-)
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 

@@ -1,4 +1,4 @@
-"""The Celery app a worker runs (`python -m crawl_assets.cluster worker`): dagster-celery's
+"""The Celery app a worker runs (`python -m crawl_assets.deployment.cluster worker`): dagster-celery's
 step task, on the broker and backend named in RECRAWL_CELERY_BROKER / RECRAWL_CELERY_BACKEND.
 A worker needs the same settings (RECRAWL_SETTINGS), data root and instance (DAGSTER_HOME,
 RECRAWL_POSTGRES_URL) as the machine that launches the runs."""

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, MetadataValue
 
-from .crawler.settings import CrawlSettings
-from .layout import glob_of
-from .pipeline import checks_step
-from .pipeline.checks_step import Verdict
+from ..crawler.settings import CrawlSettings
+from ..pipeline import checks_step
+from ..pipeline.checks_step import Verdict
+from ..storage.layout import glob_of
 
 FETCH_CHECKS = [
     AssetCheckSpec("polite_spacing", asset="fetch_log", blocking=True,

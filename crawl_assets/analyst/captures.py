@@ -1,9 +1,9 @@
 """Capture look-ups without scanning: find a URL's captures in the catalog's `captures` view
 (the WARC files' Parquet indexes), then read one record by seeking to its offset.
 
-    python -m crawl_assets.captures list URL
-    python -m crawl_assets.captures show URL [--date D] [--headers-only]
-    python -m crawl_assets.captures export "SELECT * FROM captures WHERE ..." OUT.warc.gz
+    python -m crawl_assets.analyst.captures list URL
+    python -m crawl_assets.analyst.captures show URL [--date D] [--headers-only]
+    python -m crawl_assets.analyst.captures export "SELECT * FROM captures WHERE ..." OUT.warc.gz
 
 Every command takes --catalog PATH (default: the catalog of the current settings,
 data/crawl.duckdb). From Python: `Captures(catalog).captures_of(url)`, `.capture(url, date)`,
@@ -31,12 +31,12 @@ import duckdb
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
-from .crawler.crawl_errors import CrawlInputError
-from .crawler.shared_root import connect, is_remote
-from .crawler.vocabulary import WarcRecordKind
-from .crawler.warc import OPEN_SUFFIX, warc_date
-from .crawler.warc_index import url_key
-from .layout import warc_dir
+from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.vocabulary import WarcRecordKind
+from ..crawler.warc import OPEN_SUFFIX, warc_date
+from ..crawler.warc_index import url_key
+from ..storage.layout import warc_dir
+from ..storage.shared_root import connect, is_remote
 
 # Columns an export query must keep so each selected record can be found.
 LOCATION_COLUMNS = ("date", "shard", "filename", "offset", "length")
@@ -197,7 +197,7 @@ class Captures:
         found = self.captures_of(url)
         if not found:
             raise CaptureLookupError(f"no capture of {url} in {self.catalog}: "
-                                     f"`python -m crawl_assets.captures list` shows what is there")
+                                     f"`python -m crawl_assets.analyst.captures list` shows what is there")
         chosen = found[-1]
         if when is not None:
             moment, whole_day = parse_when(when) if isinstance(when, str) else (when, False)
@@ -274,7 +274,7 @@ class Captures:
         with open(tmp, "wb") as fh:
             writer = WARCWriter(fh, gzip=True, warc_version="1.1")
             writer.write_record(writer.create_warcinfo_record(out.name, {
-                "software": "recrawl crawl_assets.captures export",
+                "software": "recrawl crawl_assets.analyst.captures export",
                 "format": "WARC File Format 1.1",
                 "description": f"{len(selected)} records selected by: {' '.join(query.split())}",
                 "created": warc_date(datetime.now(timezone.utc)),
@@ -291,7 +291,7 @@ class Captures:
 
 def default_catalog() -> tuple[Path, object]:
     """The current settings' catalog and data root."""
-    from .crawler.settings import load_settings
+    from ..crawler.settings import load_settings
 
     settings = load_settings()
     return settings.catalog_path, settings.data_root
@@ -323,7 +323,7 @@ def _print_content(content: CaptureContent, headers_only: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crawl_assets.captures", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m crawl_assets.analyst.captures", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
     commands = parser.add_subparsers(dest="command", required=True)

@@ -3,18 +3,18 @@ seen_url_filter[D]: a Bloom filter rebuilt from it, loaded by the next day's fet
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ..checks import SEEN_FILTER_CHECKS, seen_filter_check_results
-from ..layout import seen_filter_file, url_registry_file, write_parquet_atomic
-from ..metadata_tables import table_metadata
-from ..partitions import daily_partitions
-from ..pipeline.crawl_history import history_through
-from ..pipeline.registry_step import (
+from ...pipeline.crawl_history import history_through
+from ...pipeline.registry_step import (
     build_registry,
     build_seen_filter,
     describe_seen_filter,
     load_registry_urls,
 )
-from ..pipeline.seen_filter_files import read_seen_filter, write_seen_filter
+from ...pipeline.seen_filter_files import read_seen_filter, write_seen_filter
+from ...storage.layout import seen_filter_file, url_registry_file, write_parquet_atomic
+from ..checks import SEEN_FILTER_CHECKS, seen_filter_check_results
+from ..metadata_tables import table_metadata
+from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 

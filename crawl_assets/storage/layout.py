@@ -1,6 +1,6 @@
 """Where each asset's partitions land under the data root (hive-style folders for DuckDB).
 
-The root is a local Path or, under a URL data root, a UPath (crawler/shared_root.py): every
+The root is a local Path or, under a URL data root, a UPath (storage/shared_root.py): every
 function here returns the root's own kind of path, so a step reads and writes the same way.
 A step that reads these files through DuckDB opens its connection with shared_root.connect
 (the root's file system registered) and reads Parquet with shared_root.read_table; it writes
@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .crawler.shared_root import connect, write_file_atomic
+from .shared_root import connect, write_file_atomic
 
 
 def seeds_file(root: Path) -> Path:

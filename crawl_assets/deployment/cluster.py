@@ -10,7 +10,7 @@ Both are choices of the deployment, read when the definitions load (like shard_c
   RECRAWL_CELERY_BROKER names a broker such as redis://db-host:6379/0. Every run's steps go
   there, fetch batches included, whatever launched the run; the run queue still allows one
   run per shard, so one shard is never fetched by two workers at once. Start workers with
-  `python -m crawl_assets.cluster worker --name NAME` on machines that share the data root.
+  `python -m crawl_assets.deployment.cluster worker --name NAME` on machines that share the data root.
 
 dagster-postgres and dagster-celery are the `cluster` extra (pyproject.toml).
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dagster import ExecutorDefinition, in_process_executor
 
-from .crawler.settings import PROJECT_ROOT
+from ..crawler.settings import PROJECT_ROOT
 
 CELERY_BROKER_ENV = "RECRAWL_CELERY_BROKER"
 CELERY_BACKEND_ENV = "RECRAWL_CELERY_BACKEND"  # where step results go; the broker by default
@@ -89,15 +89,15 @@ def instance_file(postgres: bool) -> str:
 
 
 def worker_command(name: str, concurrency: int, pool: str) -> list[str]:
-    """`celery worker` with the app of crawl_assets.celery_worker, one task prefetched at a
+    """`celery worker` with the app of crawl_assets.deployment.celery_worker, one task prefetched at a
     time (a fetch step is long: a second one waiting on a busy worker would hold it back)."""
-    return [sys.executable, "-m", "celery", "-A", "crawl_assets.celery_worker", "worker",
+    return [sys.executable, "-m", "celery", "-A", "crawl_assets.deployment.celery_worker", "worker",
             "-Q", CELERY_QUEUE, "-n", name, "--pool", pool, "--concurrency", str(concurrency),
             "--prefetch-multiplier", "1", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crawl_assets.cluster", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m crawl_assets.deployment.cluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     instance = commands.add_parser("instance-file", help="print the instance file for DAGSTER_HOME")

@@ -6,11 +6,11 @@ after its retries is missing from the day, and the report names it (`partial`,
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ..layout import day_report_dir, write_bytes_atomic
+from ...pipeline.report_charts import change_rate_png, status_mix_png
+from ...pipeline.report_step import change_rates, day_report as build_day_report, summary_markdown
+from ...storage.layout import day_report_dir, write_bytes_atomic
 from ..metadata_tables import arrow_table, counts_table, picture, table_metadata
 from ..partitions import daily_partitions
-from ..pipeline.report_charts import change_rate_png, status_mix_png
-from ..pipeline.report_step import change_rates, day_report as build_day_report, summary_markdown
 from ..resources import CrawlSettingsResource
 from ..run_status import failed_fetch_runs
 from .fetch import DROPPED_URLS, FETCH_LOG

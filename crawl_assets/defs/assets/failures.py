@@ -8,7 +8,7 @@ import functools
 
 from dagster import Failure
 
-from ..crawler.crawl_errors import CrawlError, CrawlInputError
+from ...crawler.crawl_errors import CrawlError, CrawlInputError
 
 
 def fails_with_crawl_errors(body):

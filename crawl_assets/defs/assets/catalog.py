@@ -20,9 +20,9 @@ from dagster import (
     asset,
 )
 
+from ...pipeline.catalog_step import build_catalog
 from ..checks import CATALOG_CHECKS, catalog_check_results
 from ..partitions import daily_partitions
-from ..pipeline.catalog_step import build_catalog
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 from .fetch import FETCH_ASSETS

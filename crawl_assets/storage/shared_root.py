@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlsplit
 
 import pyarrow.parquet as pq
 
-from .crawl_errors import CrawlInputError
+from ..crawler.crawl_errors import CrawlInputError
 
 # Another process (a worker on another machine) adds files under the root at any moment: a
 # cached directory listing would hide them from the next glob.

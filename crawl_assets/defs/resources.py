@@ -7,8 +7,8 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
-from .crawler.settings import CrawlSettings, SettingsError, load_settings
-from .crawler.shared_root import data_root_path
+from ..crawler.settings import CrawlSettings, SettingsError, load_settings
+from ..storage.shared_root import data_root_path
 from .partitions import SHARD_KEYS
 
 
@@ -33,7 +33,7 @@ class CrawlSettingsResource(ConfigurableResource):
                 "set shard_count where the definitions read it (recrawl.toml or RECRAWL_SETTINGS) "
                 "and reload the code location, or drop it from the run's settings")
         overrides = {}
-        if self.data_root:  # a folder, or a URL such as s3://bucket/prefix (crawler/shared_root.py)
+        if self.data_root:  # a folder, or a URL such as s3://bucket/prefix (storage/shared_root.py)
             try:
                 overrides["data_root"] = data_root_path(self.data_root, Path.cwd())
             except ValueError as exc:

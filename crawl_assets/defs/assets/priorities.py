@@ -4,12 +4,12 @@ frontier of D + 1 follows (pipeline/recrawl_plan.py)."""
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ..layout import priorities_file, priority_hosts_file, write_parquet_atomic
+from ...pipeline.priorities_step import recrawl_priorities as plan_recrawl
+from ...pipeline.recrawl_inputs import host_budgets, priorities_inputs
+from ...pipeline.recrawl_plan import next_day
+from ...storage.layout import priorities_file, priority_hosts_file, write_parquet_atomic
 from ..metadata_tables import counts_table, parquet_metadata
 from ..partitions import daily_partitions
-from ..pipeline.priorities_step import recrawl_priorities as plan_recrawl
-from ..pipeline.recrawl_inputs import host_budgets, priorities_inputs
-from ..pipeline.recrawl_plan import next_day
 from ..resources import CrawlSettingsResource
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from dagster import DagsterInstance, DagsterRunStatus, PartitionsDefinition
 from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 
-from .crawler.settings import PROJECT_ROOT, SETTINGS_ENV
-from .jobs import SHARD_TAG
+from ..crawler.settings import PROJECT_ROOT, SETTINGS_ENV
+from ..defs.jobs import SHARD_TAG
 
 DAGSTER_URL_ENV = "RECRAWL_DAGSTER_URL"  # a running webserver, for runs that launch runs
 DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"

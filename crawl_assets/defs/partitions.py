@@ -12,7 +12,7 @@ from dagster import (
     TimeWindowPartitionMapping,
 )
 
-from .crawler.settings import load_settings
+from ..crawler.settings import load_settings
 
 # The first partition is the crawl's own first day (start_date in the settings), so "all
 # partitions" in the UI means the days this crawl has lived, not a year of backfill.

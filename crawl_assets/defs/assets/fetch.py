@@ -34,12 +34,14 @@ from dagster import (
     multi_asset,
 )
 
+from ...pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
+from ...pipeline.warc_upload import local_warc_dir, publish_warc_dir
+from ...storage.layout import (
+    change_evidence_file, dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic,
+)
 from ..checks import FETCH_CHECKS, fetch_check_results
-from ..layout import change_evidence_file, dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
 from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
 from ..partitions import fetch_partitions, split_fetch_key
-from ..pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
-from ..pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ..resources import CrawlSettingsResource
 from ..run_policies import fetch_retry_policy
 from .failures import fails_with_crawl_errors

@@ -4,7 +4,7 @@ the day's frontier (frontier_job), the fetch batch of every shard (fetch_job, at
 everything that reads the fetch batches (day_close_job). Each is a run in the instance, visible
 in the UI and re-executable there. Days run one after another, each after the previous closed.
 
-    python -m crawl_assets.cycle [--date YYYY-MM-DD] [--until YYYY-MM-DD] [--shards s00,s01] [--refetch]
+    python -m crawl_assets.cli.cycle [--date YYYY-MM-DD] [--until YYYY-MM-DD] [--shards s00,s01] [--refetch]
 
 A daemon must dequeue the runs: when none serves DAGSTER_HOME (data/dagster_home by default),
 the command runs `dagster dev` on a free loopback port for its own length (launcher.py).
@@ -21,15 +21,15 @@ from dataclasses import dataclass
 
 from dagster import DagsterEventType, DagsterInstance, materialize
 
-from .crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_crawl_errors
+from ..crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_crawl_errors
 
 if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("cycle")
 
-from .assets import ALL_ASSETS
-from .assets.fetch import REFETCH_TAG
-from .crawler.settings import load_settings
-from .jobs import (
+from ..crawler.settings import load_settings
+from ..defs.assets import ALL_ASSETS
+from ..defs.assets.fetch import REFETCH_TAG
+from ..defs.jobs import (
     CLOSE_STAGE,
     DRIVER_TAG,
     FETCH_STAGE,
@@ -38,6 +38,9 @@ from .jobs import (
     fetch_job,
     frontier_job,
 )
+from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions
+from ..defs.resources import CrawlSettingsResource
+from ..pipeline.day_order import previous_day
 from .launcher import (
     DagsterService,
     LaunchError,
@@ -49,9 +52,6 @@ from .launcher import (
     partition_tags,
     settings_run_config,
 )
-from .partitions import daily_partitions, fetch_partition_key, fetch_partitions
-from .pipeline.day_order import previous_day
-from .resources import CrawlSettingsResource
 
 
 class CycleFailed(RuntimeError):
@@ -79,7 +79,7 @@ class CycleReport:
 
 
 def failure_reason(instance: DagsterInstance, run_id: str) -> str:
-    """What made a run fail, in its own words: a crawl error's sentence (assets/failures.py)."""
+    """What made a run fail, in its own words: a crawl error's sentence (defs/assets/failures.py)."""
     for entry in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
         failure = entry.dagster_event.step_failure_data
         if failure.user_failure_data and failure.user_failure_data.description:
@@ -173,7 +173,7 @@ def check_previous_day_closed(root, first: str) -> None:
     earlier = previous_day(root, first)
     if not earlier.closed:
         raise CrawlInputError(f"{earlier.day} was started but has not closed ({', '.join(earlier.missing)} not "
-                              f"written), and {first} builds on it: run `python -m crawl_assets.cycle --date "
+                              f"written), and {first} builds on it: run `python -m crawl_assets.cli.cycle --date "
                               f"{earlier.day}` first (or day_close_job for {earlier.day} in the UI)")
 
 

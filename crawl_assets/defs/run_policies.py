@@ -2,7 +2,7 @@
 
 from dagster import Backoff, RetryPolicy
 
-from .crawler.settings import load_settings
+from ..crawler.settings import load_settings
 
 FETCH_RETRIES = 2
 
