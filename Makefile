@@ -17,8 +17,8 @@ $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'uv>=0.5'
 
-# setup.py compiles crawl_assets/crawler/simhash_kernel.c in place: a changed kernel reinstalls.
-$(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/simhash_kernel.c | $(UV)
+# setup.py compiles crawl_assets/crawler/content/simhash_kernel.c in place: a changed kernel reinstalls.
+$(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/content/simhash_kernel.c | $(UV)
 	$(UV) pip install --python $(BIN)/python --quiet -e '.[dev]'
 	touch $(INSTALLED)
 

@@ -5,5 +5,5 @@ the same fingerprints with numpy."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("crawl_assets.crawler.simhash_kernel",
-                             ["crawl_assets/crawler/simhash_kernel.c"], optional=True)])
+setup(ext_modules=[Extension("crawl_assets.crawler.content.simhash_kernel",
+                             ["crawl_assets/crawler/content/simhash_kernel.c"], optional=True)])

@@ -18,7 +18,7 @@ link to (Scrapy's link extractor skips them).
 
 Our engine runs the way the real fetch job does: one process per shard (spawned with
 multiprocessing, --processes of them, default os.cpu_count()), shard_count = processes,
-each running crawl_assets.crawler.batch.run_fetch_batch for its shard with its hosts' home
+each running crawl_assets.crawler.batches.batch.run_fetch_batch for its shard with its hosts' home
 pages as seeds and max_concurrent_hosts = L // processes, so L hosts are in flight in all,
 as with Scrapy's CONCURRENT_REQUESTS = L. Robots.txt is obeyed (Crawl-delay included),
 WARC files are written (to a temporary directory, deleted afterwards) and links extracted.
@@ -87,7 +87,7 @@ PROJECT_ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(1, str(PROJECT_ROOT))
 
-from crawl_assets.crawler.sharding import shard_of  # noqa: E402
+from crawl_assets.crawler.url_policy.sharding import shard_of  # noqa: E402
 from crawl_assets.crawler.vocabulary import StatusClass  # noqa: E402
 from crawl_assets.demoweb import DemoWeb  # noqa: E402
 from crawl_assets.demoweb.process import DemoWebProcess, DemoWebStartError  # noqa: E402
@@ -225,8 +225,8 @@ def crawl_shard(job: ShardJob, start, conn) -> None:
         # of about 0.7 CPU s per process that would otherwise count as crawling.
         import datasketch  # noqa: F401
 
-        from crawl_assets.crawler.batch import run_fetch_batch
-        from crawl_assets.crawler.workbench import FetchTask
+        from crawl_assets.crawler.batches.batch import run_fetch_batch
+        from crawl_assets.crawler.fetching.workbench import FetchTask
 
         settings = engine_settings(job)
         tasks = [FetchTask.for_url(url) for url in job.seeds]

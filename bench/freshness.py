@@ -77,8 +77,8 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA  # noqa: E402
 from crawl_assets.crawler.settings import CrawlSettings  # noqa: E402
-from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA  # noqa: E402
 from crawl_assets.crawler.vocabulary import StatusClass  # noqa: E402
 from crawl_assets.pipeline.change_stats_step import change_stats  # noqa: E402
 from crawl_assets.pipeline.priorities_step import recrawl_priorities  # noqa: E402

@@ -4,7 +4,7 @@
         [--concurrency 256]
 
 What runs: the frontier (one Parquet file, written in chunks) is handed to the real fetch
-batch (crawl_assets.crawler.batch.run_fetch_batch with a checkpoint folder), which spills it
+batch (crawl_assets.crawler.batches.batch.run_fetch_batch with a checkpoint folder), which spills it
 to disk sorted by host (disk_frontier.py) and keeps a few URLs per host in memory. It fetches
 from a small asyncio HTTP server on 127.0.0.1 (its own process: every page a few hundred
 bytes, robots.txt a 404) for --seconds, taking checkpoints as a real batch does, and is
@@ -83,7 +83,7 @@ def write_frontier(path: Path, urls: int, hosts: int, port: int, chunk: int = 20
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from crawl_assets.crawler.tables import FRONTIER_SCHEMA
+    from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
 
     with pq.ParquetWriter(path, FRONTIER_SCHEMA) as writer:
         for start in range(0, urls, chunk):
@@ -104,10 +104,10 @@ def write_frontier(path: Path, urls: int, hosts: int, port: int, chunk: int = 20
 # -- the batch -------------------------------------------------------------------------------
 
 def run_batch(frontier: Path, workdir: Path, seconds: float, concurrency: int) -> dict:
-    from crawl_assets.crawler import progress as progress_module
-    from crawl_assets.crawler.addresses import NetworkException
-    from crawl_assets.crawler.batch import run_fetch_batch
-    from crawl_assets.crawler.checkpoint import BatchProgress
+    from crawl_assets.crawler.batches import progress as progress_module
+    from crawl_assets.crawler.url_policy.addresses import NetworkException
+    from crawl_assets.crawler.batches.batch import run_fetch_batch
+    from crawl_assets.crawler.batches.checkpoint import BatchProgress
     from crawl_assets.crawler.crawl_errors import BatchStopped
     from crawl_assets.crawler.settings import load_settings
     from crawl_assets.crawler.vocabulary import StatusClass

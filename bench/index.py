@@ -1,5 +1,5 @@
 """Capture index benchmark: index the WARC files of a 100,000-page crawl (CDXJ + Parquet,
-crawl_assets.crawler.warc_index), time cdxj-indexer on the same files, then answer 10,000
+crawl_assets.crawler.archive.warc_index), time cdxj-indexer on the same files, then answer 10,000
 random capture look-ups from the Parquet index with DuckDB.
 
     .venv/bin/python bench/index.py [--pages 100000] [--lookups 10000] [--keep DIR]
@@ -37,9 +37,9 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 from warcio.archiveiterator import ArchiveIterator  # noqa: E402
 
-from crawl_assets.crawler.warc import (  # noqa: E402
+from crawl_assets.crawler.archive.warc import (  # noqa: E402
     IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter, payload_digest, warc_date)
-from crawl_assets.crawler.warc_index import url_key, write_index  # noqa: E402
+from crawl_assets.crawler.archive.warc_index import url_key, write_index  # noqa: E402
 
 WORDS = ("archive river meadow signal harbour lantern copper orchard engine glass measure "
          "window travel garden letter market silver morning station bridge").split()

@@ -1,4 +1,4 @@
-"""Seen-URL set benchmark: the project's rbloom filter (crawl_assets.crawler.seen_filter) against a
+"""Seen-URL set benchmark: the project's rbloom filter (crawl_assets.crawler.url_policy.seen_filter) against a
 Python set of 16-byte URL hashes (Scrapy's approach). Run from anywhere with the venv:
 
     .venv/bin/python bench/seen_set.py [--urls 10000000] [--held-out 1000000]
@@ -82,7 +82,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from crawl_assets.crawler import seen_filter as seen  # noqa: E402
+from crawl_assets.crawler.url_policy import seen_filter as seen  # noqa: E402
 
 CHUNK = 10_000
 GOAL_BYTES = 25_000_000

@@ -1,5 +1,5 @@
 """SimHash benchmark: fingerprint speed on the demo web's pages and the near-duplicate
-index join (crawl_assets.crawler.simhash) over 1M and 10M synthetic fingerprints.
+index join (crawl_assets.crawler.content.simhash) over 1M and 10M synthetic fingerprints.
 
     .venv/bin/python bench/simhash.py [--quick] [--sizes 1000000,10000000]
         [--planted 10000] [--far 2000] [--rounds 3]
@@ -46,7 +46,7 @@ def _best_seconds(work, items, rounds: int) -> float:
 
 
 def bench_fingerprints(rounds: int) -> tuple[float, float, float]:
-    from crawl_assets.crawler.simhash import (compiled_fingerprint, page_text, simhash64,
+    from crawl_assets.crawler.content.simhash import (compiled_fingerprint, page_text, simhash64,
                                               simhash64_numpy)
     from crawl_assets.demoweb import DemoWeb
 
@@ -78,7 +78,7 @@ def bench_fingerprints(rounds: int) -> tuple[float, float, float]:
 def _index_child(size: int, planted: int, far: int) -> dict:
     import numpy as np
 
-    from crawl_assets.crawler.simhash import near_duplicate_pairs
+    from crawl_assets.crawler.content.simhash import near_duplicate_pairs
 
     rng = np.random.default_rng(size)
     fps = rng.integers(0, 2 ** 64, size, dtype=np.uint64)

@@ -19,8 +19,8 @@ from werkzeug.serving import make_server
 
 from crawl_assets.analyst.captures import Captures, read_record
 from crawl_assets.cli.cycle import run_cycle
-from crawl_assets.crawler.sharding import shard_key, shard_of
-from crawl_assets.crawler.urls import host_of
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
+from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.seen_filter_files import read_seen_filter
 from crawl_assets.storage.layout import seen_filter_file, warc_dir

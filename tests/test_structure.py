@@ -119,7 +119,7 @@ GRAPH = read_graph(PACKAGE)
 
 def test_the_walk_sees_the_package():
     assert len(GRAPH.modules) > 40
-    assert "crawl_assets.crawler.settings" in GRAPH.edges["crawl_assets.crawler.batch"]
+    assert "crawl_assets.crawler.settings" in GRAPH.edges["crawl_assets.crawler.batches.batch"]
     assert "crawl_assets.pipeline.frontier_step" in GRAPH.edges["crawl_assets.defs.assets.frontier"]
 
 

@@ -31,10 +31,10 @@ import duckdb
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
+from ..crawler.archive.warc import OPEN_SUFFIX, warc_date
+from ..crawler.archive.warc_index import url_key
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.vocabulary import WarcRecordKind
-from ..crawler.warc import OPEN_SUFFIX, warc_date
-from ..crawler.warc_index import url_key
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect, is_remote
 

@@ -16,9 +16,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .addresses import NetworkException
 from .crawl_errors import CrawlInputError
-from .sharding import check_shard_count, shard_keys
+from .url_policy.addresses import NetworkException
+from .url_policy.sharding import check_shard_count, shard_keys
 
 SETTINGS_ENV = "RECRAWL_SETTINGS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ class CrawlSettings:
     max_concurrent_hosts: int = 64
     connect_timeout_s: float = 5.0
     fetch_timeout_s: float = 30.0
-    # A fetch batch checkpoints its progress this often (crawler/checkpoint.py): a crash loses
+    # A fetch batch checkpoints its progress this often (crawler/batches/checkpoint.py): a crash loses
     # at most this much work. A URL held by a worker longer than lease_timeout_s is queued again.
     checkpoint_interval_s: float = 30.0
     lease_timeout_s: float = 300.0

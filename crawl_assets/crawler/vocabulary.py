@@ -51,7 +51,7 @@ class DropReason(StrEnum):
     NOT_PLANNED = "not_planned"  # a known URL the day's recrawl plan left out: not due, or over budget
     # Outside what this crawl is for.
     OUT_OF_SCOPE = "out_of_scope"
-    # Trap defences (crawler/trap_defences.py).
+    # Trap defences (crawler/url_policy/trap_defences.py).
     URL_TOO_LONG = "url_too_long"
     TOO_MANY_QUERY_PARAMS = "too_many_query_params"
     REPEATED_PATH_SEGMENTS = "repeated_path_segments"
@@ -59,7 +59,7 @@ class DropReason(StrEnum):
     BLOCKLIST_URL = "blocklist_url"
     DEMOTED_HOST = "demoted_host"
     HOST_GROWTH_CAPPED = "host_growth_capped"
-    # The page's own signals (crawler/page_signals.py): links reported, not followed.
+    # The page's own signals (crawler/content/page_signals.py): links reported, not followed.
     PAGE_NOFOLLOW = "page_nofollow"  # the page's robots <meta> or X-Robots-Tag said nofollow
     NOFOLLOW_LINK = "nofollow_link"  # the link's rel said nofollow (or ugc, sponsored)
 

@@ -32,9 +32,9 @@ import duckdb
 import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
-from ..crawler.change_feeds import LISTING_TYPES, listing_of
-from ..crawler.decoding import DecodingError, decode_body
-from ..crawler.urls import host_of
+from ..crawler.content.change_feeds import LISTING_TYPES, listing_of
+from ..crawler.content.decoding import DecodingError, decode_body
+from ..crawler.url_policy.urls import host_of
 from ..crawler.vocabulary import StatusClass, WarcRecordKind
 from ..storage.layout import shard_files
 from ..storage.shared_root import connect

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..crawler.minhash_check import jaccard, text_from_warc
+from ..crawler.content.minhash_check import jaccard, text_from_warc
+from ..crawler.content.simhash import clusters, near_duplicate_pairs
 from ..crawler.settings import CrawlSettings
-from ..crawler.simhash import clusters, near_duplicate_pairs
 from ..storage.layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
 from ..storage.shared_root import connect, read_table
 from .fetch_step import demoted_hosts

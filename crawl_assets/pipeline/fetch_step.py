@@ -17,14 +17,14 @@ import duckdb
 import pyarrow as pa
 from rbloom import Bloom
 
-from ..crawler.batch import run_fetch_batch
-from ..crawler.checkpoint import BatchProgress
+from ..crawler.archive.warc import warc_date
+from ..crawler.batches.batch import run_fetch_batch
+from ..crawler.batches.checkpoint import BatchProgress
+from ..crawler.batches.tables import dropped_table, fetch_log_table, links_table
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
-from ..crawler.sharding import shard_index
-from ..crawler.tables import dropped_table, fetch_log_table, links_table
+from ..crawler.url_policy.sharding import shard_index
 from ..crawler.vocabulary import DropReason, WarcRecordKind
-from ..crawler.warc import warc_date
 from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
 from ..storage.shared_root import connect
 from .change_evidence import evidence_of_batch
@@ -35,7 +35,7 @@ from .warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
-CHECKPOINT_DIR = "checkpoint"  # the batch's progress (crawler/checkpoint.py): a rerun resumes from it
+CHECKPOINT_DIR = "checkpoint"  # the batch's progress (crawler/batches/checkpoint.py): a rerun resumes from it
 
 
 # -- inputs, one loader each ------------------------------------------------------------
@@ -140,7 +140,7 @@ class FetchCounts:
     status_classes: Mapping[str, int]
     http_statuses: Mapping[str, int]
     dropped_by_reason: Mapping[str, Mapping[str, int]]  # reason -> {host: URLs}, top 20 hosts
-    # Pages' own signals (crawler/page_signals.py): pages fetched and archived but marked
+    # Pages' own signals (crawler/content/page_signals.py): pages fetched and archived but marked
     # noindex, pages whose links were all left unfollowed, and link rows not followed by reason.
     noindex_pages: int = 0
     nofollow_pages: int = 0
@@ -172,7 +172,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     last = progress.load()
     if refetch and last is not None and last.finished:  # one cut short resumes (a retry of a refetch too)
         progress.clear()
-    # The frontier streams from disk a few URLs per host at a time (crawler/disk_frontier.py).
+    # The frontier streams from disk a few URLs per host at a time (crawler/batches/disk_frontier.py).
     batch = run_fetch_batch(settings, shard_index(shard), [], warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,

@@ -24,11 +24,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ..crawler.batch import in_scope
+from ..crawler.batches.batch import in_scope
+from ..crawler.batches.tables import FRONTIER_SCHEMA
 from ..crawler.settings import CrawlSettings
-from ..crawler.sharding import shard_key, shard_of
-from ..crawler.tables import FRONTIER_SCHEMA
-from ..crawler.trap_defences import Blocklist, TrapDefences, TrapLimits
+from ..crawler.url_policy.sharding import shard_key, shard_of
+from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of
 from ..storage.shared_root import connect
@@ -164,7 +164,7 @@ FROM (
 )
 """
 
-# The URL rules of crawler/trap_defences.py in SQL, so that Python is called only where SQL
+# The URL rules of crawler/url_policy/trap_defences.py in SQL, so that Python is called only where SQL
 # cannot decide (test_frontier_step checks both agree URL by URL):
 # - TrapDefences.intrinsic_reason: too long, too many query parameters ("&" count), repeated
 #   path segments (the macros of register_url_rules: aligned runs of 1-3 segments, looked at

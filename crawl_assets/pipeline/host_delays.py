@@ -2,7 +2,7 @@
 86,400 / delay fetches a day.
 
 The pipeline never sees a host's robots.txt Crawl-delay or the engine's adaptive slow-down
-(crawler/politeness.py), but the fetch log shows what they did: the engine never starts a
+(crawler/fetching/politeness.py), but the fetch log shows what they did: the engine never starts a
 request to a host sooner than its delay after the end of the one before, so the shortest
 gap between the end of one answered request (fetched_at + duration) and the start of the
 next is at least the delay in force. A gap can only be longer (the host's queue ran dry, a

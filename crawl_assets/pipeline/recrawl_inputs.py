@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..crawler.batch import in_scope
+from ..crawler.batches.batch import in_scope
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..crawler.vocabulary import DropReason, StatusClass

@@ -1,16 +1,16 @@
 """Under a URL data root, a fetch batch writes its WARC files (and their checkpoint and
 indexes) in a local folder under work_dir, and uploads them when the batch has finished,
 before the fetch log that points at them is written: WARC writing appends to an open file
-and a crash is repaired by truncating it (crawler/checkpoint.py), neither of which an
+and a crash is repaired by truncating it (crawler/batches/checkpoint.py), neither of which an
 object store does. Under a local root the batch writes in place, as it always has."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..crawler.archive.warc import OPEN_SUFFIX
+from ..crawler.archive.warc_index import WARC_SUFFIX
 from ..crawler.settings import CrawlSettings
-from ..crawler.warc import OPEN_SUFFIX
-from ..crawler.warc_index import WARC_SUFFIX
 from ..storage.shared_root import DataPath, is_remote, make_local_folder, publish_folder, relative_under
 from .fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.warc_index import index_paths
+from crawl_assets.crawler.archive.warc_index import index_paths
 
 from conftest import DAY1, DAY2
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
-from crawl_assets.crawler.sharding import shard_key, shard_of
-from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
+from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.defs.assets.fetch import REFETCH_TAG

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
-from crawl_assets.crawler.sharding import shard_key, shard_keys, shard_of
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_keys, shard_of
 from crawl_assets.defs.jobs import SHARD_TAG
 from crawl_assets.deployment.cluster import CELERY_BROKER_ENV, POSTGRES_URL_ENV, instance_file
 from crawl_assets.storage.layout import fetch_log_file, frontier_file, links_file, url_registry_file

@@ -17,7 +17,8 @@ import signal
 import sys
 from pathlib import Path
 
-from crawl_assets.crawler import checkpoint, warc
+from crawl_assets.crawler.archive import warc
+from crawl_assets.crawler.batches import checkpoint
 from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.storage.layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
-from crawl_assets.crawler.sharding import shard_key, shard_of
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.defs.assets.fetch import REFETCH_TAG
 from crawl_assets.defs.partitions import fetch_partition_key

@@ -14,7 +14,7 @@ import pytest
 
 from crash_support import (CHECKPOINT_INTERVAL_S, DAY, final_state, kill_after, page_requests, prepared,
                            run)
-from crawl_assets.crawler.checkpoint import STATE_FILE
+from crawl_assets.crawler.batches.checkpoint import STATE_FILE
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR
 from crawl_assets.storage.layout import fetch_log_file, frontier_file, warc_dir
 from support import TEST_DELAY_S, DemoWebProcess
@@ -65,7 +65,7 @@ def test_a_full_disk_stops_the_batch_cleanly_and_a_rerun_resumes(tmp_path, monke
     import errno
     import io
 
-    from crawl_assets.crawler import warc as warc_module
+    from crawl_assets.crawler.archive import warc as warc_module
     from crawl_assets.crawler.crawl_errors import BatchStopped
     from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 

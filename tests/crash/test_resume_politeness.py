@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
 from crash_support import DAY, final_state
-from crawl_assets.crawler.checkpoint import STATE_FILE
+from crawl_assets.crawler.batches.checkpoint import STATE_FILE
 from crawl_assets.defs.assets import frontier_snapshot, seeds
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR
 from crawl_assets.storage.layout import warc_dir

@@ -4,8 +4,8 @@ import ipaddress
 
 import pytest
 
-from crawl_assets.crawler.addresses import address_allowed
 from crawl_assets.crawler.settings import NetworkException
+from crawl_assets.crawler.url_policy.addresses import address_allowed
 
 
 @pytest.mark.parametrize("address", [

@@ -2,10 +2,10 @@
 
 from rbloom import Bloom
 
-from crawl_assets.crawler.admission import Admission, Link
-from crawl_assets.crawler.trap_defences import TrapDefences
+from crawl_assets.crawler.fetching.admission import Admission, Link
+from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
+from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
 from crawl_assets.crawler.vocabulary import DropReason
-from crawl_assets.crawler.workbench import FetchTask, Workbench
 
 
 def admission(max_depth=2, budget=3, seen=None, mine=lambda host: host != "other.test"):

@@ -7,14 +7,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from crawl_assets.crawler.answer_policy import (
+from crawl_assets.crawler.archive.warc import Exchange
+from crawl_assets.crawler.fetching.answer_policy import (
     OUTCOME, DeadEndRedirect, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer, RobotsHop, judge_answer, judge_robots_answer,
     status_class_of)
-from crawl_assets.crawler.http_exchange import HopResult
+from crawl_assets.crawler.fetching.http_exchange import HopResult
+from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import load_settings
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.crawler.warc import Exchange
-from crawl_assets.crawler.workbench import FetchTask
 
 SETTINGS = dataclasses.replace(load_settings(use_env=False), max_attempts=3, retry_base_s=2.0,
                                max_retry_after_s=120.0, max_redirects=5)

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from crawl_assets.crawler.batch import in_scope, run_fetch_batch
+from crawl_assets.crawler.batches.batch import in_scope, run_fetch_batch
 from crawl_assets.crawler.settings import load_settings
 
 SETTINGS = load_settings(use_env=False)

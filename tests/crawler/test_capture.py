@@ -1,4 +1,4 @@
-"""What one answer leaves behind (WARC records, fetch-log row) and what a body is (content.py);
+"""What one answer leaves behind (WARC records, fetch-log row) and what a body is (content/body.py);
 synthetic answers, no network."""
 
 import gzip
@@ -6,15 +6,15 @@ from datetime import datetime, timezone
 
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.answer_policy import OUTCOME, DeadEndRedirect, Redirect
-from crawl_assets.crawler.capture import Capture
-from crawl_assets.crawler.content import examine, media_type_of
-from crawl_assets.crawler.http_exchange import HopResult
-from crawl_assets.crawler.trap_defences import TrapDefences
+from crawl_assets.crawler.archive.warc import WarcFileWriter
+from crawl_assets.crawler.archive.warc import Exchange
+from crawl_assets.crawler.content.body import examine, media_type_of
+from crawl_assets.crawler.fetching.answer_policy import OUTCOME, DeadEndRedirect, Redirect
+from crawl_assets.crawler.fetching.capture import Capture
+from crawl_assets.crawler.fetching.http_exchange import HopResult
+from crawl_assets.crawler.fetching.workbench import FetchTask
+from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
 from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
-from crawl_assets.crawler.warc import WarcFileWriter
-from crawl_assets.crawler.workbench import FetchTask
-from crawl_assets.crawler.warc import Exchange
 
 PAGE = b'<html><head><title>t</title></head><body><p>Some words here.</p><a href="/b">b</a> <a href="c#x">c</a></body></html>'
 WHEN = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

@@ -2,8 +2,8 @@
 
 from datetime import datetime, timezone
 
-from crawl_assets.crawler.change_feeds import ListKind, listed_urls, parse_when
-from crawl_assets.crawler.content import examine
+from crawl_assets.crawler.content.body import examine
+from crawl_assets.crawler.content.change_feeds import ListKind, listed_urls, parse_when
 
 BASE = "http://example.test/"
 UTC = timezone.utc
@@ -88,7 +88,7 @@ def test_feeds_and_sitemaps_are_followed_as_links():
 def test_a_gzipped_sitemap_is_unpacked_within_the_size_cap():
     import gzip
 
-    from crawl_assets.crawler.change_feeds import listing_of
+    from crawl_assets.crawler.content.change_feeds import listing_of
 
     sitemap = b"<urlset>" + b"".join(b"<url><loc>http://example.test/%d</loc><lastmod>2026-01-0%d</lastmod></url>"
                                      % (i, i + 1) for i in range(3)) + b"</urlset>"
@@ -106,7 +106,7 @@ def test_a_gzipped_sitemap_is_unpacked_within_the_size_cap():
 def test_a_gzipped_download_that_is_no_sitemap_is_not_unpacked_whole(monkeypatch):
     import gzip
 
-    from crawl_assets.crawler import change_feeds
+    from crawl_assets.crawler.content import change_feeds
 
     unpacked = []
 

@@ -4,7 +4,7 @@ import zlib
 import brotli
 import pytest
 
-from crawl_assets.crawler.decoding import DecodingError, decode_body
+from crawl_assets.crawler.content.decoding import DecodingError, decode_body
 
 TEXT = b"<p>hello</p>" * 1000
 

@@ -6,9 +6,9 @@ import datetime as dt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawl_assets.crawler.disk_frontier import DiskFrontier
-from crawl_assets.crawler.tables import FRONTIER_SCHEMA
-from crawl_assets.crawler.workbench import FetchTask
+from crawl_assets.crawler.batches.disk_frontier import DiskFrontier
+from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.fetching.workbench import FetchTask
 
 CAPTURED = dt.datetime(2026, 11, 28, 10, 30, 5, 123456, tzinfo=dt.timezone.utc)
 

@@ -8,11 +8,11 @@ from collections import defaultdict
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.batch import run_fetch_batch
-from crawl_assets.crawler.engine import YOUNG_GC_THRESHOLD, fewer_young_collections
-from crawl_assets.crawler.workbench import FetchTask
+from crawl_assets.crawler.batches.batch import run_fetch_batch
+from crawl_assets.crawler.fetching.engine import YOUNG_GC_THRESHOLD, fewer_young_collections
+from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
-from crawl_assets.crawler.sharding import shard_of
+from crawl_assets.crawler.url_policy.sharding import shard_of
 from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, Response
 from support import DemoWebProcess, assert_polite, assert_warcio_check_passes

@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawl_assets.crawler.batch import run_fetch_batch
+from crawl_assets.crawler.batches.batch import run_fetch_batch
+from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.crawler.workbench import FetchTask
 from support import DemoWebProcess, assert_polite
 
 DELAY_S = 0.05

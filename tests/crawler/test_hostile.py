@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.batch import run_fetch_batch
-from crawl_assets.crawler.workbench import FetchTask
+from crawl_assets.crawler.archive.warc import payload_digest
+from crawl_assets.crawler.batches.batch import run_fetch_batch
+from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.crawler.warc import payload_digest
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 
 FETCH_TIMEOUT_S = 3.0

@@ -1,9 +1,9 @@
 """One decode and one parse a page (html_tree.py), shared by the link scan and the main text."""
 
-from crawl_assets.crawler.content import examine
-from crawl_assets.crawler.html_tree import decoded_html, parse_html
-from crawl_assets.crawler.links import scan_page
-from crawl_assets.crawler.simhash import page_text, simhash64
+from crawl_assets.crawler.content.body import examine
+from crawl_assets.crawler.content.html_tree import decoded_html, parse_html
+from crawl_assets.crawler.content.links import scan_page
+from crawl_assets.crawler.content.simhash import page_text, simhash64
 from crawl_assets.demoweb import DemoWeb
 
 

@@ -7,13 +7,13 @@ import random
 from urllib.parse import urlsplit
 
 
-from crawl_assets.crawler.addresses import NetworkException
-from crawl_assets.crawler.clients import ConnectionFactory
-from crawl_assets.crawler.http_exchange import HttpExchanger, header_map, request_parts
-from crawl_assets.crawler.urls import DEFAULT_PORTS
-from crawl_assets.crawler.resolver import DnsError, Resolver
+from crawl_assets.crawler.fetching.clients import ConnectionFactory
+from crawl_assets.crawler.fetching.http_exchange import HttpExchanger, header_map, request_parts
+from crawl_assets.crawler.fetching.resolver import DnsError, Resolver
+from crawl_assets.crawler.fetching.visit_state import VisitState
 from crawl_assets.crawler.settings import load_settings
-from crawl_assets.crawler.visit_state import VisitState
+from crawl_assets.crawler.url_policy.addresses import NetworkException
+from crawl_assets.crawler.url_policy.urls import DEFAULT_PORTS
 from crawl_assets.crawler.vocabulary import StatusClass
 
 SETTINGS = dataclasses.replace(

@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from crawl_assets.crawler.clock import ManualClock
-from crawl_assets.crawler.leases import LeaseTable
-from crawl_assets.crawler.workbench import FetchTask, Workbench
+from crawl_assets.crawler.fetching.clock import ManualClock
+from crawl_assets.crawler.fetching.leases import LeaseTable
+from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
 
 
 def task(n: int, host: str = "a.test") -> FetchTask:

@@ -1,4 +1,4 @@
-from crawl_assets.crawler.links import extract_links
+from crawl_assets.crawler.content.links import extract_links
 
 PAGE = b"""<!doctype html><html><head><title>t</title></head><body>
 <a href="/p/2.html">two</a> <a href="3.html#top">three</a> <a href="#only-fragment">x</a>
@@ -25,7 +25,7 @@ def test_base_href_changes_resolution():
 def test_the_first_base_counts_wherever_it_stands_and_tags_after_the_links_still_apply():
     """<base> and robots <meta> are read in the same walk of the document as the links: a
     base or meta written after the links still applies, and only the first base counts."""
-    from crawl_assets.crawler.links import scan_page
+    from crawl_assets.crawler.content.links import scan_page
 
     html = (b'<html><body><a href="x.html">x</a> <a href="../y.html" rel="nofollow">y</a>'
             b'<a href="x.html">again</a><base href="http://cdn.test/a/b/"><base href="http://other.test/">'

@@ -6,7 +6,7 @@ import io
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from crawl_assets.crawler.minhash_check import jaccard, minhash_of, text_from_warc
+from crawl_assets.crawler.content.minhash_check import jaccard, minhash_of, text_from_warc
 
 STORY = " ".join(f"sentence {i} of the article tells part {i} of the story" for i in range(40))
 

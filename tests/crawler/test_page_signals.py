@@ -8,19 +8,19 @@ from datetime import datetime, timezone
 import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.admission import Admission, Link
-from crawl_assets.crawler.answer_policy import OUTCOME
-from crawl_assets.crawler.capture import Capture
-from crawl_assets.crawler.http_exchange import HopResult, header_map
-from crawl_assets.crawler.links import scan_page
-from crawl_assets.crawler.page_signals import PageDirectives, header_directives, meta_directives, rel_nofollow
-from crawl_assets.crawler.robots import product_token
+from crawl_assets.crawler.archive.warc import Exchange, WarcFileWriter
+from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.content.links import scan_page
+from crawl_assets.crawler.content.page_signals import PageDirectives, header_directives, meta_directives, rel_nofollow
+from crawl_assets.crawler.fetching.admission import Admission, Link
+from crawl_assets.crawler.fetching.answer_policy import OUTCOME
+from crawl_assets.crawler.fetching.capture import Capture
+from crawl_assets.crawler.fetching.http_exchange import HopResult, header_map
+from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
 from crawl_assets.crawler.settings import NetworkException, load_settings
-from crawl_assets.crawler.tables import FRONTIER_SCHEMA
-from crawl_assets.crawler.trap_defences import TrapDefences
+from crawl_assets.crawler.url_policy.robots import product_token
+from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.crawler.warc import Exchange, WarcFileWriter
-from crawl_assets.crawler.workbench import FetchTask, Workbench
 from crawl_assets.demoweb import DemoWebProcess
 from crawl_assets.demoweb.signal_hosts import AGENT as SIGNAL_AGENT, signal_hosts
 from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step

@@ -1,8 +1,8 @@
 import email.utils
 import time
 
-from crawl_assets.crawler.answer_policy import retry_after_seconds
-from crawl_assets.crawler.politeness import HostPoliteness
+from crawl_assets.crawler.fetching.answer_policy import retry_after_seconds
+from crawl_assets.crawler.fetching.politeness import HostPoliteness
 
 
 def test_delay_is_the_largest_of_default_crawl_delay_adaptive_and_retry_after():

@@ -7,10 +7,10 @@ from collections import defaultdict
 
 import pytest
 
-from crawl_assets.crawler.batch import run_fetch_batch
+from crawl_assets.crawler.batches.batch import run_fetch_batch
+from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.crawler.workbench import FetchTask
 from crawl_assets.demoweb.politeness_hosts import (MOVED_CRAWL_DELAY_S, MOVED_ROBOTS_PATH, ROBOTS_CHAIN_HOPS,
                                                    TARGET_CRAWL_DELAY_S, politeness_hostname)
 from support import DemoWebProcess, assert_polite

@@ -3,7 +3,7 @@ import socket
 
 import pytest
 
-from crawl_assets.crawler.resolver import DnsError, Resolver
+from crawl_assets.crawler.fetching.resolver import DnsError, Resolver
 
 
 def test_overrides_win_and_wildcards_match_subdomains():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.crawler.robots import (
+from crawl_assets.crawler.url_policy.robots import (
     ALLOW_ALL_3XX, ALLOW_ALL_4XX, DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_FETCH_ERROR,
     DISALLOW_ALL_UNREACHABLE, KNOWN_KEYS, PARSED, ROBOTS_MAX_BYTES, RobotsCache, RobotsResponse,
     allow_all, disallow_all, escape_pattern, is_valid_product_token, parse_records, parse_robots,

@@ -1,4 +1,4 @@
-from crawl_assets.crawler.seed_files import read_seed_files
+from crawl_assets.crawler.url_policy.seed_files import read_seed_files
 
 
 def test_seed_files_skip_comments_and_report_bad_lines_with_file_and_line(tmp_path):

@@ -5,13 +5,13 @@ from collections import Counter
 import pytest
 
 from crawl_assets.crawler.settings import SettingsError, load_settings
-from crawl_assets.crawler.sharding import VIRTUAL_SHARDS, shard_of, shard_table
+from crawl_assets.crawler.url_policy.sharding import VIRTUAL_SHARDS, shard_of, shard_table
 
 
 def test_shards_are_stable_across_processes_and_spread_hosts():
     hosts = [f"h{i:04d}.demo.test" for i in range(400)]
     here = [shard_of(h, 8) for h in hosts]
-    code = ("from crawl_assets.crawler.sharding import shard_of;"
+    code = ("from crawl_assets.crawler.url_policy.sharding import shard_of;"
             f"print([shard_of(h, 8) for h in {hosts!r}])")
     there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert eval(there.stdout) == here  # a salted hash would differ in a new process

@@ -11,11 +11,11 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from crawl_assets.crawler.settings import CrawlSettings
-from crawl_assets.crawler.simhash import (
+from crawl_assets.crawler.content.simhash import (
     Pairs, block_keys, block_layout, clusters, hamming, near_duplicate_pairs, page_text,
     simhash64, to_signed64, to_unsigned64,
 )
+from crawl_assets.crawler.settings import CrawlSettings
 
 THRESHOLD = CrawlSettings().near_dup_threshold   # bits: at most this far = near duplicates
 
@@ -98,7 +98,7 @@ def test_page_text_reads_the_article_as_a_page_of_its_own():
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
-    from crawl_assets.crawler.simhash import AD_SELECTORS
+    from crawl_assets.crawler.content.simhash import AD_SELECTORS
 
     def reference(html: str) -> str:
         # The article serialised and parsed as a page by itself (the slower first version).
@@ -135,7 +135,7 @@ def test_fingerprint_basics():
 def test_fingerprint_is_stable_across_processes():
     text = page_text(_page(_article(7)))
     here = simhash64(text)
-    code = ("import sys; from crawl_assets.crawler.simhash import simhash64, page_text;"
+    code = ("import sys; from crawl_assets.crawler.content.simhash import simhash64, page_text;"
             "print(simhash64(sys.stdin.read()))")
     out = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
                          text=True, check=True, env={"PYTHONHASHSEED": "12345",
@@ -213,7 +213,7 @@ def _random_text(rng: random.Random) -> str:
 
 @pytest.mark.parametrize("shingle", [1, 2, 3, 5])
 def test_fingerprints_equal_the_reference_simhash(shingle):
-    from crawl_assets.crawler.simhash import simhash64_numpy
+    from crawl_assets.crawler.content.simhash import simhash64_numpy
 
     rng = random.Random(shingle)
     for text in TEXTS + [_random_text(rng) for _ in range(300)]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.crawler import simhash
-from crawl_assets.crawler.simhash import page_text, simhash64, simhash64_numpy
+from crawl_assets.crawler.content import simhash
+from crawl_assets.crawler.content.simhash import page_text, simhash64, simhash64_numpy
 
 kernel = simhash.compiled_fingerprint
 needs_kernel = pytest.mark.skipif(
@@ -113,7 +113,7 @@ def test_kernel_refuses_surrogates_like_numpy():
 
 @needs_kernel
 def test_simhash64_uses_the_compiled_kernel(monkeypatch):
-    from crawl_assets.crawler import simhash_kernel
+    from crawl_assets.crawler.content import simhash_kernel
 
     assert Path(simhash_kernel.__file__).suffix in (".so", ".pyd")
     assert simhash.compiled_fingerprint is simhash_kernel.fingerprint
@@ -130,8 +130,8 @@ def test_simhash64_uses_the_compiled_kernel(monkeypatch):
 
 def test_without_the_kernel_simhash64_falls_back_to_numpy():
     # As on a machine without a C compiler: the kernel's import fails, the same values come.
-    code = ("import sys; sys.modules['crawl_assets.crawler.simhash_kernel'] = None\n"
-            "from crawl_assets.crawler import simhash\n"
+    code = ("import sys; sys.modules['crawl_assets.crawler.content.simhash_kernel'] = None\n"
+            "from crawl_assets.crawler.content import simhash\n"
             "assert simhash.compiled_fingerprint is None\n"
             "print(simhash.simhash64('The quick brown fox jumps over the lazy dog'),"
             " simhash.simhash64('one two', 5))")

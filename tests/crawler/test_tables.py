@@ -5,8 +5,7 @@ from datetime import datetime, timezone
 
 import pyarrow as pa
 
-from crawl_assets.crawler.fetch_record import FetchRecord
-from crawl_assets.crawler.tables import (
+from crawl_assets.crawler.batches.tables import (
     DROPPED_SCHEMA,
     FETCH_LOG_SCHEMA,
     FRONTIER_SCHEMA,
@@ -16,6 +15,7 @@ from crawl_assets.crawler.tables import (
     fetch_tasks,
     links_table,
 )
+from crawl_assets.crawler.fetching.fetch_record import FetchRecord
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass, WarcRecordKind
 
 WHEN = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)

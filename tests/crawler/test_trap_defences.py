@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from crawl_assets.crawler.trap_defences import (Blocklist, TrapDefences, TrapLimits, repeated_segments,
+from crawl_assets.crawler.url_policy.trap_defences import (Blocklist, TrapDefences, TrapLimits, repeated_segments,
                                                 url_pattern, url_patterns_regex)
 
 

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 import pytest
 from w3lib.url import canonicalize_url
 
-from crawl_assets.crawler.urls import UrlError, host_of, normalize_url
+from crawl_assets.crawler.url_policy.urls import UrlError, host_of, normalize_url
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "urls"
 
@@ -582,7 +582,7 @@ def test_canonical_urls_are_fixed_points():
 def test_the_fast_link_path_agrees_with_normalize_url():
     import random
 
-    from crawl_assets.crawler.urls import resolve_href
+    from crawl_assets.crawler.url_policy.urls import resolve_href
     from crawl_assets.demoweb import DemoWeb
 
     rng = random.Random(5)
@@ -611,7 +611,7 @@ def test_plain_urls_skip_w3lib_with_the_same_result(monkeypatch):
     canonicalize_url; with that shortcut off, every URL normalises the same."""
     import random
 
-    from crawl_assets.crawler import urls
+    from crawl_assets.crawler.url_policy import urls
 
     rng = random.Random(8)
     hosts = ["h0001.demo.test:8471", "Example.COM", "a..b", "xn--bcher-kva.example", "x" * 70 + ".test",

@@ -2,10 +2,10 @@
 
 import dataclasses
 
-from crawl_assets.crawler.politeness import HostPoliteness
-from crawl_assets.crawler.robots import allow_all, disallow_all
+from crawl_assets.crawler.fetching.politeness import HostPoliteness
+from crawl_assets.crawler.fetching.visit_state import RobotsEntry, VisitState
 from crawl_assets.crawler.settings import load_settings
-from crawl_assets.crawler.visit_state import RobotsEntry, VisitState
+from crawl_assets.crawler.url_policy.robots import allow_all, disallow_all
 
 
 def test_robots_rules_are_kept_per_origin_until_they_expire():

@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.warc import Exchange, WarcFileWriter
+from crawl_assets.crawler.archive.warc import Exchange, WarcFileWriter
 from support import assert_warcio_check_passes
 
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.warc import (IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter,
+from crawl_assets.crawler.archive.warc import (IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter,
                                        payload_digest)
 
 WHEN = datetime(2026, 12, 1, 1, 2, 3, 456789, tzinfo=timezone.utc)

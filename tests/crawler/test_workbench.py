@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from crawl_assets.crawler.clock import ManualClock, MonotonicClock, wake
-from crawl_assets.crawler.workbench import FetchTask, InvariantError, Workbench
+from crawl_assets.crawler.fetching.clock import ManualClock, MonotonicClock, wake
+from crawl_assets.crawler.fetching.workbench import FetchTask, InvariantError, Workbench
 
 
 def task(host: str, n: int, priority: int = 3, **fields) -> FetchTask:

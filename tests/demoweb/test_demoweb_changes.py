@@ -19,7 +19,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.crawler.simhash import page_text, simhash64
+from crawl_assets.crawler.content.simhash import page_text, simhash64
 from crawl_assets.demoweb import HOME_PAGE, DemoWeb, DemoWebThread
 from crawl_assets.demoweb.change_model import moment
 from crawl_assets.demoweb.host_traits import FEED_ENTRIES, feed_path, validator_policy

@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import pytest
 
-from crawl_assets.crawler.links import extract_links
+from crawl_assets.crawler.content.links import extract_links
 from crawl_assets.demoweb import DemoWeb, DemoWebThread, HostileHost, add_hostile_hosts
 from crawl_assets.demoweb.hostile_hosts import KINDS
 from crawl_assets.demoweb.process import DemoWebProcess

@@ -12,7 +12,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from crawl_assets.crawler.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.demoweb.change_model import moment
 from crawl_assets.pipeline.change_evidence import (

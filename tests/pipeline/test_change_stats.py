@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
-from crawl_assets.crawler.tables import FETCH_LOG_SCHEMA
 from crawl_assets.pipeline import change_rate_estimators, url_change_state
 from crawl_assets.pipeline.change_stats_step import RateEstimator, change_stats
 from crawl_assets.pipeline.pool_sums import DEFAULT_PRIOR_RATE

@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
-from crawl_assets.crawler.sharding import shard_key, shard_of
-from crawl_assets.crawler.tables import FRONTIER_SCHEMA
-from crawl_assets.crawler.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
+from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
 from crawl_assets.crawler.vocabulary import DropReason
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.frontier_step import build_frontier

@@ -9,9 +9,9 @@ import dataclasses
 import pyarrow as pa
 import pytest
 
-from crawl_assets.crawler.batch import in_scope
-from crawl_assets.crawler.sharding import shard_key, shard_of
-from crawl_assets.crawler.urls import host_of
+from crawl_assets.crawler.batches.batch import in_scope
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
+from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step

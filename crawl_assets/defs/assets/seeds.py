@@ -3,8 +3,8 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from ...crawler.seed_files import read_seed_files
-from ...crawler.urls import host_of
+from ...crawler.url_policy.seed_files import read_seed_files
+from ...crawler.url_policy.urls import host_of
 from ...storage.layout import seeds_file, write_parquet_atomic
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors

@@ -15,7 +15,7 @@ from pathlib import Path
 import xxhash
 from rbloom import Bloom
 
-from .crawl_errors import CrawlInputError
+from ..crawl_errors import CrawlInputError
 
 DEFAULT_FP_RATE = 0.001
 DIGEST_SUFFIX = ".sha256"

@@ -8,7 +8,7 @@ import asyncio
 import socket
 import time
 
-from .host_patterns import host_matches
+from ..url_policy.host_patterns import host_matches
 
 
 class DnsError(OSError):

@@ -13,12 +13,12 @@ import time
 from dataclasses import dataclass
 from datetime import timezone
 
-from .decoding import DecodingError, decode_body
+from ..content.decoding import DecodingError, decode_body
+from ..settings import CrawlSettings
+from ..url_policy.robots import RobotsResponse
+from ..url_policy.urls import UrlError, normalize_url
+from ..vocabulary import StatusClass
 from .http_exchange import HopResult
-from .robots import RobotsResponse
-from .settings import CrawlSettings
-from .urls import UrlError, normalize_url
-from .vocabulary import StatusClass
 from .workbench import FetchTask
 
 RETRYABLE_ERRORS = frozenset({StatusClass.CONNECT_ERROR, StatusClass.NETWORK_ERROR})

@@ -22,8 +22,8 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import NamedTuple
 
+from ..url_policy.urls import UrlError, normalize_url
 from .decoding import DecodingError, decode_body
-from .urls import UrlError, normalize_url
 
 MAX_LISTED = 50_000  # URLs one sitemap may list (sitemaps.org); feeds hold far fewer
 FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/rdf+xml"})

@@ -27,13 +27,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .admission import Link
-from .crawl_errors import CrawlInputError
+from ..archive.warc import OPEN_SUFFIX
+from ..crawl_errors import CrawlInputError
+from ..fetching.admission import Link
+from ..fetching.fetch_record import FetchRecord
+from ..fetching.workbench import FetchTask
 from .disk_frontier import INDEX_FILE, SPILL_FILE
-from .fetch_record import FetchRecord
 from .tables import fetch_log_table, links_table
-from .warc import OPEN_SUFFIX
-from .workbench import FetchTask
 
 STATE_FILE = "state.json"
 PARTS_DIR = "parts"

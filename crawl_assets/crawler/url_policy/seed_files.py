@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .crawl_errors import CrawlInputError
+from ..crawl_errors import CrawlInputError
 from .urls import UrlError, normalize_url
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .settings import CrawlSettings
+from ..settings import CrawlSettings
 
 
 @dataclass

@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..settings import DEFAULT_PRIORITY_WEIGHTS  # level 1 (highest) .. 5, written once there
+from ..url_policy.urls import host_of
 from .clock import MonotonicClock, wake
-from .settings import DEFAULT_PRIORITY_WEIGHTS  # level 1 (highest) .. 5, written once there
-from .urls import host_of
 from .visit_state import VisitState
 
 

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ..archive.warc import WarcFileWriter, warc_date
+from ..fetching.engine import FetchEngine
+from ..fetching.fetch_record import BatchOutput, FetchRecord
+from ..fetching.visit_state import VisitState
+from ..fetching.workbench import FetchTask
+from ..vocabulary import WarcRecordKind
 from .checkpoint import BatchProgress, Checkpoint, WarcRecovery, recover_warc
 from .disk_frontier import DiskFrontier
-from .engine import FetchEngine
-from .fetch_record import BatchOutput, FetchRecord
-from .visit_state import VisitState
-from .vocabulary import WarcRecordKind
-from .warc import WarcFileWriter, warc_date
-from .workbench import FetchTask
 
 HEAD_PER_HOST = 2  # URLs of a host in memory when the frontier streams from disk (topped up every turn)
 

@@ -11,15 +11,15 @@ from pathlib import Path
 import pyarrow as pa
 from rbloom import Bloom
 
+from ..archive.warc import WarcFileWriter
+from ..fetching.engine import FetchEngine
+from ..fetching.fetch_record import BatchOutput
+from ..fetching.workbench import FetchTask
+from ..settings import CrawlSettings
+from ..url_policy.sharding import shard_of
+from ..url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from .checkpoint import BatchProgress
-from .engine import FetchEngine
-from .fetch_record import BatchOutput
 from .progress import Checkpointer, FrontierFeeder, ResumePoint, output_of, restore, resume_point
-from .workbench import FetchTask
-from .settings import CrawlSettings
-from .sharding import shard_of
-from .trap_defences import Blocklist, TrapDefences, TrapLimits
-from .warc import WarcFileWriter
 
 SOFTWARE = "recrawl/0.1 (warcio)"
 

@@ -29,7 +29,7 @@ import pyarrow as pa
 import surt
 from fastwarc.warc import ArchiveIterator
 
-from .vocabulary import WarcRecordKind
+from ..vocabulary import WarcRecordKind
 from .warc import payload_digest
 
 REVISIT_MIME = "warc/revisit"  # what pywb's index says a revisit's mime is

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..archive.warc import (
+    IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter, payload_digest, warc_date,
+)
+from ..content.body import examine
+from ..content.page_signals import PageDirectives, header_directives
+from ..url_policy.trap_defences import TrapDefences
+from ..vocabulary import DropReason, StatusClass, WarcRecordKind
 from .answer_policy import DeadEndRedirect, LeaveHostAlone, Redirect, Verdict, status_class_of
-from .content import examine
 from .fetch_record import FetchRecord
 from .http_exchange import HopResult
-from .page_signals import PageDirectives, header_directives
-from .trap_defences import TrapDefences
-from .vocabulary import DropReason, StatusClass, WarcRecordKind
-from .warc import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter, payload_digest, warc_date
 from .workbench import FetchTask
 
 PAGE_CLASSES = frozenset({StatusClass.OK, StatusClass.TOO_LARGE})  # answers whose content is examined

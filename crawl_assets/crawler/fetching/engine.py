@@ -28,25 +28,25 @@ from collections.abc import Callable, Iterable
 
 from rbloom import Bloom
 
+from ..archive.warc import WarcFileWriter
+from ..crawl_errors import BatchStopped
+from ..settings import CrawlSettings
+from ..url_policy.robots import policy_from_response, product_token
+from ..url_policy.trap_defences import TrapDefences
+from ..url_policy.urls import host_of
+from ..vocabulary import StatusClass
 from .admission import Admission
 from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer,
                             judge_answer, judge_robots_answer)
 from .capture import Capture
 from .clients import ConnectionFactory
 from .clock import MonotonicClock
-from .crawl_errors import BatchStopped
 from .fetch_record import BatchOutput, FetchRecord
 from .http_exchange import HopResult, HttpExchanger
 from .leases import LeaseTable
 from .politeness import HostPoliteness
 from .resolver import Resolver
-from .robots import policy_from_response, product_token
-from .settings import CrawlSettings
-from .trap_defences import TrapDefences
 from .visit_state import RobotsEntry, VisitState
-from .urls import host_of
-from .vocabulary import StatusClass
-from .warc import WarcFileWriter
 from .workbench import FetchTask, Workbench
 
 

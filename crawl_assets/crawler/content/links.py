@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..url_policy.urls import UrlError, normalize_url, resolve_href
 from .html_tree import HTMLTree, parse_html
 from .page_signals import PageDirectives, meta_directives, rel_nofollow
-from .urls import UrlError, normalize_url, resolve_href
 
 _SKIPPED = ("#", "javascript:", "mailto:", "tel:", "data:")
 _SCANNED = "a[href], area[href], base[href], meta[name]"

@@ -21,8 +21,8 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from .crawl_errors import BatchStopped
-from .vocabulary import WarcRecordKind
+from ..crawl_errors import BatchStopped
+from ..vocabulary import WarcRecordKind
 
 try:  # ISA-L's deflate: measured on the demo web's pages, level 2 makes files the size of
     # zlib level 3's at a fifth of its CPU (compression was the largest cost per page).

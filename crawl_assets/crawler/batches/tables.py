@@ -6,8 +6,8 @@ import dataclasses
 
 import pyarrow as pa
 
-from .fetch_record import FetchRecord
-from .workbench import FetchTask
+from ..fetching.fetch_record import FetchRecord
+from ..fetching.workbench import FetchTask
 
 FETCH_LOG_SCHEMA = pa.schema([
     ("url", pa.string()),

@@ -9,8 +9,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..url_policy.robots import RobotsPolicy
 from .politeness import HostPoliteness
-from .robots import RobotsPolicy
 
 
 @dataclass(frozen=True)

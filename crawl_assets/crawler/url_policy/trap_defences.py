@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # datasketch's package import pulls in scipy (0.65 s of every run's start)
     from datasketch import HyperLogLog
 
+from ..settings import CrawlSettings
+from ..vocabulary import DropReason
 from .host_patterns import host_matches
-from .settings import CrawlSettings
-from .vocabulary import DropReason
 
 _DIGITS = re.compile(r"\d+")
 _PARAM_VALUE = re.compile(r"=[^&]*")

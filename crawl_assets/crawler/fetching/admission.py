@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 from rbloom import Bloom
 
-from .trap_defences import TrapDefences
-from .urls import host_of
-from .vocabulary import BATCH_LIMITS, DropReason
+from ..url_policy.trap_defences import TrapDefences
+from ..url_policy.urls import host_of
+from ..vocabulary import BATCH_LIMITS, DropReason
 from .workbench import FetchTask, Workbench
 
 

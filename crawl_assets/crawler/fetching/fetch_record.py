@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..vocabulary import StatusClass, WarcRecordKind
 from .admission import Link
-from .vocabulary import StatusClass, WarcRecordKind
 
 
 @dataclass(frozen=True)

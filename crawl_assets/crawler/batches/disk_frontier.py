@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .workbench import FetchTask
+from ..fetching.workbench import FetchTask
 
 SPILL_FILE = "frontier-rest.jsonl"
 INDEX_FILE = "frontier-index.json"

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
-from .addresses import address_allowed
+from ..archive.warc import Exchange
+from ..settings import CrawlSettings
+from ..url_policy.addresses import address_allowed
+from ..url_policy.urls import DEFAULT_PORTS
+from ..vocabulary import StatusClass
 from .clients import ConnectFailed, ConnectionFactory, ProtocolError
 from .resolver import DnsError, Resolver
-from .settings import CrawlSettings
-from .urls import DEFAULT_PORTS
 from .visit_state import VisitState
-from .vocabulary import StatusClass
-from .warc import Exchange
 
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
 ACCEPT_ENCODING = "gzip, deflate, br"

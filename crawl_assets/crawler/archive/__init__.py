@@ -1,0 +1,1 @@
+"""The WARC files: the writer (checked byte for byte against warcio) and their indexes."""
