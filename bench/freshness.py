@@ -80,10 +80,10 @@ sys.path.insert(0, str(ROOT))
 from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA  # noqa: E402
 from crawl_assets.crawler.settings import CrawlSettings  # noqa: E402
 from crawl_assets.crawler.vocabulary import StatusClass  # noqa: E402
-from crawl_assets.pipeline.change_stats_step import change_stats  # noqa: E402
-from crawl_assets.pipeline.priorities_step import recrawl_priorities  # noqa: E402
-from crawl_assets.pipeline.refresh_allocation import allocate  # noqa: E402
-from crawl_assets.pipeline.url_change_state import register_change_stats  # noqa: E402
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats  # noqa: E402
+from crawl_assets.pipeline.change_stats.url_change_state import register_change_stats  # noqa: E402
+from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities  # noqa: E402
+from crawl_assets.pipeline.priorities.refresh_allocation import allocate  # noqa: E402
 from crawl_assets.storage.shared_root import connect  # noqa: E402
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)

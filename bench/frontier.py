@@ -117,7 +117,7 @@ def measure(root: Path) -> dict:
     from crawl_assets.storage.layout import frontier_file, write_parquet_atomic
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier
-    from crawl_assets.pipeline.recrawl_plan import plan_path
+    from crawl_assets.pipeline.priorities.recrawl_plan import plan_path
 
     from bench.measures import peak_rss_kb
 

@@ -13,7 +13,7 @@ Then, each in a fresh process (so its peak RSS, VmHWM, is its own):
 
 1. the one-off full rebuild: change_stats of every fetch up to the day before the last day
    (what a crawl runs once, or after a change to the rules), which writes the per-URL state
-   as a base file (pipeline/url_change_state.py);
+   as a base file (pipeline/change_stats/url_change_state.py);
 2. the daily step, what runs every day and what the goal is about: change_stats of the last
    day, folding that day's fetches (rows/days of them) into the rebuild's per-URL state and
    writing a delta of the URLs fetched that day plus the day's pattern priors, then
@@ -119,7 +119,7 @@ def rebuild(log_dir: Path, state: Path, urls: int, days: int) -> dict:
 
     from bench.measures import peak_rss_kb
     from crawl_assets.crawler.settings import CrawlSettings
-    from crawl_assets.pipeline.change_stats_step import change_stats
+    from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 
     settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
     t0, cpu = time.perf_counter(), time.process_time()
@@ -136,9 +136,9 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
 
     # (the crawl's package first, as a Dagster run imports it: it sets numpy's memory policy)
     from crawl_assets.crawler.settings import CrawlSettings
-    from crawl_assets.pipeline.change_stats_step import change_stats
-    from crawl_assets.pipeline.priorities_step import recrawl_priorities
-    from crawl_assets.pipeline.url_change_state import register_change_stats, url_state
+    from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
+    from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
+    from crawl_assets.pipeline.change_stats.url_change_state import register_change_stats, url_state
 
     import duckdb
     import numpy as np

@@ -24,16 +24,16 @@ from crawl_assets.crawler.url_policy.seen_filter import save_filter
 from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from crawl_assets.demoweb.change_model import EPOCH
-from crawl_assets.pipeline.change_evidence import trusted_change_evidence
-from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.change_stats.change_evidence import trusted_change_evidence
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
+from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats
 from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier
-from crawl_assets.pipeline.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.priorities.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.recrawl_inputs import HostFlag, change_stats_sources, host_budgets, priorities_inputs
-from crawl_assets.pipeline.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.registry_step import build_registry, build_seen_filter, load_registry_urls
-from crawl_assets.pipeline.url_change_state import read_change_stats
 from crawl_assets.storage.layout import (
     change_evidence_file,
     dropped_file,
@@ -225,7 +225,7 @@ def test_trap_hosts_get_the_small_budget_from_day_two(crawl):
 def test_the_frontier_says_how_many_known_urls_the_plan_left_out(crawl):
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier
-    from crawl_assets.pipeline.recrawl_plan import plan_path
+    from crawl_assets.pipeline.priorities.recrawl_plan import plan_path
 
     _, settings, _ = crawl
     frontier = build_frontier(settings, history_before(settings.data_root, "2026-11-25"),

@@ -93,7 +93,7 @@ class CrawlSettings:
     demote_min_pages: int = 10
     # Front-queue weights, priority 1 (most urgent) first.
     priority_weights: tuple[float, ...] = DEFAULT_PRIORITY_WEIGHTS
-    # Recrawl priorities (pipeline/priorities_step.py). The per-host daily budget is
+    # Recrawl priorities (pipeline/priorities/priorities_step.py). The per-host daily budget is
     # max_pages_per_host; politeness caps a host further at 86,400 / its delay fetches a day.
     daily_fetch_budget: int = 100_000
     discovery_share: float = 0.2  # of the daily budget, for never-fetched URLs

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..crawler.vocabulary import StatusClass
 from ..storage.layout import glob_of, seeds_file
 from ..storage.shared_root import connect, is_remote, make_local_folder, put_file
-from .url_change_state import has_url_state, register_change_stats, url_state
+from .change_stats.url_change_state import has_url_state, register_change_stats, url_state
 
 
 def sql_text(value: str) -> str:

@@ -31,7 +31,7 @@ from ..storage.shared_root import read_table
 CLOSE_OUTPUTS: dict[str, Callable[[Path, str], Path]] = {
     "seen_url_filter": seen_filter_file,
     "near_duplicate_clusters": host_dup_ratio_file,
-    "recrawl_priorities": priorities_file,  # the plan for the next day (pipeline/recrawl_plan.py)
+    "recrawl_priorities": priorities_file,  # the plan for the next day (pipeline/priorities/recrawl_plan.py)
 }
 POLL_S = 2.0  # how often a waiting frontier looks again (the limit: previous_day_wait_s)
 

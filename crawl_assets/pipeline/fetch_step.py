@@ -27,9 +27,9 @@ from ..crawler.url_policy.sharding import shard_index
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
 from ..storage.shared_root import connect
-from .change_evidence import evidence_of_batch
+from .change_stats.change_evidence import evidence_of_batch
 from .input_files import read_table_checked, readable_parquet
-from .recrawl_plan import plan_path
+from .priorities.recrawl_plan import plan_path
 from .seen_filter_files import read_seen_filter
 from .warc_index_step import index_warc_files
 

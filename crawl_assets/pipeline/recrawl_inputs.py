@@ -22,12 +22,12 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
 from ..storage.shared_root import connect, read_table
-from .change_evidence import weigh_listings
+from .change_stats.change_evidence import weigh_listings
+from .change_stats.url_change_state import UrlState, has_url_state, url_state
 from .crawl_history import CrawlHistory, history_through
 from .fetch_step import demoted_hosts
-from .host_delays import observed_delays
-from .recrawl_plan import previous_day
-from .url_change_state import UrlState, has_url_state, url_state
+from .priorities.host_delays import observed_delays
+from .priorities.recrawl_plan import previous_day
 
 # Refusals that say a host generates URLs without end (calendars, facets, session paths).
 TRAP_REASONS = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,

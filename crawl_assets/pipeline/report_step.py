@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..storage.layout import dropped_file, fetch_log_file
 from ..storage.shared_root import connect
-from .url_change_state import has_url_state, register_change_stats, url_state
+from .change_stats.url_change_state import has_url_state, register_change_stats, url_state
 
 TOP_HOSTS = 10
 

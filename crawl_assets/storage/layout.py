@@ -71,7 +71,7 @@ def host_dup_ratio_file(root: Path, date: str) -> Path:
 
 
 # change_stats[D]'s per-URL state is a base (every URL) or a delta (the URLs that changed
-# state on day D, over the last base and the deltas after it): pipeline/url_change_state.py.
+# state on day D, over the last base and the deltas after it): pipeline/change_stats/url_change_state.py.
 def url_state_base_file(root: Path, date: str) -> Path:
     return root / "change_stats" / f"date={date}" / "url_state_base.parquet"
 

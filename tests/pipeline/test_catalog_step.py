@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.catalog_step import build_catalog
-from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.recrawl_inputs import change_stats_sources
 from crawl_assets.storage.layout import url_registry_file, write_parquet_atomic
 from crawl_files import fetch_row, write_fetch_log, write_links, write_seeds

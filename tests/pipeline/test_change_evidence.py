@@ -15,13 +15,13 @@ from warcio.warcwriter import WARCWriter
 from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
 from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.demoweb.change_model import moment
-from crawl_assets.pipeline.change_evidence import (
+from crawl_assets.pipeline.change_stats.change_evidence import (
     CHANGE_EVIDENCE_SCHEMA,
     evidence_of_batch,
     trusted_change_evidence,
     untrusted_hosts,
 )
-from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step
 from crawl_assets.pipeline.recrawl_inputs import change_stats_inputs
 from crawl_assets.storage.layout import change_evidence_file, write_parquet_atomic
@@ -163,7 +163,7 @@ def test_a_host_whose_dates_our_visits_contradict_is_not_trusted(tmp_path):
 
 
 def test_only_the_last_thirty_days_of_visits_judge_a_host(tmp_path):
-    from crawl_assets.pipeline.change_evidence import LASTMOD_CHECK_DAYS
+    from crawl_assets.pipeline.change_stats.change_evidence import LASTMOD_CHECK_DAYS
 
     for day, offset in (("2026-03-01", 0), ("2026-03-03", 2)):  # as above: bump.test's pages never changed
         write_fetch_log(tmp_path, day, [fetch_row(f"http://bump.test/{i}", START + timedelta(days=offset),
@@ -212,7 +212,7 @@ def host_of_url(url):
 
 
 def test_a_sitemap_weighs_as_much_as_the_pages_it_dates(tmp_path):
-    from crawl_assets.pipeline.change_evidence import weigh_listings
+    from crawl_assets.pipeline.change_stats.change_evidence import weigh_listings
 
     write_evidence(tmp_path, "2026-03-06", evidence_rows("a.test", [-3, -2, -1, 0], observed_day=5))
     write_evidence(tmp_path, "2026-03-07", evidence_rows("a.test", [-3, -2, -1, 0, 1, 2], observed_day=6))

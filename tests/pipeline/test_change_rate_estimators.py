@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from crawl_assets.pipeline.change_rate_estimators import bias_reduced_rate
+from crawl_assets.pipeline.change_stats.change_rate_estimators import bias_reduced_rate
 
 
 def paper(n: int, x: int, interval_days: float) -> float:

@@ -15,10 +15,10 @@ import pytest
 from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
-from crawl_assets.pipeline import change_rate_estimators, url_change_state
-from crawl_assets.pipeline.change_stats_step import RateEstimator, change_stats
-from crawl_assets.pipeline.pool_sums import DEFAULT_PRIOR_RATE
-from crawl_assets.pipeline.url_change_state import read_change_stats, url_state
+from crawl_assets.pipeline.change_stats import change_rate_estimators, url_change_state
+from crawl_assets.pipeline.change_stats.change_stats_step import RateEstimator, change_stats
+from crawl_assets.pipeline.change_stats.pool_sums import DEFAULT_PRIOR_RATE
+from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats, url_state
 from crawl_assets.storage.layout import pool_sums_file, url_state_base_file, url_state_delta_file
 
 START = datetime(2026, 3, 1, tzinfo=timezone.utc)

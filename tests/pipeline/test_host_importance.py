@@ -7,7 +7,7 @@ import math
 import pyarrow as pa
 
 from crawl_assets.pipeline.crawl_history import history_through
-from crawl_assets.pipeline.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
 from crawl_assets.pipeline.recrawl_inputs import host_facts, host_importance
 from crawl_files import settings_for, write_links, write_seeds
 

@@ -17,8 +17,8 @@ import pytest
 
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.pipeline.priorities_step import Kind, recrawl_priorities
-from crawl_assets.pipeline.refresh_allocation import allocate, freshness
+from crawl_assets.pipeline.priorities.priorities_step import Kind, recrawl_priorities
+from crawl_assets.pipeline.priorities.refresh_allocation import allocate, freshness
 
 PLAN_DAY = date(2026, 5, 1)
 MIDNIGHT = datetime(2026, 5, 1, tzinfo=timezone.utc)

@@ -80,7 +80,7 @@ def test_a_near_duplicate_heavy_host_is_flagged_by_the_demotion_settings(tmp_pat
 def test_each_hosts_delay_is_what_its_fetches_kept_and_caps_its_day(tmp_path):
     from datetime import datetime, timedelta, timezone
 
-    from crawl_assets.pipeline.priorities_step import recrawl_priorities
+    from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
 
     start = datetime(2026, 11, 20, 10, tzinfo=timezone.utc)
 

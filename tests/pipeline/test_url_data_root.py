@@ -14,10 +14,10 @@ from crawl_assets.analyst.sql import main as sql_main
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.catalog_step import build_catalog
-from crawl_assets.pipeline.change_stats_step import change_stats
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
+from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 from crawl_assets.pipeline.recrawl_inputs import change_stats_sources
-from crawl_assets.pipeline.url_change_state import read_change_stats
 from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from crawl_assets.storage.layout import fetch_log_file, glob_of, shard_files, warc_dir, write_parquet_atomic
 from crawl_assets.storage.shared_root import connect, data_root_path, forget_remote_roots, is_remote, read_table

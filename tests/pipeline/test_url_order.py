@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from crawl_assets.pipeline.url_order import UrlOrder, host_numbers, in_url_order
+from crawl_assets.pipeline.priorities.url_order import UrlOrder, host_numbers, in_url_order
 
 
 def known_table(urls):

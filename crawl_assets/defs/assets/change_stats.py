@@ -7,8 +7,8 @@ statistics are rebuilt from every fetch log up to D, with the same result."""
 
 from dagster import AssetDep, AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ...pipeline.change_evidence import trusted_change_evidence
-from ...pipeline.change_stats_step import change_stats as estimate_changes
+from ...pipeline.change_stats.change_evidence import trusted_change_evidence
+from ...pipeline.change_stats.change_stats_step import change_stats as estimate_changes
 from ...pipeline.recrawl_inputs import change_stats_sources
 from ...storage.layout import host_changes_file, write_parquet_atomic
 from ..metadata_tables import arrow_table

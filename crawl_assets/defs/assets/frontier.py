@@ -17,7 +17,7 @@ from dagster import (
 from ...pipeline.crawl_history import history_before
 from ...pipeline.day_order import urls_new_since, wait_for_previous_day
 from ...pipeline.frontier_step import build_frontier
-from ...pipeline.recrawl_plan import plan_path
+from ...pipeline.priorities.recrawl_plan import plan_path
 from ...storage.layout import frontier_file, write_parquet_atomic
 from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..resources import CrawlSettingsResource

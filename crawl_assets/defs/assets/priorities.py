@@ -1,12 +1,12 @@
 """recrawl_priorities[D]: when day D closes, every known URL's change rate, importance,
 next-due date and expected gain, and the plan for day D + 1 within the budgets, which the
-frontier of D + 1 follows (pipeline/recrawl_plan.py)."""
+frontier of D + 1 follows (pipeline/priorities/recrawl_plan.py)."""
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ...pipeline.priorities_step import recrawl_priorities as plan_recrawl
+from ...pipeline.priorities.priorities_step import recrawl_priorities as plan_recrawl
+from ...pipeline.priorities.recrawl_plan import next_day
 from ...pipeline.recrawl_inputs import host_budgets, priorities_inputs
-from ...pipeline.recrawl_plan import next_day
 from ...storage.layout import priorities_file, priority_hosts_file, write_parquet_atomic
 from ..metadata_tables import counts_table, parquet_metadata
 from ..partitions import daily_partitions

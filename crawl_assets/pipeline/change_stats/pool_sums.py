@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ..crawler.crawl_errors import CrawlInputError
+from ...crawler.crawl_errors import CrawlInputError
 from .change_history import sql_literal
 from .url_change_state import EVIDENCE_SQL, PRIOR_COLUMNS
 

@@ -38,8 +38,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
-from ..storage.shared_root import connect, write_file_atomic
+from ...storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
+from ...storage.shared_root import connect, write_file_atomic
 from .change_history import empty_state, every_url_state, fold_history, sql_literal
 from .change_rate_estimators import RateEstimator, bias_reduced_rate, irregular_mle_rate
 from .pool_sums import pool_priors, update_pool_sums

@@ -26,9 +26,9 @@ from datetime import date as Date, timedelta
 import duckdb
 import pyarrow as pa
 
-from ..crawler.crawl_errors import CrawlInputError
-from ..storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
-from ..storage.shared_root import connect, parquet_file
+from ...crawler.crawl_errors import CrawlInputError
+from ...storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
+from ...storage.shared_root import connect, parquet_file
 from .change_history import STATE_COLUMNS, sql_literal
 from .change_rate_estimators import RateEstimator
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date as Date, timedelta
 from pathlib import Path
 
-from ..storage.layout import priorities_file
+from ...storage.layout import priorities_file
 
 
 def next_day(date: str) -> str:

@@ -32,12 +32,12 @@ import duckdb
 import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
-from ..crawler.content.change_feeds import LISTING_TYPES, listing_of
-from ..crawler.content.decoding import DecodingError, decode_body
-from ..crawler.url_policy.urls import host_of
-from ..crawler.vocabulary import StatusClass, WarcRecordKind
-from ..storage.layout import shard_files
-from ..storage.shared_root import connect
+from ...crawler.content.change_feeds import LISTING_TYPES, listing_of
+from ...crawler.content.decoding import DecodingError, decode_body
+from ...crawler.url_policy.urls import host_of
+from ...crawler.vocabulary import StatusClass, WarcRecordKind
+from ...storage.layout import shard_files
+from ...storage.shared_root import connect
 from .change_history import VISIT_TIME_IN_DAY
 
 CHANGE_EVIDENCE_SCHEMA = pa.schema([

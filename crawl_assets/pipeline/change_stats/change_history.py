@@ -21,7 +21,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from ..crawler.vocabulary import StatusClass
+from ...crawler.vocabulary import StatusClass
 
 # Last-Modified agrees when it is not later than the fetch, give or take a minute of clock skew.
 LM_FUTURE_SLACK_DAYS = 60 / 86400

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..crawler.settings import CrawlSettings
-from ..storage.layout import shard_files
-from ..storage.shared_root import connect
+from ...crawler.settings import CrawlSettings
+from ...storage.layout import shard_files
+from ...storage.shared_root import connect
 
 MIN_GAPS = 3
 

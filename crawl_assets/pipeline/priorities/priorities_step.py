@@ -36,13 +36,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..crawler.vocabulary import StatusClass
-from ..storage.shared_root import connect, write_file_atomic
-from .change_history import sql_literal
-from .change_stats_step import DUCKDB_MEMORY_LIMIT
+from ...crawler.vocabulary import StatusClass
+from ...storage.shared_root import connect, write_file_atomic
+from ..change_stats.change_history import sql_literal
+from ..change_stats.change_stats_step import DUCKDB_MEMORY_LIMIT
+from ..change_stats.url_change_state import UrlState, register_change_stats, register_latest_state
 from .refresh_allocation import AGE, OBJECTIVES, allocate, freshness
 from .slices import over_slices
-from .url_change_state import UrlState, register_change_stats, register_latest_state
 from .url_order import UrlOrder, host_numbers, in_url_order
 
 SECONDS_A_DAY = 86_400
