@@ -80,7 +80,7 @@ crawl: setup
 
 # The demo web in the foreground (for `make ui SETTINGS=settings/demo.toml`); Ctrl-C stops it.
 demoweb: setup
-	$(BIN)/python -m crawl_assets.demoweb serve --port 8471 --hosts 50 --access-log data/demoweb/access_log.parquet
+	$(BIN)/python -m demoweb serve --port 8471 --hosts 50 --access-log data/demoweb/access_log.parquet
 
 # Every output under data/ (tables, WARC files, filters, the catalog, work_dir), whatever new
 # ones come; the seed lists, the blocklist and Dagster's run history stay.

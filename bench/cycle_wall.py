@@ -49,7 +49,7 @@ def run(home: Path, data_root: Path) -> None:
     # Imported once the environment names this run's settings (the partitions read them).
     from crawl_assets.cli.cycle import run_days, today
     from crawl_assets.cli.demo import demo_web
-    from crawl_assets.demoweb.change_model import EPOCH
+    from demoweb.ordinary.change_model import EPOCH
     from crawl_assets.cli.launcher import open_instance
 
     date = today()

@@ -8,7 +8,7 @@ The default run takes about 6-7 minutes on 2 cores, most of it Scrapy's; --quick
 hosts, levels 16,64) about half a minute. --set overrides one of our engine's settings
 (e.g. response_time_factor=0) for experiments; the default is the real job's settings.
 
-What is crawled: the demo web (crawl_assets.demoweb) in a subprocess on a free port of
+What is crawled: the demo web (demoweb) in a subprocess on a free port of
 127.0.0.1, restarted for every run so each crawler meets a fresh server and the same web:
 --hosts hosts, each with a home page, --pages-per-host pages of 10-50 KB, a sitemap and a
 robots.txt (some disallow /private/, some ask for Crawl-delay 0.1 or 0.25 s). Both crawlers
@@ -89,8 +89,8 @@ sys.path.insert(1, str(PROJECT_ROOT))
 
 from crawl_assets.crawler.url_policy.sharding import shard_of  # noqa: E402
 from crawl_assets.crawler.vocabulary import StatusClass  # noqa: E402
-from crawl_assets.demoweb import DemoWeb  # noqa: E402
-from crawl_assets.demoweb.process import DemoWebProcess, DemoWebStartError  # noqa: E402
+from demoweb import DemoWeb  # noqa: E402
+from demoweb.process import DemoWebProcess, DemoWebStartError  # noqa: E402
 from measures import median_host_span, peak_rss_kb, time_to_fraction  # noqa: E402
 
 PYTHON = sys.executable
@@ -106,7 +106,7 @@ class BenchError(RuntimeError):
 # -- the demo web -----------------------------------------------------------------------------
 
 class DemoServer:
-    """The demo web in its own process on a free loopback port (crawl_assets.demoweb.process)."""
+    """The demo web in its own process on a free loopback port (demoweb.process)."""
 
     def __init__(self, hosts: int, pages_per_host: int, workdir: Path):
         self.hosts, self.pages_per_host = hosts, pages_per_host

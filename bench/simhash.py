@@ -48,7 +48,7 @@ def _best_seconds(work, items, rounds: int) -> float:
 def bench_fingerprints(rounds: int) -> tuple[float, float, float]:
     from crawl_assets.crawler.content.simhash import (compiled_fingerprint, page_text, simhash64,
                                               simhash64_numpy)
-    from crawl_assets.demoweb import DemoWeb
+    from demoweb import DemoWeb
 
     web = DemoWeb(hosts=20, pages_per_host=50)
     pages = [web.render_page(h, p) for h in range(20) for p in range(50)]

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.defs.resources import CrawlSettingsResource
-from crawl_assets.demoweb import DemoWeb
-from crawl_assets.demoweb import process as demoweb_process
+from demoweb import DemoWeb
+from demoweb import process as demoweb_process
 
 DEMO_SETTINGS = PROJECT_ROOT / "settings" / "demo.toml"
 TEST_DELAY_S = 0.03
@@ -26,7 +26,7 @@ def write_test_settings(folder: Path, web: DemoWeb, extra: str = "",
 
 
 class DemoWebProcess(demoweb_process.DemoWebProcess):
-    """The demo web in its own process (crawl_assets.demoweb.process), with the tests' small
+    """The demo web in its own process (demoweb.process), with the tests' small
     default web; `with DemoWebProcess(...) as server:` gives server.web, server.port, and
     server.stop() returns the access log rows. Every host sends honest validators unless a
     test passes validators="mixed" (then hosts 8 and 9 send none or a lying Last-Modified),

@@ -23,7 +23,6 @@ from crawl_assets.crawler.url_policy.seed_files import read_seed_files
 from crawl_assets.crawler.url_policy.seen_filter import save_filter
 from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.demoweb.change_model import EPOCH
 from crawl_assets.pipeline.change_stats.change_evidence import trusted_change_evidence
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats
@@ -50,6 +49,7 @@ from crawl_assets.storage.layout import (
     warc_dir,
     write_parquet_atomic,
 )
+from demoweb.ordinary.change_model import EPOCH
 from support import DemoWebProcess, write_test_settings
 
 DAYS = ["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23", "2026-11-24"]
@@ -267,7 +267,7 @@ def test_sitemap_and_feed_dates_are_recorded_true_and_mark_changes_since_the_las
     con.execute(f"CREATE VIEW e AS SELECT *, CAST(date AS VARCHAR) AS day "
                 f"FROM read_parquet('{glob_of(root, 'change_evidence')}')")
     kinds = {k for (k,) in con.execute("SELECT DISTINCT source_kind FROM e WHERE day = ?", [DAYS[0]]).fetchall()}
-    assert kinds == {"sitemap", "rss", "atom"}  # hosts 1 and 3 publish feeds (demoweb/host_traits.py)
+    assert kinds == {"sitemap", "rss", "atom"}  # hosts 1 and 3 publish feeds (demoweb/ordinary/host_traits.py)
     # Every date is the page's true last content change on the day it was read.
     for day, url, lastmod in con.execute("SELECT day, url, lastmod FROM e").fetchall():
         index = web.host_index(host_of(url))

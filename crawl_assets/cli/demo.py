@@ -19,10 +19,10 @@ if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
 from ..crawler.settings import load_settings
-from ..demoweb.change_model import EPOCH
-from ..demoweb.process import DemoWebProcess, DemoWebStartError
 from .cycle import CycleFailed, run_days, today
 from .launcher import LaunchError
+from demoweb.ordinary.change_model import EPOCH
+from demoweb.process import DemoWebProcess, DemoWebStartError
 
 DEMO_PORT = 8471
 DEMO_HOSTS = 50

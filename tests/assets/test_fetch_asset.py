@@ -10,8 +10,8 @@ from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.defs.assets.fetch import REFETCH_TAG
 from crawl_assets.defs.partitions import fetch_partition_key
-from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.storage.layout import fetch_log_file, links_file, warc_dir
+from demoweb import DemoWeb, DemoWebThread
 from support import write_test_settings
 
 DAY = "2026-11-29"

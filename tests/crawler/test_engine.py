@@ -14,7 +14,7 @@ from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.url_policy.sharding import shard_of
 from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
-from crawl_assets.demoweb import DemoWeb, DemoWebThread, Response
+from demoweb import DemoWeb, DemoWebThread, Response
 from support import DemoWebProcess, assert_polite, assert_warcio_check_passes
 
 DELAY = 0.03

@@ -17,7 +17,7 @@ from crawl_assets.crawler.batches.batch import run_fetch_batch
 from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import StatusClass
-from crawl_assets.demoweb import DemoWeb, DemoWebThread
+from demoweb import DemoWeb, DemoWebThread
 
 FETCH_TIMEOUT_S = 3.0
 

@@ -4,7 +4,7 @@ from crawl_assets.crawler.content.body import examine
 from crawl_assets.crawler.content.html_tree import decoded_html, parse_html
 from crawl_assets.crawler.content.links import scan_page
 from crawl_assets.crawler.content.simhash import page_text, simhash64
-from crawl_assets.demoweb import DemoWeb
+from demoweb import DemoWeb
 
 
 def test_valid_utf8_is_read_as_utf8_even_where_the_detector_guesses_otherwise():

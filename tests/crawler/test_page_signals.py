@@ -21,9 +21,9 @@ from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.url_policy.robots import product_token
 from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.demoweb import DemoWebProcess
-from crawl_assets.demoweb.signal_hosts import AGENT as SIGNAL_AGENT, signal_hosts
 from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step
+from demoweb import DemoWebProcess
+from demoweb.special_hosts.signal_hosts import AGENT as SIGNAL_AGENT, signal_hosts
 
 AGENT = "recrawl"
 NOINDEX, NOFOLLOW, BOTH, NEITHER = (PageDirectives(True, False), PageDirectives(False, True),
@@ -131,7 +131,7 @@ def test_unfollowed_links_are_reported_not_queued_and_a_followable_link_still_qu
 # -- live: the demo web's signal host, crawled by the fetch step ------------------------------
 
 def test_a_live_crawl_follows_google_defaults_for_the_pages_own_signals(tmp_path):
-    """The signal host (demoweb/signal_hosts.py) crawled from its home page by the fetch step:
+    """The signal host (demoweb/special_hosts/signal_hosts.py) crawled from its home page by the fetch step:
     the server's log shows which links were followed; the fetch log flags noindex/nofollow
     pages (all of them fetched and archived); the links table and the step's counts say why
     the rest were not followed."""

@@ -1,5 +1,5 @@
 """Every request takes the slot of the host it goes to, redirects included, judged from the
-demo web's own access log (the politeness hosts of crawl_assets/demoweb/politeness_hosts.py)."""
+demo web's own access log (the politeness hosts of demoweb/special_hosts/politeness_hosts.py)."""
 
 import dataclasses
 import ipaddress
@@ -11,7 +11,7 @@ from crawl_assets.crawler.batches.batch import run_fetch_batch
 from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.demoweb.politeness_hosts import (MOVED_CRAWL_DELAY_S, MOVED_ROBOTS_PATH, ROBOTS_CHAIN_HOPS,
+from demoweb.special_hosts.politeness_hosts import (MOVED_CRAWL_DELAY_S, MOVED_ROBOTS_PATH, ROBOTS_CHAIN_HOPS,
                                                    TARGET_CRAWL_DELAY_S, politeness_hostname)
 from support import DemoWebProcess, assert_polite
 

@@ -93,7 +93,7 @@ def test_kernel_gives_the_numpy_fingerprint_on_random_text():
 
 @needs_kernel
 def test_kernel_gives_the_numpy_fingerprint_on_demo_web_pages():
-    from crawl_assets.demoweb import DemoWeb
+    from demoweb import DemoWeb
 
     web = DemoWeb(hosts=6, pages_per_host=10)
     texts = [page_text(web.render_page(h, p)) for h in range(6) for p in range(10)]

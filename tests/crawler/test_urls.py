@@ -583,7 +583,7 @@ def test_the_fast_link_path_agrees_with_normalize_url():
     import random
 
     from crawl_assets.crawler.url_policy.urls import resolve_href
-    from crawl_assets.demoweb import DemoWeb
+    from demoweb import DemoWeb
 
     rng = random.Random(5)
     parts = ["a", "B", "..", ".", "", "p", "7.html", "~x", "-_", "x y", "%41", "q?z=1&a=2",

@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.crawler.content.simhash import page_text, simhash64
-from crawl_assets.demoweb import HOME_PAGE, DemoWeb, DemoWebThread
-from crawl_assets.demoweb.change_model import moment
-from crawl_assets.demoweb.host_traits import FEED_ENTRIES, feed_path, validator_policy
-from crawl_assets.demoweb.truth import COLUMNS, truth_rows
+from demoweb import HOME_PAGE, DemoWeb, DemoWebThread
+from demoweb.ordinary.change_model import moment
+from demoweb.ordinary.host_traits import FEED_ENTRIES, feed_path, validator_policy
+from demoweb.ordinary.truth import COLUMNS, truth_rows
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SITEMAP_NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -73,7 +73,7 @@ def test_rates_are_recovered_from_the_truth_export():
     """Poisson counts over 365 days: versions / days estimates the exported rate."""
     days = 365
     web = DemoWeb(seed=8, hosts=12, pages_per_host=40, day=days)
-    out = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "truth", "--day", str(days),
+    out = subprocess.run([sys.executable, "-m", "demoweb", "truth", "--day", str(days),
                           "--seed", "8", "--hosts", "12", "--pages-per-host", "40"], cwd=PROJECT_ROOT,
                          capture_output=True, text=True, check=True).stdout
     rows = list(csv.DictReader(io.StringIO(out)))
@@ -94,7 +94,7 @@ def test_rates_are_recovered_from_the_truth_export():
 def test_truth_matches_the_served_pages_and_parquet(tmp_path):
     web = DemoWeb(seed=9, hosts=4, pages_per_host=15, day=50)
     target = tmp_path / "truth.parquet"
-    subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "truth", "--day", "50", "--seed", "9",
+    subprocess.run([sys.executable, "-m", "demoweb", "truth", "--day", "50", "--seed", "9",
                     "--hosts", "4", "--pages-per-host", "15", "--output", str(target)], cwd=PROJECT_ROOT,
                    capture_output=True, text=True, check=True)
     table = pq.read_table(target).to_pylist()
@@ -111,10 +111,10 @@ def test_truth_matches_the_served_pages_and_parquet(tmp_path):
 
 
 def test_truth_cli_refuses_bad_input():
-    bad = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "truth", "--format", "parquet"],
+    bad = subprocess.run([sys.executable, "-m", "demoweb", "truth", "--format", "parquet"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "needs --output" in bad.stderr and "Traceback" not in bad.stderr
-    bad = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "truth", "--day", "-1"],
+    bad = subprocess.run([sys.executable, "-m", "demoweb", "truth", "--day", "-1"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "--day" in bad.stderr
 

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from crawl_assets.crawler.content.links import extract_links
-from crawl_assets.demoweb import DemoWeb, DemoWebThread, HostileHost, add_hostile_hosts
-from crawl_assets.demoweb.hostile_hosts import KINDS
-from crawl_assets.demoweb.process import DemoWebProcess
+from demoweb import DemoWeb, DemoWebThread, HostileHost, add_hostile_hosts
+from demoweb.process import DemoWebProcess
+from demoweb.special_hosts.hostile_hosts import KINDS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STATUS_CLASSES = {"ok", "not_modified", "redirect", "redirect_loop", "too_many_redirects",
@@ -433,7 +433,7 @@ def test_crawl_delay_60(hosts, client):
 # ---- CLI --------------------------------------------------------------------------------
 
 def test_cli_seeds_hostile():
-    out = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "seeds", "--port", "8471",
+    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
                           "--hosts", "2", "--hostile"], cwd=PROJECT_ROOT, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out[:2] == ["http://h0000.demo.test:8471/", "http://h0001.demo.test:8471/"]

@@ -17,10 +17,10 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import httpx
 import pytest
 
-from crawl_assets.demoweb import (NEAR_DUP_KINDS, DemoWeb, DemoWebThread, NearDupGroup,
+from demoweb import (NEAR_DUP_KINDS, DemoWeb, DemoWebThread, NearDupGroup,
                                   add_near_duplicate_hosts)
-from crawl_assets.demoweb.neardup_hosts import ARTICLE_WORDS
-from crawl_assets.demoweb.process import DemoWebProcess
+from demoweb.process import DemoWebProcess
+from demoweb.special_hosts.neardup_hosts import ARTICLE_WORDS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 VARYING = {  # the element that differs within a group of these kinds
@@ -293,7 +293,7 @@ def test_served_over_loopback():
 
 
 def test_cli_seeds_with_near_duplicates():
-    out = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "seeds", "--port", "8471",
+    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
                           "--hosts", "1", "--near-duplicates"], cwd=PROJECT_ROOT, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/"] + [

@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from crawl_assets.demoweb import DemoWeb, DemoWebThread, HostileHost
-from crawl_assets.demoweb.politeness_hosts import (KINDS, LONG_RETRY_AFTER_S, ROBOTS_CHAIN_HOPS,
+from demoweb import DemoWeb, DemoWebThread, HostileHost
+from demoweb.process import DemoWebProcess
+from demoweb.special_hosts.politeness_hosts import (KINDS, LONG_RETRY_AFTER_S, ROBOTS_CHAIN_HOPS,
                                                    SLOW_RESPONSE_S, SOON_RETRY_AFTER_S)
-from crawl_assets.demoweb.process import DemoWebProcess
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -185,7 +185,7 @@ def test_counters_start_fresh_for_every_server_run():
 
 
 def test_cli_seeds_and_serve_with_politeness_hosts():
-    out = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "seeds", "--port", "8471",
+    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
                           "--hosts", "1", "--politeness"], cwd=PROJECT_ROOT, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/"] + [

@@ -14,8 +14,8 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.demoweb import AccessLog, DemoWeb, DemoWebServer, DemoWebThread
-from crawl_assets.demoweb.process import DemoWebProcess, DemoWebStartError
+from demoweb import AccessLog, DemoWeb, DemoWebServer, DemoWebThread
+from demoweb.process import DemoWebProcess, DemoWebStartError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -210,7 +210,7 @@ def test_thread_reports_port_in_use(demo):
 # ---- CLI ------------------------------------------------------------------------------
 
 def run_cli(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "crawl_assets.demoweb", *args], cwd=PROJECT_ROOT,
+    return subprocess.Popen([sys.executable, "-m", "demoweb", *args], cwd=PROJECT_ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
@@ -244,7 +244,7 @@ def test_cli_port_in_use_is_a_clear_error(demo):
 
 
 def test_cli_seeds():
-    out = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "seeds", "--port", "8471",
+    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
                           "--hosts", "3", "--per-host", "2"], cwd=PROJECT_ROOT, capture_output=True,
                          text=True, check=True, env={**os.environ}).stdout
     assert out.splitlines() == [

@@ -11,10 +11,10 @@ from urllib.parse import urldefrag, urljoin
 
 import pytest
 
-from crawl_assets.demoweb import HOME_PAGE, DemoWeb
-from crawl_assets.demoweb.change_model import EPOCH
-from crawl_assets.demoweb.responses import http_date
-from crawl_assets.demoweb.robots_variants import ROBOTS_VARIANTS
+from demoweb import HOME_PAGE, DemoWeb
+from demoweb.ordinary.change_model import EPOCH
+from demoweb.ordinary.robots_variants import ROBOTS_VARIANTS
+from demoweb.responses import http_date
 
 PORT = 18471
 
@@ -261,7 +261,7 @@ def test_scales_to_thousands_of_hosts_lazily():
 
 
 def test_special_host_registry_survives_with_port():
-    from crawl_assets.demoweb import Response
+    from demoweb import Response
 
     w = DemoWeb(hosts=2)
     w.register_host("trap.demo.test", lambda web, path, headers: Response(200, [], path.encode()))

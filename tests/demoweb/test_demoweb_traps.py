@@ -15,9 +15,9 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import httpx
 import pytest
 
-from crawl_assets.demoweb import TRAP_KINDS, DemoWeb, DemoWebThread, TrapHost, add_trap_hosts
-from crawl_assets.demoweb.trap_hosts import FACETS, KINDS, SESSION_PAGES
-from crawl_assets.demoweb.process import DemoWebProcess
+from demoweb import TRAP_KINDS, DemoWeb, DemoWebThread, TrapHost, add_trap_hosts
+from demoweb.process import DemoWebProcess
+from demoweb.special_hosts.trap_hosts import FACETS, KINDS, SESSION_PAGES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = re.compile(r";jsessionid=[0-9A-F]{32}|[?&](?:sid=[0-9a-f]{32}|PHPSESSID=[0-9a-v]{26})")
@@ -389,7 +389,7 @@ def test_random_links_are_new_at_each_level(traps, demo, client):
 # ---- CLI --------------------------------------------------------------------------------
 
 def test_cli_seeds_and_serve_with_traps():
-    out = subprocess.run([sys.executable, "-m", "crawl_assets.demoweb", "seeds", "--port", "8471",
+    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
                           "--hosts", "2", "--traps"], cwd=PROJECT_ROOT, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/", "http://h0001.demo.test:8471/"] + [

@@ -13,8 +13,6 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
-from crawl_assets.demoweb import DemoWeb, DemoWebThread
-from crawl_assets.demoweb.change_model import moment
 from crawl_assets.pipeline.change_stats.change_evidence import (
     CHANGE_EVIDENCE_SCHEMA,
     evidence_of_batch,
@@ -25,6 +23,8 @@ from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step
 from crawl_assets.pipeline.recrawl_inputs import change_stats_inputs
 from crawl_assets.storage.layout import change_evidence_file, write_parquet_atomic
+from demoweb import DemoWeb, DemoWebThread
+from demoweb.ordinary.change_model import moment
 from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
 from support import write_test_settings
 

@@ -7,7 +7,6 @@ import pytest
 from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
 from crawl_assets.crawler.url_policy.seen_filter import build_filter, save_filter
 from crawl_assets.crawler.vocabulary import WarcRecordKind
-from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.pipeline.fetch_step import (
     FetchInputs,
     load_archived_payloads,
@@ -16,6 +15,7 @@ from crawl_assets.pipeline.fetch_step import (
     run_fetch_step,
 )
 from crawl_assets.storage.layout import host_dup_ratio_file, seen_filter_file, warc_dir, write_parquet_atomic
+from demoweb import DemoWeb, DemoWebThread
 from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
 from support import write_test_settings
 

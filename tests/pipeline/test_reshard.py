@@ -12,7 +12,6 @@ import pytest
 from crawl_assets.crawler.batches.batch import in_scope
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.url_policy.urls import host_of
-from crawl_assets.demoweb import DemoWeb, DemoWebThread
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier
@@ -24,6 +23,7 @@ from crawl_assets.storage.layout import (
     warc_dir,
     write_parquet_atomic,
 )
+from demoweb import DemoWeb, DemoWebThread
 from support import write_test_settings
 
 DAY_ONE, DAY_TWO = "2026-11-28", "2026-11-29"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from random import Random
 
-from .randomness import stable_int
+from ..randomness import stable_int
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 BOILERPLATE_SHARE = 0.15  # of all change events, those that touch only the boilerplate

@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 from typing import Mapping
 
+from ..host_protocol import HostHandler
+from ..responses import (HTML_TYPE, PLAIN_TYPE, XML_TYPE, Resource, Response, answer, error_response,
+                         make_resource)
 from .change_model import EPOCH, PageState, moment, page_state
-from .host_protocol import HostHandler
 from .host_traits import FEED_ENTRIES, feed_path, validator_policy
 from .link_plan import LinkPlan, build_link_plan
-from .responses import (HTML_TYPE, PLAIN_TYPE, XML_TYPE, Resource, Response, answer, error_response,
-                        make_resource)
 from .robots_variants import has_private_pages, robots_txt
 from .site_pages import render_feed, render_page, render_sitemap
 from .site_shape import HOME_PAGE, PageKey, SiteShape

@@ -12,15 +12,15 @@ from __future__ import annotations
 from random import Random
 from typing import Iterable
 
+from ..page_shell import html_page, site_body
+from ..prose import heading, paragraph, paragraphs, sentence_pool, title_words
+from ..randomness import between, stable_int
+from ..responses import http_date
+from ..words import NAME_WORDS
 from .change_model import PageState, moment
 from .host_traits import ATOM_PATH, RSS_PATH, feed_path
 from .link_plan import Link, LinkPlan
-from .page_shell import html_page, site_body
-from .prose import heading, paragraph, paragraphs, sentence_pool, title_words
-from .randomness import between, stable_int
-from .responses import http_date
 from .site_shape import SiteShape
-from .words import NAME_WORDS
 
 
 def site_name(seed: int, host_index: int) -> str:

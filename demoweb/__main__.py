@@ -1,9 +1,9 @@
 """Command line for the demo web.
 
-  python -m crawl_assets.demoweb serve --port 8471 --hosts 50 --pages-per-host 300 \
+  python -m demoweb serve --port 8471 --hosts 50 --pages-per-host 300 \
       --seed 1 --day 0 --access-log data/demoweb/access.parquet
-  python -m crawl_assets.demoweb seeds --port 8471 --hosts 50 [--per-host 1]
-  python -m crawl_assets.demoweb truth --day 90 --hosts 50 [--output truth.csv|truth.parquet]
+  python -m demoweb seeds --port 8471 --hosts 50 [--per-host 1]
+  python -m demoweb truth --day 90 --hosts 50 [--output truth.csv|truth.parquet]
 
 `truth` exports every page's true change rate, versions so far and last change at --day
 (CSV on stdout by default; columns in truth.py).
@@ -42,11 +42,11 @@ import errno
 import signal
 import sys
 
-from .host_traits import VALIDATOR_MODES
-from .plugins import PLUGINS
+from .ordinary.host_traits import VALIDATOR_MODES
+from .ordinary.truth import write_truth
 from .process import READY_PREFIX
 from .server import BIND_ADDRESS, DemoWebServer
-from .truth import write_truth
+from .special_hosts.plugins import PLUGINS
 from .web import DemoWeb
 
 
@@ -100,7 +100,7 @@ def _seeds(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crawl_assets.demoweb",
+    parser = argparse.ArgumentParser(prog="python -m demoweb",
                                      description="Deterministic synthetic web on 127.0.0.1.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the demo web until SIGTERM/SIGINT")

@@ -28,18 +28,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Mapping
 
-from .change_model import PageState, moment
 from .host_protocol import HostHandler, normalize_host
-from .hostile_hosts import hostile_hosts
-from .neardup_hosts import NearDupGroup, near_duplicate_groups, near_duplicate_homes
-from .ordinary_site import OrdinarySite, unknown_host
-from .plugins import PLUGIN_OPTIONS, PLUGINS
-from .politeness_hosts import politeness_hosts
+from .ordinary.change_model import PageState, moment
+from .ordinary.ordinary_site import OrdinarySite, unknown_host
+from .ordinary.robots_variants import has_private_pages, robots_rules, robots_txt
+from .ordinary.site_shape import HOME_PAGE, PRIVATE_PAGES, SiteShape
 from .responses import Response
-from .robots_variants import has_private_pages, robots_rules, robots_txt
-from .site_shape import HOME_PAGE, PRIVATE_PAGES, SiteShape
-from .spec_hosts import HostileHost
-from .trap_hosts import TrapHost, trap_hosts
+from .special_hosts.hostile_hosts import hostile_hosts
+from .special_hosts.neardup_hosts import NearDupGroup, near_duplicate_groups, near_duplicate_homes
+from .special_hosts.plugins import PLUGIN_OPTIONS, PLUGINS
+from .special_hosts.politeness_hosts import politeness_hosts
+from .special_hosts.spec_hosts import HostileHost
+from .special_hosts.trap_hosts import TrapHost, trap_hosts
 
 
 class DemoWeb:

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from ..host_protocol import HostPlugin
 from .hostile_hosts import PLUGIN as HOSTILE
-from .host_protocol import HostPlugin
 from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
 from .politeness_hosts import PLUGIN as POLITENESS
 from .signal_hosts import PLUGIN as PAGE_SIGNALS

@@ -2,7 +2,7 @@
 
     rows = truth_rows(DemoWeb(hosts=50, day=90))          # list[PageTruth], one per page URL
     table = truth_table(web)                              # the same as a pyarrow.Table
-    python -m crawl_assets.demoweb truth --day 90 [--hosts 50 --pages-per-host 300 --seed 1]
+    python -m demoweb truth --day 90 [--hosts 50 --pages-per-host 300 --seed 1]
         [--output truth.csv | truth.parquet] [--format csv|parquet]
 
 One row per page of every generated host (home, /p/ pages, private pages where the host has

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .host_protocol import normalize_host
+from ..host_protocol import normalize_host
 from .host_traits import ATOM_PATH, RSS_PATH
 
 HOME_PAGE = -1  # page index meaning "/" wherever a page index is taken

@@ -60,13 +60,13 @@ from random import Random
 from typing import Callable, Mapping
 from urllib.parse import parse_qsl
 
-from .change_model import EPOCH
-from .host_protocol import HostPlugin, normalize_host, register_hosts
-from .page_shell import anchor as _a
-from .page_shell import html_page, list_item, site_body
-from .prose import COMMON_WORDS, heading, paragraphs, title_words
-from .randomness import between, stable_int
-from .responses import HTML_TYPE, Resource, Response, answer, error_response, make_resource, robots_allow_all
+from ..host_protocol import HostPlugin, normalize_host, register_hosts
+from ..ordinary.change_model import EPOCH
+from ..page_shell import anchor as _a
+from ..page_shell import html_page, list_item, site_body
+from ..prose import COMMON_WORDS, heading, paragraphs, title_words
+from ..randomness import between, stable_int
+from ..responses import HTML_TYPE, Resource, Response, answer, error_response, make_resource, robots_allow_all
 
 # kind -> hostname label. The order is the order of trap_hosts().
 KINDS: dict[str, str] = {

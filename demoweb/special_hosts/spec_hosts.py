@@ -12,9 +12,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
 
-from .host_protocol import normalize_host
-from .page_shell import simple_page
-from .responses import Response, body_response
+from ..host_protocol import normalize_host
+from ..page_shell import simple_page
+from ..responses import Response, body_response
 
 
 @dataclass(frozen=True)

@@ -48,15 +48,15 @@ from datetime import datetime, timedelta
 from random import Random
 from typing import Mapping
 
-from .change_model import EPOCH
-from .host_protocol import HostPlugin, bare_path, normalize_host, register_hosts
-from .page_shell import anchor as _a
-from .page_shell import esc as _esc
-from .page_shell import html_page, site_body
-from .prose import heading, sentence_pool, title_words
-from .randomness import between, stable_int
-from .responses import HTML_TYPE, Resource, Response, answer, make_resource, robots_allow_all
-from .words import NAME_WORDS
+from ..host_protocol import HostPlugin, bare_path, normalize_host, register_hosts
+from ..ordinary.change_model import EPOCH
+from ..page_shell import anchor as _a
+from ..page_shell import esc as _esc
+from ..page_shell import html_page, site_body
+from ..prose import heading, sentence_pool, title_words
+from ..randomness import between, stable_int
+from ..responses import HTML_TYPE, Resource, Response, answer, make_resource, robots_allow_all
+from ..words import NAME_WORDS
 
 NEAR_DUP_KINDS: tuple[str, ...] = ("ad_rotation", "date_line", "visitor_counter", "boilerplate",
                                    "exact_mirror", "distinct")

@@ -24,10 +24,10 @@ import zlib
 from random import Random
 from typing import Iterator, Mapping
 
-from .host_protocol import HostPlugin, bare_path, register_hosts
-from .page_shell import simple_page
-from .randomness import stable_int
-from .responses import HTML_TYPE, PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
+from ..host_protocol import HostPlugin, bare_path, register_hosts
+from ..page_shell import simple_page
+from ..randomness import stable_int
+from ..responses import HTML_TYPE, PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
 from .spec_hosts import HostileHost, HostSpec, SpecHostHandler, described_hosts
 
 # kind -> hostname label. The order is the order of hostile_hosts().

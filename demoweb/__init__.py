@@ -1,4 +1,4 @@
-"""crawl_assets.demoweb: a deterministic synthetic multi-host web served on loopback.
+"""demoweb: a deterministic synthetic multi-host web served on loopback.
 
 The crawl target for the demo, the tests and the benchmarks:
   DemoWeb (web.py)              the pure model: routes requests to host handlers
@@ -15,15 +15,15 @@ Host plug-ins (host_protocol.py, plugins.py), each opt-in by keyword or CLI flag
 """
 
 from .access_log import AccessLog, AccessRecord
-from .hostile_hosts import add_hostile_hosts
-from .neardup_hosts import NEAR_DUP_KINDS, NearDupGroup, add_near_duplicate_hosts
-from .politeness_hosts import add_politeness_hosts
+from .ordinary.site_shape import HOME_PAGE
 from .process import DemoWebProcess, DemoWebStartError, start_demoweb
 from .responses import Response
 from .server import DemoWebServer, DemoWebThread
-from .site_shape import HOME_PAGE
-from .spec_hosts import HostileHost
-from .trap_hosts import TRAP_KINDS, TrapHost, add_trap_hosts
+from .special_hosts.hostile_hosts import add_hostile_hosts
+from .special_hosts.neardup_hosts import NEAR_DUP_KINDS, NearDupGroup, add_near_duplicate_hosts
+from .special_hosts.politeness_hosts import add_politeness_hosts
+from .special_hosts.spec_hosts import HostileHost
+from .special_hosts.trap_hosts import TRAP_KINDS, TrapHost, add_trap_hosts
 from .web import DemoWeb
 
 __all__ = ["AccessLog", "AccessRecord", "DemoWeb", "DemoWebProcess", "DemoWebServer",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
+from ..prose import anchor_text
+from ..randomness import between, stable_int, zipf
 from .host_traits import RSS_PATH, feed_path
-from .prose import anchor_text
-from .randomness import between, stable_int, zipf
 from .robots_variants import has_private_pages
 from .site_shape import PRIVATE_PAGES, SiteShape
 

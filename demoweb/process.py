@@ -7,7 +7,7 @@
 
 A separate process keeps the server off the crawler's GIL: a server thread sharing it stamps
 its access-log times late by up to a thread switch interval, and a late `end` makes a correct
-politeness gap look too short. The child is `python -m crawl_assets.demoweb serve`; it binds
+politeness gap look too short. The child is `python -m demoweb serve`; it binds
 127.0.0.1 only, prints one READY_PREFIX line once it accepts connections, and writes its
 access log (Parquet) when it gets SIGTERM.
 """
@@ -58,7 +58,7 @@ class DemoWebProcess:
         self._rows: list[dict] | None = None
 
     def command(self) -> list[str]:
-        args = [sys.executable, "-m", "crawl_assets.demoweb", "serve", "--port", str(self.requested_port),
+        args = [sys.executable, "-m", "demoweb", "serve", "--port", str(self.requested_port),
                 "--access-log", str(self.access_log_path)]
         for name, value in self.web_args.items():
             flag = f"--{name.replace('_', '-')}"

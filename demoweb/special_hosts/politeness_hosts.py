@@ -1,8 +1,8 @@
 """Hosts for the crawler's politeness, redirect and Retry-After tests, opt-in.
 
 Enable:  DemoWeb(..., politeness=True)            (or add_politeness_hosts(web))
-         python -m crawl_assets.demoweb serve --politeness   (serve line ends ' politeness=9')
-         DemoWebProcess(..., politeness=True)     (crawl_assets.demoweb.process)
+         python -m demoweb serve --politeness   (serve line ends ' politeness=9')
+         DemoWebProcess(..., politeness=True)     (demoweb.process)
 Read:    web.politeness_hosts() -> [HostileHost, ...] in KINDS order (the same description
          type as the hostile hosts: hostname, kind, home, urls, expected, expected_by_url,
          home_expected, description, assumes, config); politeness_hostname(kind).
@@ -51,9 +51,9 @@ import time
 from email.utils import formatdate
 from typing import Mapping
 
-from .host_protocol import HostPlugin, bare_path, register_hosts
-from .page_shell import simple_page
-from .responses import PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
+from ..host_protocol import HostPlugin, bare_path, register_hosts
+from ..page_shell import simple_page
+from ..responses import PLAIN_TYPE, Response, body_response, error_response, robots_allow_all
 from .spec_hosts import HostileHost, HostSpec, SpecHostHandler, described_hosts
 
 # kind -> hostname label. The order is the order of politeness_hosts().

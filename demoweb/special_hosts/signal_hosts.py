@@ -3,7 +3,7 @@ X-Robots-Tag noindex/nofollow (for every crawler, for Googlebot only, for the cr
 "recrawl"), and links with rel="nofollow", "ugc" and "sponsored".
 
 Enable:  DemoWeb(..., page_signals=True)   (or add_signal_hosts(web))
-         python -m crawl_assets.demoweb serve --page-signals   (serve line ends ' page_signals=1')
+         python -m demoweb serve --page-signals   (serve line ends ' page_signals=1')
          DemoWebProcess(..., page_signals=True)
 Read:    signal_hosts(web) -> [SignalHost]: its pages by path with what each says, the
          paths a crawler following Google's defaults fetches, and those it never fetches.
@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from .host_protocol import HostPlugin, bare_path, normalize_host
-from .page_shell import anchor, html_page, list_item
-from .responses import Response, body_response, robots_allow_all
+from ..host_protocol import HostPlugin, bare_path, normalize_host
+from ..page_shell import anchor, html_page, list_item
+from ..responses import Response, body_response, robots_allow_all
 
 LABEL = "signals"
 AGENT = "recrawl"  # the crawler's product token that the agent-specific signals name
