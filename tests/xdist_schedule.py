@@ -33,7 +33,7 @@ DEPLOYMENT_GROUPS = {
 LONG_GROUPS = (
     "deployment",  # a two-day backfill beside two nightly cycles, the run queue, the partial day, the UI
     "tests/cluster/test_celery_cluster.py",  # PostgreSQL, Redis, two Celery workers, a day twice
-    "tests/test_shared_root.py",  # two days crawled twice, one root on S3
+    "tests/storage/test_shared_root.py",  # two days crawled twice, one root on S3
     "analyst",  # a two-day crawl, pywb, cdxj-indexer
     "tests/crash/test_kill_and_resume.py",
     "tests/test_end_to_end.py",

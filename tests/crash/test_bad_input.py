@@ -18,7 +18,7 @@ from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import load_seen_filter
 from crawl_assets.storage.layout import fetch_log_file, frontier_file, seeds_file, seen_filter_file
-from pipeline.crawl_files import fetch_row, settings_for, write_fetch_log, write_seeds
+from crawl_files import fetch_row, settings_for, write_fetch_log, write_seeds
 
 DAY, DAY_BEFORE = "2026-11-29", "2026-11-28"
 

@@ -19,7 +19,7 @@ kernel = simhash.compiled_fingerprint
 needs_kernel = pytest.mark.skipif(
     kernel is None, reason="the compiled SimHash kernel was not built (no C compiler at "
     "install time?); `pip install -e .` builds it; simhash64 runs on numpy meanwhile")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 _RNG = random.Random(8)
 # Characters of every class the tokeniser tells apart: ASCII letters of both cases, digits,

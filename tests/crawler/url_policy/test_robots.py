@@ -15,7 +15,7 @@ from crawl_assets.crawler.url_policy.robots import (
     path_params_query, policy_from_response, product_token,
 )
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "robots"
+DATA = Path(__file__).resolve().parents[2] / "data" / "robots"
 GOOGLE = json.loads((DATA / "robots_google.json").read_text(encoding="utf-8"))
 PROTEGO = json.loads((DATA / "robots_protego_directives.json").read_text(encoding="utf-8"))
 UA = "recrawl/0.1 (+https://example.org/recrawl-bot)"

@@ -140,7 +140,7 @@ def test_fingerprint_is_stable_across_processes():
     out = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
                          text=True, check=True, env={"PYTHONHASHSEED": "12345",
                                                      "PATH": "/usr/bin:/bin"},
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[3]))
     assert int(out.stdout) == here
 
 

@@ -1,4 +1,4 @@
-"""Files under a URL data root (fsspec's memory:// store here; tests/test_shared_root.py crawls
+"""Files under a URL data root (fsspec's memory:// store here; tests/storage/test_shared_root.py crawls
 into S3): Parquet is put whole at its final name and read back by pyarrow and DuckDB's glob,
 and a fetch batch's WARC folder is uploaded without its checkpoint or open files, an earlier
 attempt's WARC files moved aside as the local step does."""

@@ -9,7 +9,7 @@ from w3lib.url import canonicalize_url
 
 from crawl_assets.crawler.url_policy.urls import UrlError, host_of, normalize_url
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "urls"
+DATA = Path(__file__).resolve().parents[2] / "data" / "urls"
 
 
 def _outcome(fn, *args):
