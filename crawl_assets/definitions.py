@@ -18,6 +18,6 @@ defs = Definitions(
     resources={"crawl_settings": CrawlSettingsResource()},
     # Each run executes its steps in the run's own process: a step's work is I/O or DuckDB (which
     # has its own threads), and a process per step would import the package again for each.
-    # A deployment of several machines sends them to Celery workers instead (cluster.py).
+    # A deployment of several machines sends them to Celery workers instead (deployment/cluster.py).
     executor=run_executor(),
 )

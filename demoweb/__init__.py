@@ -5,13 +5,13 @@ The crawl target for the demo, the tests and the benchmarks:
   DemoWebServer/DemoWebThread   serve it on 127.0.0.1, every host on one port (server.py)
   DemoWebProcess, start_demoweb the server in its own process (process.py)
   AccessLog                     what was requested, with timings (access_log.py)
-Host plug-ins (host_protocol.py, plugins.py), each opt-in by keyword or CLI flag:
-  hostile=True          one misbehaving host per kind (hostile_hosts.py), web.hostile_hosts()
-  traps=True            one crawler-trap host per TRAP_KINDS (trap_hosts.py), web.trap_hosts()
-  near_duplicates=True  labelled near-duplicate articles (neardup_hosts.py),
+Host plug-ins (host_protocol.py, special_hosts/plugins.py), each opt-in by keyword or CLI flag:
+  hostile=True          one misbehaving host per kind (special_hosts/hostile_hosts.py), web.hostile_hosts()
+  traps=True            one crawler-trap host per TRAP_KINDS (special_hosts/trap_hosts.py), web.trap_hosts()
+  near_duplicates=True  labelled near-duplicate articles (special_hosts/neardup_hosts.py),
                         web.near_duplicate_groups()
   politeness=True       cross-host and robots.txt redirects, long and dated Retry-After, a
-                        slow host (politeness_hosts.py), web.politeness_hosts()
+                        slow host (special_hosts/politeness_hosts.py), web.politeness_hosts()
 """
 
 from .access_log import AccessLog, AccessRecord

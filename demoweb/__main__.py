@@ -6,31 +6,31 @@
   python -m demoweb truth --day 90 --hosts 50 [--output truth.csv|truth.parquet]
 
 `truth` exports every page's true change rate, versions so far and last change at --day
-(CSV on stdout by default; columns in truth.py).
+(CSV on stdout by default; columns in ordinary/truth.py).
 
 --day is the time the web is seen at, in days since 2026-01-01 (fractions allowed).
 --validators honest makes every host send honest ETag/Last-Modified (default: mixed, where
-some hosts send none and some a lying Last-Modified; see host_traits.py).
+some hosts send none and some a lying Last-Modified; see ordinary/host_traits.py).
 
 `serve` prints one 'demoweb listening on 127.0.0.1:PORT hosts=N' line once it accepts
 connections (scripts wait for it), runs until SIGTERM/SIGINT, then writes the access log.
 
 --hostile (both commands) adds the hostile hosts (slow-drip.demo.test, gzip-bomb.demo.test,
-...; see hostile_hosts.py): `serve` then ends its line with ' hostile=16', and `seeds` prints their
+...; see special_hosts/hostile_hosts.py): `serve` then ends its line with ' hostile=16', and `seeds` prints their
 home pages after the regular seeds.
 
 --traps (both commands) adds the crawler-trap hosts (calendar.demo.test, session-ids.demo.test,
-facets.demo.test, deep-paths.demo.test, random-links.demo.test; see trap_hosts.py): `serve` then
+facets.demo.test, deep-paths.demo.test, random-links.demo.test; see special_hosts/trap_hosts.py): `serve` then
 ends its line with ' traps=5' (after ' hostile=16' when both are given), and `seeds` prints
 their home pages last.
 
 --near-duplicates (both commands) adds the labelled near-duplicate article hosts
 (articles.demo.test, syndication.demo.test, www.mirror.demo.test, mirror.demo.test,
-template.demo.test; see neardup_hosts.py): `serve` then ends its line with ' neardup=5' (after hostile and traps), and
+template.demo.test; see special_hosts/neardup_hosts.py): `serve` then ends its line with ' neardup=5' (after hostile and traps), and
 `seeds` prints their home pages after those.
 
 --politeness (both commands) adds the politeness test hosts (cross-redirect.demo.test,
-redirect-target.demo.test, robots-elsewhere.demo.test, ...; see politeness_hosts.py): `serve`
+redirect-target.demo.test, robots-elsewhere.demo.test, ...; see special_hosts/politeness_hosts.py): `serve`
 then ends its line with ' politeness=9' (last), and `seeds` prints their home pages last.
 """
 

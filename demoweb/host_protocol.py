@@ -15,7 +15,7 @@ returns its handler for that host, or None.
 A *host plug-in* is an opt-in set of handlers (hostile hosts, crawler traps, near-duplicate
 hosts, ...): `install(web)` registers its hosts on a web through `web.register_host`, and
 `homes(web)` lists their home pages (seeds for a crawl). DemoWeb takes one keyword per
-plug-in (`DemoWeb(hostile=True)`), the command line one flag (`--hostile`); plugins.py lists
+plug-in (`DemoWeb(hostile=True)`), the command line one flag (`--hostile`); special_hosts/plugins.py lists
 them all.
 """
 

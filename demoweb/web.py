@@ -2,23 +2,23 @@
 
 It routes each request by hostname: to a registered special host (hostile, trap,
 near-duplicate, ... handlers, see host_protocol.py), else to the ordinary generated site
-(ordinary_site.py). No I/O happens here, so tests can compute the expected web (link graph,
+(ordinary/ordinary_site.py). No I/O happens here, so tests can compute the expected web (link graph,
 robots rules, change days) without a server. Everything is derived lazily from the seed,
 so 2,000+ hosts cost nothing until a page is requested, and two processes with the same
 parameters serve byte-identical pages.
 
 Shape of the ordinary site (per host `hNNNN.<domain>`, all reachable on one port):
   /                 home page: links to the top pages, some random pages, other hosts
-  /p/{n}.html       n in 0..pages_per_host-1 (link_plan.py)
+  /p/{n}.html       n in 0..pages_per_host-1 (ordinary/link_plan.py)
   /private/{k}.html only on hosts whose robots.txt disallows /private/; linked from pages
-  /robots.txt       one of eight variants picked by host index (robots_variants.py)
+  /robots.txt       one of eight variants picked by host index (ordinary/robots_variants.py)
   /sitemap.xml      every home and /p/ page with its <lastmod> (its last content change)
-  /feed.rss, /feed.atom  on some hosts: the recently changed pages (host_traits.py)
-Page text changes as a Poisson process per page (change_model.py); links never do. The web
+  /feed.rss, /feed.atom  on some hosts: the recently changed pages (ordinary/host_traits.py)
+Page text changes as a Poisson process per page (ordinary/change_model.py); links never do. The web
 is seen at one time, `day` (days since EPOCH, fractional allowed): with_day() or the
-server's set_day() move it, truth.py exports every page's true rate and changes so far.
+server's set_day() move it, ordinary/truth.py exports every page's true rate and changes so far.
 
-Opt-in host plug-ins (plugins.py) are enabled by keyword: DemoWeb(hostile=True),
+Opt-in host plug-ins (special_hosts/plugins.py) are enabled by keyword: DemoWeb(hostile=True),
 DemoWeb(traps=True), DemoWeb(near_duplicates=True), DemoWeb(politeness=True); any may be
 combined.
 """
@@ -51,7 +51,7 @@ class DemoWeb:
                  cache_pages: int = 1024, **plugins: bool):
         """day: the time the web is seen at, in days since EPOCH (2.5 = noon of day 2).
         validators: "mixed" (some hosts send none or a lying Last-Modified, see
-        host_traits.py) or "honest". `plugins`: one keyword per host plug-in
+        ordinary/host_traits.py) or "honest". `plugins`: one keyword per host plug-in
         (PLUGIN_OPTIONS: hostile, traps, near_duplicates, politeness); True registers that
         plug-in's hosts."""
         unknown = set(plugins) - set(PLUGIN_OPTIONS)

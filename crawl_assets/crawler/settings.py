@@ -66,7 +66,7 @@ class CrawlSettings:
     # Same-shard links found during a batch are fetched in the same batch, within these bounds.
     max_pages_per_host: int = 200
     max_depth: int = 16
-    # Politeness beyond the default delay (see politeness.py).
+    # Politeness beyond the default delay (see crawler/fetching/politeness.py).
     max_crawl_delay_s: float = 30.0
     response_time_factor: float = 2.0
     max_adaptive_delay_s: float = 60.0
@@ -77,7 +77,7 @@ class CrawlSettings:
     max_redirects: int = 5
     robots_ttl_s: float = 86400.0
     robots_error_ttl_s: float = 600.0
-    # Trap defences (see trap_defences.py) and the hand-kept blocklist.
+    # Trap defences (see crawler/url_policy/trap_defences.py) and the hand-kept blocklist.
     max_url_length: int = 2048
     max_query_params: int = 10
     max_path_repeats: int = 3

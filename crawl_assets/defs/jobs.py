@@ -1,6 +1,6 @@
 """Jobs: one per partitioning, since a Dagster run covers one partition of one partitioning.
 
-A day's cycle is three stages of runs (`cycle.py` submits them in order): frontier_job[D],
+A day's cycle is three stages of runs (`cli/cycle.py` submits them in order): frontier_job[D],
 fetch_job[D|shard] for every shard, day_close_job[D]."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What change_stats[D] and recrawl_priorities[D] read of the crawl so far, each by one named
 loader. recrawl_priorities[D] is computed when day D closes and plans day D + 1
-(recrawl_plan.py says how that day reads it).
+(pipeline/priorities/recrawl_plan.py says how that day reads it).
 
 Hosts are flagged here, once, for the priorities step's small budget: a trap host (the trap
 defences refused at least settings.trap_min_refused of its URLs, and at least

@@ -2,7 +2,7 @@
 
 A file is written under "<name>.open" and renamed when closed, so a crash never leaves a
 half-written file under a name that looks complete. Files roll over at a size limit.
-A checkpoint asks sync() for every file's length once its bytes are on disk (checkpoint.py
+A checkpoint asks sync() for every file's length once its bytes are on disk (crawler/batches/checkpoint.py
 cuts a file back to that length when the batch resumes). A full disk stops the batch
 (BatchStopped) and leaves the open file as it is, for the resume to cut back.
 """

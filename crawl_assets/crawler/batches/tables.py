@@ -34,7 +34,7 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("warc_offset", pa.int64()),
     ("warc_length", pa.int64()),
     ("outlinks", pa.int32()),
-    ("noindex", pa.bool_()),  # <meta name="robots"> or X-Robots-Tag said noindex (page_signals.py)
+    ("noindex", pa.bool_()),  # <meta name="robots"> or X-Robots-Tag said noindex (crawler/content/page_signals.py)
     ("nofollow", pa.bool_()),  # ... or nofollow: none of the page's links was followed
 ])
 

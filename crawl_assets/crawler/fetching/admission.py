@@ -48,7 +48,7 @@ class Admission:
 
     def admit(self, task: FetchTask, from_frontier: bool = False) -> bool:
         """Queue a task unless its URL is already queued, too deep, or over its host's budget.
-        from_frontier: a frontier URL read from disk after the batch began (disk_frontier.py):
+        from_frontier: a frontier URL read from disk after the batch began (crawler/batches/disk_frontier.py):
         a link to it that a trap defence refused meanwhile does not keep it out."""
         url = task.url
         if url in self._queued or (url in self._refused and not from_frontier):
@@ -75,7 +75,7 @@ class Admission:
     def links_found(self, page: FetchTask, targets: list[str], unfollowed: Sequence[str] = (),
                     why_unfollowed: DropReason | None = None) -> None:
         """Report the links of `page` and admit those this batch should fetch (one level deeper).
-        `unfollowed`: links the page asks not to follow (`why_unfollowed`, page_signals.py): reported
+        `unfollowed`: links the page asks not to follow (`why_unfollowed`, crawler/content/page_signals.py): reported
         with it, not admitted, and not refused either (another page may link them followably)."""
         depth = page.depth + 1
         priority = min(page.priority + 1, self.priority_levels)

@@ -1,6 +1,6 @@
 """What one answer leaves behind: its WARC records (a response, or a revisit when an earlier
 capture holds the payload) and its fetch-log row, with the content's digest, SimHash,
-outlinks and the page's own robots signals (page_signals.py) when it is a page."""
+outlinks and the page's own robots signals (crawler/content/page_signals.py) when it is a page."""
 
 from __future__ import annotations
 

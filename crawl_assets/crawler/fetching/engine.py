@@ -99,7 +99,7 @@ class FetchEngine:
         self._rng = rng or random.Random()
         self.leases = LeaseTable(self.clock, settings.lease_timeout_s)
         # Called after each turn with the host's VisitState: the batch tops the host's queue
-        # up from the frontier's rest on disk (disk_frontier.py), or None.
+        # up from the frontier's rest on disk (crawler/batches/disk_frontier.py), or None.
         self.top_up: Callable[[VisitState], None] | None = None
 
     def _new_host(self, host: str) -> VisitState:
@@ -107,7 +107,7 @@ class FetchEngine:
 
     async def run(self, tasks: Iterable[FetchTask], on_tick: Callable[[], None] | None = None,
                   tick_s: float = 60.0) -> BatchOutput:
-        """on_tick: called every tick_s seconds between turns (checkpoints, progress.py); an
+        """on_tick: called every tick_s seconds between turns (checkpoints, crawler/batches/progress.py); an
         exception it raises ends the batch. Each tick also puts back the tasks of expired
         leases (leases.py)."""
         for task in tasks:

@@ -38,7 +38,7 @@ class FetchRecord:
     warc_offset: int | None = None
     warc_length: int | None = None
     outlinks: int = 0  # links found on the page, followed or not
-    # The page's own signals (page_signals.py): noindex = fetched and archived, but not for
+    # The page's own signals (crawler/content/page_signals.py): noindex = fetched and archived, but not for
     # an index; nofollow = none of its links followed.
     noindex: bool = False
     nofollow: bool = False
