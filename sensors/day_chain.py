@@ -22,10 +22,11 @@ from dagster import (
     sensor,
 )
 
-from crawl_assets.cli.launcher import partition_tags
 from crawl_assets.defs.assets.fetch import FETCH_LOG
 from crawl_assets.defs.jobs import DRIVER_TAG, day_close_job, fetch_job
-from crawl_assets.defs.partitions import SHARD_KEYS, fetch_partition_key, fetch_partitions, split_fetch_key
+from crawl_assets.defs.partitions import (
+    SHARD_KEYS, fetch_partition_key, fetch_partitions, partition_tags, split_fetch_key,
+)
 from crawl_assets.defs.run_status import failed_fetch_runs, latest_fetch_run
 
 from .pace import DAY_CHAIN_INTERVAL_S

@@ -38,7 +38,7 @@ from ..defs.jobs import (
     fetch_job,
     frontier_job,
 )
-from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions
+from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
 from ..pipeline.day_order import previous_day
 from .launcher import (
@@ -49,7 +49,6 @@ from .launcher import (
     RunSpec,
     dagster_home,
     open_instance,
-    partition_tags,
     settings_run_config,
 )
 

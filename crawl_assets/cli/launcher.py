@@ -7,8 +7,8 @@ daemon dequeues them. `DagsterService` starts what is missing for the length of 
 when one does (two daemons on one instance would both dequeue, and the limits would not hold).
 
 A run launched through GraphQL with only the `dagster/partition` tag gets no dimension tags,
-and the limit in dagster.yaml is keyed on one: `partition_tags` gives every run the tags the
-UI and backfills give it.
+and the limit in dagster.yaml is keyed on one: `partition_tags` (defs/partitions.py) gives every
+run the tags the UI and backfills give it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dagster import DagsterInstance, DagsterRunStatus, PartitionsDefinition
+from dagster import DagsterInstance, DagsterRunStatus
 from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 
 from ..crawler.settings import PROJECT_ROOT, SETTINGS_ENV
@@ -60,11 +60,6 @@ def open_instance(home: Path) -> DagsterInstance:
         raise LaunchError(f"{home / 'dagster.yaml'} does not limit runs to one per {SHARD_TAG}: "
                           f"copy {INSTANCE_FILE} there (make setup does)")
     return instance
-
-
-def partition_tags(partitions_def: PartitionsDefinition, partition_key: str) -> dict[str, str]:
-    """The tags Dagster gives a run of this partition from the UI or a backfill."""
-    return dict(partitions_def.get_tags_for_partition_key(partition_key))
 
 
 def settings_run_config(env: Mapping[str, str] = os.environ) -> dict:

@@ -8,6 +8,7 @@ from dagster import (
     DailyPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
+    PartitionsDefinition,
     StaticPartitionsDefinition,
     TimeWindowPartitionMapping,
 )
@@ -43,3 +44,10 @@ def split_fetch_key(partition_key: str) -> tuple[str, str]:
     """(date, shard) of a fetch partition key such as "2026-11-29|s03"."""
     dims = fetch_partitions.get_partition_key_from_str(partition_key).keys_by_dimension
     return dims["date"], dims["shard"]
+
+
+def partition_tags(partitions_def: PartitionsDefinition, partition_key: str) -> dict[str, str]:
+    """The tags Dagster gives a run of this partition from the UI or a backfill (the dimension
+    tags included, which the one-run-per-shard limit in dagster.yaml is keyed on): the command
+    line and the sensors give their runs the same."""
+    return dict(partitions_def.get_tags_for_partition_key(partition_key))
