@@ -1,6 +1,8 @@
-"""The package's shape, read from its source with ast (no import, no Dagster needed): no
+"""The packages' shape, read from their source with ast (no import, no Dagster needed): no
 import cycles, no private names imported across modules, no two modules sharing a
-basename, and no Dagster in the crawler core or the pipeline layer."""
+basename, no folder over 15 modules, no Dagster in the crawler core, the pipeline layer, the
+storage layer or the demo web, and the layers importing downwards only (the command line
+from nothing, the sensors from definitions.py alone)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from crawl_assets.crawler.settings import PROJECT_ROOT
 
 PACKAGE = PROJECT_ROOT / "crawl_assets"
-DAGSTER_FREE = ("crawl_assets.crawler", "crawl_assets.pipeline")
+DAGSTER_FREE = ("crawl_assets.crawler", "crawl_assets.pipeline", "crawl_assets.storage")
+# A folder a reader takes in at a glance: 15 modules and its __init__.py.
+MOST_FILES_A_FOLDER = 16
 
 
 @dataclass
@@ -114,30 +120,61 @@ def dagster_imports(graph: ImportGraph, prefixes=DAGSTER_FREE) -> list[str]:
 
 # -- the package ----------------------------------------------------------------------------
 
-GRAPH = read_graph(PACKAGE)
+def crowded_folders(root: Path, most: int = MOST_FILES_A_FOLDER) -> dict[str, int]:
+    """Folders of the package holding more than `most` modules, with their count."""
+    counts = {folder: len(list(folder.glob("*.py"))) for folder in {path.parent for path in root.rglob("*.py")}}
+    return {str(folder.relative_to(root.parent)): n for folder, n in sorted(counts.items()) if n > most}
+
+
+# The project's packages: the product, the demo web beside it, the sensors.
+PACKAGES = {name: read_graph(PROJECT_ROOT / name) for name in ("crawl_assets", "demoweb", "sensors")}
+GRAPH = PACKAGES["crawl_assets"]
 
 
 def test_the_walk_sees_the_package():
     assert len(GRAPH.modules) > 40
     assert "crawl_assets.crawler.settings" in GRAPH.edges["crawl_assets.crawler.batches.batch"]
     assert "crawl_assets.pipeline.frontier_step" in GRAPH.edges["crawl_assets.defs.assets.frontier"]
+    assert "demoweb.web" in PACKAGES["demoweb"].edges["demoweb.server"]
 
 
-def test_no_import_cycles():
-    assert cycles(GRAPH) == []
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycles(package):
+    assert cycles(PACKAGES[package]) == []
 
 
-def test_no_private_names_imported_from_another_module():
-    assert GRAPH.private == []
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_private_names_imported_from_another_module(package):
+    assert PACKAGES[package].private == []
 
 
-def test_no_two_modules_share_a_basename():
-    assert shared_basenames(GRAPH) == {}
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_two_modules_share_a_basename(package):
+    assert shared_basenames(PACKAGES[package]) == {}
 
 
-def test_the_core_and_the_pipeline_import_nothing_from_dagster():
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_folder_holds_more_than_15_modules(package):
+    assert crowded_folders(PROJECT_ROOT / package) == {}
+
+
+def test_the_core_the_steps_and_the_storage_import_nothing_from_dagster():
     assert dagster_imports(GRAPH) == []
+    assert dagster_imports(PACKAGES["demoweb"], ("demoweb",)) == []
     assert "crawl_assets.defs.assets.fetch" in dagster_imports(GRAPH, ("crawl_assets.defs.assets",))
+
+
+def test_the_layers_import_downwards():
+    """Nothing but the command line imports the command line (it drives the Dagster layer);
+    only definitions.py imports the sensors (they import the Dagster layer)."""
+    into_cli = {module for module, targets in GRAPH.edges.items()
+                if any(target.startswith("crawl_assets.cli") for target in targets)}
+    assert all(module.startswith("crawl_assets.cli.") for module in into_cli), into_cli
+    assert [module for module, names in GRAPH.external.items() if "sensors" in names] == ["crawl_assets.definitions"]
+    sensors_import = {node.module for path in (PROJECT_ROOT / "sensors").glob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                      if isinstance(node, ast.ImportFrom) and node.module}
+    assert not any(name.startswith("crawl_assets.cli") for name in sensors_import), sensors_import
 
 
 # -- the checks themselves, on a made-up package ------------------------------------------------
@@ -167,3 +204,4 @@ def test_the_checks_find_what_they_forbid(tmp_path):
     assert shared_basenames(graph) == {"c": ["pkg.core.c", "pkg.web.c"]}
     assert dagster_imports(graph, ("pkg.core",)) == ["pkg.core.c"]
     assert "pkg.core.c" in graph.edges["pkg.web.c"]
+    assert crowded_folders(package, most=3) == {"pkg/core": 4}
