@@ -2,7 +2,6 @@
 the work folder of a URL data root) and keeps the seed lists, the blocklist and the run history:
 an output it left behind (a seen filter, a recrawl plan) would steer the next crawl."""
 
-import inspect
 import shutil
 import subprocess
 
@@ -15,11 +14,11 @@ def test_make_clean_leaves_only_the_seeds_blocklist_and_run_history(tmp_path):
     data = tmp_path / "data"
     kept = [data / "seeds" / "mine.txt", data / "blocklist.txt", data / "dagster_home" / "dagster.yaml"]
     outputs = [data / "crawl.duckdb", data / "work" / "warc" / "x.warc.gz", data / "demoweb" / "log.parquet"]
-    for name, function in inspect.getmembers(layout, inspect.isfunction):
-        parameters = list(inspect.signature(function).parameters)
-        if name.endswith(("_file", "_dir")) and parameters[0] == "root" and set(parameters) <= {"root", "date", "shard"}:
-            path = function(data, *("2026-11-28", "s00")[: len(parameters) - 1])
-            outputs.append(path / "part" if name.endswith("_dir") else path)
+    for table_file in vars(layout).values():  # every file of layout.py's table, and the seeds
+        if isinstance(table_file, layout.PartitionFile):
+            path = table_file(data, "2026-11-28", *(["s00"] if table_file.per_shard else []))
+            outputs.append(path / "part" if not table_file.name else path)
+    outputs.append(layout.seeds_file(data))
     assert len(outputs) > 18  # every table, the WARC folder and the day report
     for path in kept + outputs:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Where each asset's partitions land under the data root (hive-style folders for DuckDB).
 
 The root is a local Path or, under a URL data root, a UPath (storage/shared_root.py): every
-function here returns the root's own kind of path, so a step reads and writes the same way.
+path here is the root's own kind of path, so a step reads and writes the same way.
 A step that reads these files through DuckDB opens its connection with shared_root.connect
 (the root's file system registered) and reads Parquet with shared_root.read_table; it writes
 with the *_atomic functions below.
@@ -9,6 +9,7 @@ with the *_atomic functions below.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,90 +18,63 @@ import pyarrow.parquet as pq
 from .shared_root import connect, write_file_atomic
 
 
-def seeds_file(root: Path) -> Path:
-    return root / "seeds_table" / "seeds.parquet"
+@dataclass(frozen=True)
+class PartitionFile:
+    """One file of a table's partitions: <table>/date=D/<name> for a daily table, and
+    <table>/date=D/shard=S/<name> for one per day and shard; called with (root, date) or
+    (root, date, shard) it gives that partition's path (the folder itself when `name` is "")."""
+
+    table: str  # the table's folder under the data root
+    name: str  # the file in a partition's folder; "" for the folder
+    per_shard: bool = False
+
+    def __call__(self, root: Path, date: str, shard: str | None = None) -> Path:
+        if self.per_shard != (shard is not None):
+            raise TypeError(f"{self.table}/{self.name} is partitioned by date"
+                            + (" and shard: give both" if self.per_shard else " only: give no shard"))
+        folder = root / self.table / f"date={date}"
+        if shard is not None:
+            folder = folder / f"shard={shard}"
+        return folder / self.name if self.name else folder
 
 
-def frontier_file(root: Path, date: str, shard: str) -> Path:
-    return root / "frontier" / f"date={date}" / f"shard={shard}" / "frontier.parquet"
-
-
-def fetch_log_file(root: Path, date: str, shard: str) -> Path:
-    return root / "fetch_log" / f"date={date}" / f"shard={shard}" / "fetch_log.parquet"
-
-
-def links_file(root: Path, date: str, shard: str) -> Path:
-    return root / "links" / f"date={date}" / f"shard={shard}" / "links.parquet"
-
-
-def change_evidence_file(root: Path, date: str, shard: str) -> Path:
-    """Sitemap and feed entries with a date, found by fetch_batch[date|shard]."""
-    return root / "change_evidence" / f"date={date}" / f"shard={shard}" / "change_evidence.parquet"
-
-
-def warc_dir(root: Path, date: str, shard: str) -> Path:
-    return root / "warc" / f"date={date}" / f"shard={shard}"
-
-
-def url_registry_file(root: Path, date: str) -> Path:
-    return root / "url_registry" / f"date={date}" / "url_registry.parquet"
-
-
-def seen_filter_file(root: Path, date: str) -> Path:
-    return root / "seen_filter" / f"date={date}" / "seen_urls.bloom"
-
-
-def dropped_file(root: Path, date: str, shard: str) -> Path:
-    return root / "dropped_urls" / f"date={date}" / f"shard={shard}" / "dropped_urls.parquet"
-
-
-def fingerprints_file(root: Path, date: str) -> Path:
-    return root / "simhash_index" / f"date={date}" / "fingerprints.parquet"
-
-
-def near_pairs_file(root: Path, date: str) -> Path:
-    return root / "simhash_index" / f"date={date}" / "near_pairs.parquet"
-
-
-def near_clusters_file(root: Path, date: str) -> Path:
-    return root / "near_duplicates" / f"date={date}" / "clusters.parquet"
-
-
-def host_dup_ratio_file(root: Path, date: str) -> Path:
-    return root / "host_quality" / f"date={date}" / "host_near_dup_ratio.parquet"
-
-
-# change_stats[D]'s per-URL state is a base (every URL) or a delta (the URLs that changed
+# The table: every partition file a step writes, by the asset that writes it.
+# frontier_snapshot[D], a file per shard
+frontier_file = PartitionFile("frontier", "frontier.parquet", per_shard=True)
+# fetch_batch[D|shard]: the batch's WARC files (and their indexes) in warc_dir; change evidence
+# is the sitemap and feed entries with a date that the batch found.
+fetch_log_file = PartitionFile("fetch_log", "fetch_log.parquet", per_shard=True)
+links_file = PartitionFile("links", "links.parquet", per_shard=True)
+dropped_file = PartitionFile("dropped_urls", "dropped_urls.parquet", per_shard=True)
+warc_dir = PartitionFile("warc", "", per_shard=True)
+change_evidence_file = PartitionFile("change_evidence", "change_evidence.parquet", per_shard=True)
+# url_registry[D], seen_url_filter[D]
+url_registry_file = PartitionFile("url_registry", "url_registry.parquet")
+seen_filter_file = PartitionFile("seen_filter", "seen_urls.bloom")
+# simhash_index[D], near_duplicate_clusters[D]
+fingerprints_file = PartitionFile("simhash_index", "fingerprints.parquet")
+near_pairs_file = PartitionFile("simhash_index", "near_pairs.parquet")
+near_clusters_file = PartitionFile("near_duplicates", "clusters.parquet")
+host_dup_ratio_file = PartitionFile("host_quality", "host_near_dup_ratio.parquet")
+# change_stats[D]. Its per-URL state is a base (every URL) or a delta (the URLs that changed
 # state on day D, over the last base and the deltas after it): pipeline/change_stats/url_change_state.py.
-def url_state_base_file(root: Path, date: str) -> Path:
-    return root / "change_stats" / f"date={date}" / "url_state_base.parquet"
+# Beside it: the pooled prior of each URL pattern within its host (and the host's trust), and
+# the sums per URL pattern within its host, which day D+1 updates.
+url_state_base_file = PartitionFile("change_stats", "url_state_base.parquet")
+url_state_delta_file = PartitionFile("change_stats", "url_state_delta.parquet")
+pattern_priors_file = PartitionFile("change_stats", "pattern_priors.parquet")
+pool_sums_file = PartitionFile("change_stats", "pool_sums.parquet")
+host_changes_file = PartitionFile("change_stats", "host_changes.parquet")
+# recrawl_priorities[D]: every known URL's priority and the plan for the day after.
+priorities_file = PartitionFile("recrawl_priorities", "url_priorities.parquet")
+priority_hosts_file = PartitionFile("recrawl_priorities", "host_budgets.parquet")
+# day_report[D]
+day_report_dir = PartitionFile("day_report", "")
 
 
-def url_state_delta_file(root: Path, date: str) -> Path:
-    return root / "change_stats" / f"date={date}" / "url_state_delta.parquet"
-
-
-def pattern_priors_file(root: Path, date: str) -> Path:
-    """change_stats[D]'s pooled prior of each URL pattern within its host (and the host's trust)."""
-    return root / "change_stats" / f"date={date}" / "pattern_priors.parquet"
-
-
-def pool_sums_file(root: Path, date: str) -> Path:
-    """change_stats[D]'s sums per URL pattern within its host, which day D+1 updates."""
-    return root / "change_stats" / f"date={date}" / "pool_sums.parquet"
-
-
-def host_changes_file(root: Path, date: str) -> Path:
-    return root / "change_stats" / f"date={date}" / "host_changes.parquet"
-
-
-def priorities_file(root: Path, date: str) -> Path:
-    """recrawl_priorities[date]: every known URL's priority and the plan for the day after."""
-    return root / "recrawl_priorities" / f"date={date}" / "url_priorities.parquet"
-
-
-def priority_hosts_file(root: Path, date: str) -> Path:
-    return root / "recrawl_priorities" / f"date={date}" / "host_budgets.parquet"
+def seeds_file(root: Path) -> Path:
+    """seeds: not partitioned."""
+    return root / "seeds_table" / "seeds.parquet"
 
 
 def latest_before(root: Path, table: str, date: str) -> Path | None:
@@ -142,10 +116,6 @@ def glob_of(root: Path, table: str) -> str:
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:
     """Write to a temporary name and rename (or upload), so readers never see half a file."""
     write_file_atomic(path, lambda tmp: pq.write_table(table, tmp))
-
-
-def day_report_dir(root: Path, date: str) -> Path:
-    return root / "day_report" / f"date={date}"
 
 
 def write_bytes_atomic(data: bytes, path: Path) -> None:
