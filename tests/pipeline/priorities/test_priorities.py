@@ -18,7 +18,9 @@ import pytest
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.pipeline.priorities.priorities_step import Kind, recrawl_priorities
+from crawl_assets.pipeline.priorities.priority_queries import KIND_CODES
 from crawl_assets.pipeline.priorities.refresh_allocation import allocate, freshness
+from crawl_assets.pipeline.priorities.url_schedule import due_and_gain
 
 PLAN_DAY = date(2026, 5, 1)
 MIDNIGHT = datetime(2026, 5, 1, tzinfo=timezone.utc)
@@ -473,3 +475,33 @@ def test_host_caps_hold_across_more_hosts_than_one_16_bit_pass_tells_apart():
     assert totals["to_spend"] == totals["reachable"] == 140_000
     per_host = Counter(u.split("/")[2] for u in urls.filter(urls["planned"])["url"].to_pylist())
     assert max(per_host.values()) == 2 and sum(per_host.values()) == 140_000
+
+
+def test_due_and_gain_is_a_function_of_each_page_alone():
+    """Due day, gain and due of refresh, new and 404/410 pages: what the docstring says of a
+    few, and the same values for the whole arrays as for any slicing of them."""
+    rng = np.random.default_rng(11)
+    n, today = 1000, 20_000.0  # days since the epoch
+    kind = rng.integers(0, 3, n).astype(np.int8)
+    last_visit = np.where(kind == KIND_CODES.index(Kind.DISCOVERY), np.nan, today - rng.uniform(0, 30, n))
+    pages = {"change_rate": rng.exponential(0.2, n), "importance": rng.uniform(1, 5, n),
+             "last_visit_t": last_visit, "last_fetch_t": np.where(np.isnan(last_visit), today - 3, last_visit),
+             "gone_streak": rng.integers(0, 4, n), "last_status": rng.choice([200, 404, 410], n),
+             "pending_change": rng.random(n) < 0.1, "kind_code": kind}
+    frequency = np.where(kind == KIND_CODES.index(Kind.REFRESH), rng.uniform(0, 1, n), 0.0)
+    due_day, gain, due = due_and_gain(pages, frequency, today, 3.0, settings())
+
+    new = kind == KIND_CODES.index(Kind.DISCOVERY)
+    assert (due_day[new] == today).all() and due[new].all() and (gain[new] > 0).all()
+    refresh = (kind == KIND_CODES.index(Kind.REFRESH)) & (frequency > 0) & ~pages["pending_change"]
+    expected = np.maximum(np.floor(pages["last_visit_t"][refresh] + 1 / frequency[refresh]), today)
+    assert (due_day[refresh] == expected).all() and (due[refresh] == (expected <= today)).all()
+    gone_410 = (kind == KIND_CODES.index(Kind.GONE)) & (pages["last_status"] == 410)
+    assert (due_day[gone_410] == np.maximum(np.floor(pages["last_fetch_t"][gone_410] + 365), today)).all()
+
+    cuts = (0, 1, 377, 378, n)
+    parts = [due_and_gain({k: v[a:b] for k, v in pages.items()}, frequency[a:b], today, 3.0, settings())
+             for a, b in zip(cuts, cuts[1:])]
+    for whole, sliced in zip((due_day, gain, due), zip(*parts)):
+        np.testing.assert_array_equal(whole, np.concatenate(sliced))
+
