@@ -8,12 +8,9 @@ from __future__ import annotations
 import csv
 import io
 import statistics
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from pathlib import Path
 
 import httpx
 import pyarrow.parquet as pq
@@ -25,7 +22,6 @@ from demoweb.ordinary.change_model import moment
 from demoweb.ordinary.host_traits import FEED_ENTRIES, feed_path, validator_policy
 from demoweb.ordinary.truth import COLUMNS, truth_rows
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SITEMAP_NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 
 
@@ -69,13 +65,11 @@ def test_histories_are_deterministic_and_grow_by_prefix():
     assert DemoWeb(seed=7, hosts=3).page_state(2, HOME_PAGE, 10) != a.page_state(2, HOME_PAGE, 10)
 
 
-def test_rates_are_recovered_from_the_truth_export():
+def test_rates_are_recovered_from_the_truth_export(demoweb_cli):
     """Poisson counts over 365 days: versions / days estimates the exported rate."""
     days = 365
     web = DemoWeb(seed=8, hosts=12, pages_per_host=40, day=days)
-    out = subprocess.run([sys.executable, "-m", "demoweb", "truth", "--day", str(days),
-                          "--seed", "8", "--hosts", "12", "--pages-per-host", "40"], cwd=PROJECT_ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    out = demoweb_cli("truth", "--day", str(days), "--seed", "8", "--hosts", "12", "--pages-per-host", "40").stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     assert tuple(rows[0]) == COLUMNS
     assert len(rows) == len(truth_rows(web)) == 12 * 41 + 5 * len([h for h in range(12) if web.private_urls(h)])
@@ -91,12 +85,11 @@ def test_rates_are_recovered_from_the_truth_export():
     assert statistics.median(errors) < 0.06 and max(errors) < 0.25
 
 
-def test_truth_matches_the_served_pages_and_parquet(tmp_path):
+def test_truth_matches_the_served_pages_and_parquet(tmp_path, demoweb_cli):
     web = DemoWeb(seed=9, hosts=4, pages_per_host=15, day=50)
     target = tmp_path / "truth.parquet"
-    subprocess.run([sys.executable, "-m", "demoweb", "truth", "--day", "50", "--seed", "9",
-                    "--hosts", "4", "--pages-per-host", "15", "--output", str(target)], cwd=PROJECT_ROOT,
-                   capture_output=True, text=True, check=True)
+    demoweb_cli("truth", "--day", "50", "--seed", "9", "--hosts", "4", "--pages-per-host", "15",
+                "--output", str(target))
     table = pq.read_table(target).to_pylist()
     rows = truth_rows(web)
     assert [r["url"] for r in table] == [r.url for r in rows]
@@ -110,12 +103,10 @@ def test_truth_matches_the_served_pages_and_parquet(tmp_path):
             assert shown == (truth.last_change or moment(0))
 
 
-def test_truth_cli_refuses_bad_input():
-    bad = subprocess.run([sys.executable, "-m", "demoweb", "truth", "--format", "parquet"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True)
+def test_truth_cli_refuses_bad_input(demoweb_cli):
+    bad = demoweb_cli("truth", "--format", "parquet", check=False)
     assert bad.returncode == 2 and "needs --output" in bad.stderr and "Traceback" not in bad.stderr
-    bad = subprocess.run([sys.executable, "-m", "demoweb", "truth", "--day", "-1"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True)
+    bad = demoweb_cli("truth", "--day", "-1", check=False)
     assert bad.returncode == 2 and "--day" in bad.stderr
 
 

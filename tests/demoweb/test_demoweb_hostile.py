@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
 import time
 import urllib.robotparser
 import zlib
 from html.parser import HTMLParser
-from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 import pytest
@@ -21,7 +17,6 @@ from demoweb import DemoWeb, DemoWebThread, HostileHost, add_hostile_hosts
 from demoweb.process import DemoWebProcess
 from demoweb.special_hosts.hostile_hosts import KINDS
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STATUS_CLASSES = {"ok", "not_modified", "redirect", "redirect_loop", "too_many_redirects",
                   "http_4xx", "http_5xx", "timeout", "too_large", "robots_disallowed",
                   "robots_unavailable", "deferred_crawl_delay", "connect_error", "network_error"}
@@ -37,29 +32,6 @@ def demo():
 @pytest.fixture(scope="module")
 def hosts(demo) -> dict[str, HostileHost]:
     return {h.kind: h for h in demo.web.hostile_hosts()}
-
-
-@pytest.fixture
-def client(demo):
-    # trust_env=False: never route through a proxy from the environment, loopback only.
-    with httpx.Client(base_url=f"http://127.0.0.1:{demo.port}", trust_env=False, timeout=5) as c:
-        yield c
-
-
-def target(url: str) -> tuple[str, dict[str, str]]:
-    """(path with query, Host header) for sending an absolute demo URL to 127.0.0.1."""
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), {"Host": parts.netloc}
-
-
-def get(client: httpx.Client, url: str, **kwargs) -> httpx.Response:
-    path, headers = target(url)
-    return client.get(path, headers=headers, **kwargs)
-
-
-def stream(client: httpx.Client, url: str, **kwargs):
-    path, headers = target(url)
-    return client.stream("GET", path, headers=headers, **kwargs)
 
 
 def logged_rows(demo, host: str, count: int, since: float, timeout: float = 5.0):
@@ -106,7 +78,7 @@ def test_description_covers_every_kind(demo, hosts, client):
         assert h.description
         # the home page is served (robots.txt aside, nothing stops a crawler reaching it)
         # and links to every hostile URL
-        home = get(client, h.home)
+        home = client.get_url(h.home)
         assert home.status_code == 200 and home.headers["content-type"].startswith("text/html")
         assert {u for u in h.urls if u != h.home} <= links_of(h.home, home.text)
     assert hosts["robots_huge"].expected_by_url == {
@@ -143,7 +115,7 @@ def test_ordinary_robots_txt_allows_all(demo, hosts, client):
     for kind, h in hosts.items():
         if kind in ("robots_500", "robots_huge", "crawl_delay_60"):
             continue
-        r = get(client, h.home + "robots.txt")
+        r = client.get_url(h.home + "robots.txt")
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
         parser = urllib.robotparser.RobotFileParser()
         parser.parse(r.text.splitlines())
@@ -158,7 +130,7 @@ def test_slow_drip_sends_about_a_byte_per_second(demo, hosts, client):
     mark = time.time()
     assert h.config == {"content_length": 100_000, "bytes_per_s": 1.0}
     got = 0
-    with stream(client, h.urls[0], timeout=httpx.Timeout(5, read=3)) as r:
+    with client.stream_url(h.urls[0], timeout=httpx.Timeout(5, read=3)) as r:
         assert r.status_code == 200 and r.headers["content-length"] == "100000"
         started = time.monotonic()
         for chunk in r.iter_raw():
@@ -178,10 +150,10 @@ def test_never_answer_sends_nothing_and_is_logged_when_the_client_leaves(demo, h
     mark = time.time()
     started = time.monotonic()
     with pytest.raises(httpx.ReadTimeout):
-        get(client, h.urls[0], timeout=httpx.Timeout(5, read=1.0))
+        client.get_url(h.urls[0], timeout=httpx.Timeout(5, read=1.0))
     assert time.monotonic() - started >= 0.95
     # meanwhile and afterwards the server answers other hosts at once
-    assert get(client, demo.web.page_url(0, 1)).status_code == 200
+    assert client.get_url(demo.web.page_url(0, 1)).status_code == 200
     [row] = logged_rows(demo, h.hostname, 1, mark)
     assert (row.path, row.status, row.bytes_sent) == ("/hang.html", 0, 0)  # 0: never answered
     assert row.end - row.start >= 0.9
@@ -191,7 +163,7 @@ def test_endless_body_is_chunked_and_never_ends(demo, hosts, client):
     h = hosts["endless_body"]
     mark = time.time()
     got = 0
-    with stream(client, h.urls[0]) as r:
+    with client.stream_url(h.urls[0]) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
         assert r.headers["transfer-encoding"] == "chunked" and "content-length" not in r.headers
         for chunk in r.iter_raw():
@@ -209,19 +181,19 @@ def test_huge_body_streams_exactly_50_mb(demo, hosts, client):
     h = hosts["huge_body"]
     assert h.config["content_length"] == 52_428_800
     got = 0
-    with stream(client, h.urls[0]) as r:
+    with client.stream_url(h.urls[0]) as r:
         assert r.status_code == 200 and r.headers["content-length"] == "52428800"
         for chunk in r.iter_raw():
             got += len(chunk)
     assert got == 52_428_800
-    r = client.head(target(h.urls[0])[0], headers=target(h.urls[0])[1])
+    r = client.head_url(h.urls[0])
     assert r.status_code == 200 and r.headers["content-length"] == "52428800" and r.content == b""
 
 
 def test_gzip_bomb_inflates_past_10_mb(demo, hosts, client):
     h = hosts["gzip_bomb"]
     wire = b""
-    with stream(client, h.urls[0]) as r:
+    with client.stream_url(h.urls[0]) as r:
         assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
         assert r.headers["content-type"].startswith("text/html")
         for chunk in r.iter_raw():  # raw: the compressed bytes, httpx does not inflate them
@@ -236,34 +208,29 @@ def test_gzip_bomb_inflates_past_10_mb(demo, hosts, client):
     assert size > 10 * MB and size == h.config["decompressed_bytes"] == 50 * MB
 
 
-def test_server_stays_responsive_while_hostile_responses_run(demo, hosts, client):
+def test_server_stays_responsive_while_hostile_responses_run(demo, hosts, client, send_get):
     stalled = []
     try:
         for kind in ("slow_drip", "never_answer", "endless_body", "huge_body"):
-            path, headers = target(hosts[kind].urls[0])
-            sock = socket.create_connection(("127.0.0.1", demo.port), timeout=5)
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {headers['Host']}\r\n\r\n".encode())
-            stalled.append(sock)  # never read: the endless and 50 MB streams fill the buffers
+            # never read: the endless and 50 MB streams fill the buffers
+            stalled.append(send_get(demo.port, hosts[kind].urls[0]))
         time.sleep(0.3)
         for n in range(5):
             started = time.monotonic()
-            assert get(client, demo.web.page_url(1, n)).status_code == 200
+            assert client.get_url(demo.web.page_url(1, n)).status_code == 200
             assert time.monotonic() - started < 0.5
     finally:
         for sock in stalled:
             sock.close()
 
 
-def test_stop_returns_promptly_with_never_answer_and_drip_open():
+def test_stop_returns_promptly_with_never_answer_and_drip_open(send_get):
     thread = DemoWebThread(DemoWeb(hosts=1, pages_per_host=5, hostile=True), port=0).start()
     hosts = {h.kind: h for h in thread.web.hostile_hosts()}
     socks = []
     try:
         for kind in ("never_answer", "slow_drip"):
-            path, headers = target(hosts[kind].urls[0])
-            sock = socket.create_connection(("127.0.0.1", thread.port), timeout=5)
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {headers['Host']}\r\n\r\n".encode())
-            socks.append(sock)
+            socks.append(send_get(thread.port, hosts[kind].urls[0]))
         assert socks[1].recv(4096).startswith(b"HTTP/1.1 200 ")  # the drip has begun
         time.sleep(0.2)
         started = time.monotonic()
@@ -292,9 +259,9 @@ def test_redirect_loop(hosts, client):
     h = hosts["redirect_loop"]
     a, b = h.config["cycle"]
     assert h.urls == (a,)
-    r = get(client, a, follow_redirects=False)
+    r = client.get_url(a, follow_redirects=False)
     assert r.status_code == 302 and r.headers["location"] == b
-    r = get(client, b, follow_redirects=False)
+    r = client.get_url(b, follow_redirects=False)
     assert r.status_code == 302 and r.headers["location"] == a
 
 
@@ -302,7 +269,7 @@ def test_redirect_chain_of_20_hops(hosts, client):
     h = hosts["redirect_chain"]
     url, hops = h.urls[0], 0
     while True:
-        r = get(client, url, follow_redirects=False)
+        r = client.get_url(url, follow_redirects=False)
         if r.status_code != 302:
             break
         assert r.headers["location"] == urljoin(url, str(hops + 1))
@@ -315,11 +282,11 @@ def test_429_once_then_200(demo, hosts, client):
     h = hosts["rate_limited"]
     mark = time.time()
     assert h.config["retry_after_s"] == 2
-    r = get(client, h.urls[0])
+    r = client.get_url(h.urls[0])
     assert r.status_code == 429 and r.headers["retry-after"] == "2"
-    assert get(client, h.urls[0]).status_code == 200
-    assert get(client, h.urls[0]).status_code == 200
-    assert get(client, h.home).status_code == 200  # other pages never counted
+    assert client.get_url(h.urls[0]).status_code == 200
+    assert client.get_url(h.urls[0]).status_code == 200
+    assert client.get_url(h.home).status_code == 200  # other pages never counted
     rows = logged_rows(demo, h.hostname, 4, mark)
     assert [(r.path, r.status) for r in rows] == [("/busy.html", 429), ("/busy.html", 200),
                                                   ("/busy.html", 200), ("/", 200)]
@@ -330,7 +297,7 @@ def test_flapping_503_twice_then_200(demo, hosts, client):
     assert h.config["failures"] == 2 and h.config["retry_after_s"] == 1
     statuses = []
     for _ in range(4):
-        r = get(client, h.urls[0])
+        r = client.get_url(h.urls[0])
         statuses.append(r.status_code)
         if r.status_code == 503:
             assert r.headers["retry-after"] == "1"
@@ -354,7 +321,7 @@ def test_broken_links_404(hosts, client):
     h = hosts["not_found"]
     assert len(h.urls) >= 3
     for url in h.urls:
-        assert get(client, url).status_code == 404
+        assert client.get_url(url).status_code == 404
 
 
 # ---- content: binary, tag soup, lying charset -------------------------------------------
@@ -362,10 +329,10 @@ def test_broken_links_404(hosts, client):
 def test_html_urls_that_serve_binary(hosts, client):
     h = hosts["binary_html"]
     file_url, mislabelled_url = h.urls
-    r = get(client, file_url)
+    r = client.get_url(file_url)
     assert r.status_code == 200 and r.headers["content-type"] == "application/octet-stream"
     assert r.content.startswith(b"\x89PNG\r\n\x1a\n") and r.content.count(b"\x00") > 100
-    r = get(client, mislabelled_url)
+    r = client.get_url(mislabelled_url)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     assert r.content.startswith(b"PK\x03\x04") and r.content.count(b"\x00") > 100
     with pytest.raises(UnicodeDecodeError):
@@ -375,19 +342,19 @@ def test_html_urls_that_serve_binary(hosts, client):
 
 def test_malformed_html_still_yields_its_valid_links(hosts, client):
     h = hosts["malformed_html"]
-    r = get(client, h.urls[0])
+    r = client.get_url(h.urls[0])
     assert r.status_code == 200 and "<p <p>" in r.text
     expected = set(h.config["links"])
     assert len(expected) >= 5
     assert expected <= links_of(h.urls[0], r.text)  # html.parser
     assert expected <= set(extract_links(r.content, h.urls[0]))  # the crawler's parser
     for url in expected:
-        assert get(client, url).status_code == 200
+        assert client.get_url(url).status_code == 200
 
 
 def test_lying_charset(hosts, client):
     h = hosts["wrong_charset"]
-    r = get(client, h.urls[0])
+    r = client.get_url(h.urls[0])
     assert r.status_code == 200 and r.headers["content-type"] == "text/html; charset=utf-8"
     assert b'<meta charset="utf-8">' in r.content and b"Caf\xe9" in r.content
     with pytest.raises(UnicodeDecodeError):
@@ -400,15 +367,15 @@ def test_lying_charset(hosts, client):
 
 def test_robots_txt_500(hosts, client):
     h = hosts["robots_500"]
-    assert get(client, h.home + "robots.txt").status_code == 500
+    assert client.get_url(h.home + "robots.txt").status_code == 500
     assert h.home in h.urls and all(v == "robots_unavailable" for v in h.expected_by_url.values())
-    assert get(client, h.urls[1]).status_code == 200  # served to a crawler that ignores it
+    assert client.get_url(h.urls[1]).status_code == 200  # served to a crawler that ignores it
 
 
 def test_robots_txt_of_2_mb(hosts, client):
     h = hosts["robots_huge"]
     blocked, open_url = h.urls
-    r = get(client, h.home + "robots.txt")
+    r = client.get_url(h.home + "robots.txt")
     assert r.status_code == 200 and len(r.content) == 2 * MB == h.config["robots_bytes"]
     assert r.content.index(b"Disallow: /blocked/") == h.config["disallow_offset"] < 100_000
     for text in (r.content[:100_000], r.content):  # a capped reader and a full one agree
@@ -417,12 +384,12 @@ def test_robots_txt_of_2_mb(hosts, client):
         assert not parser.can_fetch("recrawl", blocked)
         assert parser.can_fetch("recrawl", open_url) and parser.can_fetch("recrawl", h.home)
     assert h.expected_by_url == {blocked: "robots_disallowed", open_url: "ok"}
-    assert get(client, open_url).status_code == 200
+    assert client.get_url(open_url).status_code == 200
 
 
 def test_crawl_delay_60(hosts, client):
     h = hosts["crawl_delay_60"]
-    r = get(client, h.home + "robots.txt")
+    r = client.get_url(h.home + "robots.txt")
     assert r.status_code == 200 and "Crawl-delay: 60\n" in r.text
     parser = urllib.robotparser.RobotFileParser()
     parser.parse(r.text.splitlines())
@@ -432,10 +399,8 @@ def test_crawl_delay_60(hosts, client):
 
 # ---- CLI --------------------------------------------------------------------------------
 
-def test_cli_seeds_hostile():
-    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
-                          "--hosts", "2", "--hostile"], cwd=PROJECT_ROOT, capture_output=True,
-                         text=True, check=True).stdout.splitlines()
+def test_cli_seeds_hostile(demoweb_cli):
+    out = demoweb_cli("seeds", "--port", "8471", "--hosts", "2", "--hostile").stdout.splitlines()
     assert out[:2] == ["http://h0000.demo.test:8471/", "http://h0001.demo.test:8471/"]
     assert out[2:] == [f"http://{label}.demo.test:8471/" for label in KINDS.values()]
 

@@ -6,12 +6,9 @@ really different, all reachable from the home pages, deterministic, and served o
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import urllib.robotparser
 from html.parser import HTMLParser
 from itertools import combinations
-from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx
@@ -22,7 +19,6 @@ from demoweb import (NEAR_DUP_KINDS, DemoWeb, DemoWebThread, NearDupGroup,
 from demoweb.process import DemoWebProcess
 from demoweb.special_hosts.neardup_hosts import ARTICLE_WORDS
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 VARYING = {  # the element that differs within a group of these kinds
     "ad_rotation": re.compile(r'<div class="ad">.*?</div>\n'),
     "date_line": re.compile(r'<p class="dateline">.*?</p>\n'),
@@ -292,10 +288,8 @@ def test_served_over_loopback():
                 assert all(r.headers.get("last-modified") for r in responses)
 
 
-def test_cli_seeds_with_near_duplicates():
-    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
-                          "--hosts", "1", "--near-duplicates"], cwd=PROJECT_ROOT, capture_output=True,
-                         text=True, check=True).stdout.splitlines()
+def test_cli_seeds_with_near_duplicates(demoweb_cli):
+    out = demoweb_cli("seeds", "--port", "8471", "--hosts", "1", "--near-duplicates").stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/"] + [
         f"http://{label}.demo.test:8471/"
         for label in ("articles", "syndication", "www.mirror", "mirror", "template")]

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pyarrow.parquet as pq
@@ -17,20 +13,11 @@ import pytest
 from demoweb import AccessLog, DemoWeb, DemoWebServer, DemoWebThread
 from demoweb.process import DemoWebProcess, DemoWebStartError
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def demo():
     with DemoWebThread(DemoWeb(seed=2, hosts=10, pages_per_host=40), port=0) as thread:
         yield thread
-
-
-@pytest.fixture
-def client(demo):
-    # trust_env=False: never route through a proxy from the environment, loopback only.
-    with httpx.Client(base_url=f"http://127.0.0.1:{demo.port}", trust_env=False, timeout=5) as c:
-        yield c
 
 
 def host_header(demo, host_index: int) -> dict[str, str]:
@@ -209,11 +196,6 @@ def test_thread_reports_port_in_use(demo):
 
 # ---- CLI ------------------------------------------------------------------------------
 
-def run_cli(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "demoweb", *args], cwd=PROJECT_ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
-
-
 def test_cli_serve_answers_and_writes_access_log_on_sigterm(tmp_path):
     log_path = tmp_path / "logs" / "access.parquet"
     with DemoWebProcess(hosts=5, pages_per_host=20, seed=4, day=2, access_log=log_path) as server:
@@ -236,17 +218,14 @@ def test_process_start_failure_is_a_clear_error(demo):
     with pytest.raises(TypeError, match="host plug-ins are"):
         DemoWebProcess(hostiel=True)
 
-def test_cli_port_in_use_is_a_clear_error(demo):
-    proc = run_cli("serve", "--port", str(demo.port))
-    out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 2
-    assert "already in use" in err and out == ""
+def test_cli_port_in_use_is_a_clear_error(demo, demoweb_cli):
+    done = demoweb_cli("serve", "--port", str(demo.port), check=False, timeout=20)
+    assert done.returncode == 2
+    assert "already in use" in done.stderr and done.stdout == ""
 
 
-def test_cli_seeds():
-    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
-                          "--hosts", "3", "--per-host", "2"], cwd=PROJECT_ROOT, capture_output=True,
-                         text=True, check=True, env={**os.environ}).stdout
+def test_cli_seeds(demoweb_cli):
+    out = demoweb_cli("seeds", "--port", "8471", "--hosts", "3", "--per-host", "2").stdout
     assert out.splitlines() == [
         "http://h0000.demo.test:8471/", "http://h0000.demo.test:8471/p/0.html",
         "http://h0001.demo.test:8471/", "http://h0001.demo.test:8471/p/0.html",

@@ -5,11 +5,8 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import urllib.robotparser
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import httpx
@@ -19,7 +16,6 @@ from demoweb import TRAP_KINDS, DemoWeb, DemoWebThread, TrapHost, add_trap_hosts
 from demoweb.process import DemoWebProcess
 from demoweb.special_hosts.trap_hosts import FACETS, KINDS, SESSION_PAGES
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = re.compile(r";jsessionid=[0-9A-F]{32}|[?&](?:sid=[0-9a-f]{32}|PHPSESSID=[0-9a-v]{26})")
 
 
@@ -32,20 +28,6 @@ def demo():
 @pytest.fixture(scope="module")
 def traps(demo) -> dict[str, TrapHost]:
     return {t.kind: t for t in demo.web.trap_hosts()}
-
-
-@pytest.fixture(scope="module")
-def client(demo):
-    # trust_env=False: never route through a proxy from the environment, loopback only.
-    with httpx.Client(base_url=f"http://127.0.0.1:{demo.port}", trust_env=False, timeout=5) as c:
-        yield c
-
-
-def get(client: httpx.Client, url: str) -> httpx.Response:
-    """GET an absolute demo URL from 127.0.0.1 with its Host header."""
-    parts = urlsplit(url)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return client.get(path, headers={"Host": parts.netloc})
 
 
 def fetch(web: DemoWeb, url: str):
@@ -135,11 +117,11 @@ def test_traps_are_opt_in_and_combine_with_hostile_hosts():
 
 def test_robots_txt_allows_everything(traps, client):
     for t in traps.values():
-        r = get(client, t.home + "robots.txt")
+        r = client.get_url(t.home + "robots.txt")
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
         parser = urllib.robotparser.RobotFileParser()
         parser.parse(r.text.splitlines())
-        for url in [t.home, *links_of(t.home, get(client, t.home).text)[:10]]:
+        for url in [t.home, *links_of(t.home, client.get_url(t.home).text)[:10]]:
             assert parser.can_fetch("recrawl", url), url
         assert parser.crawl_delay("recrawl") is None
 
@@ -156,7 +138,7 @@ def test_pages_are_reasonable_html_over_http(demo, traps, client):
         t = traps[kind]
         for path in paths:
             url = t.home.rstrip("/") + path
-            r = get(client, url)
+            r = client.get_url(url)
             assert r.status_code == 200, url
             assert r.headers["content-type"] == "text/html; charset=utf-8"
             assert int(r.headers["content-length"]) == len(r.content)
@@ -225,14 +207,14 @@ def test_calendar_next_month_goes_on_forever(traps, demo, client):
     assert month == "2031-01"
     url, month = t.config["start_url"], "2026-11"
     for step in range(50):  # over HTTP, and it links back too
-        r = get(client, url)
+        r = client.get_url(url)
         assert r.status_code == 200
         links = links_of(url, r.text)
         days = [u for u in links if "day=" in u]
         assert len(days) >= 28
         following = _next_month(month)
         nxt = _month_link(url, r.text, following)
-        assert _month_link(nxt, get(client, nxt).text, month)  # the next month links back
+        assert _month_link(nxt, client.get_url(nxt).text, month)  # the next month links back
         url, month = nxt, following
     assert month == "2031-01"
 
@@ -241,11 +223,11 @@ def test_calendar_answers_any_month(traps, client):
     home = traps["calendar"].home
     for query in ("month=9999-12", "month=0001-01", "month=banana", "month=2026-13", "month=",
                   "month=123456-07&day=31", "month=2026-02&day=30", "x=1"):
-        r = get(client, f"{home}calendar?{query}")
+        r = client.get_url(f"{home}calendar?{query}")
         assert r.status_code == 200, query
-    r = get(client, f"{home}calendar?month=9999-12")
+    r = client.get_url(f"{home}calendar?month=9999-12")
     assert any("month=10000-01" in u for u in links_of(str(r.url), r.text))
-    day = get(client, f"{home}calendar?month=2026-12&day=31")
+    day = client.get_url(f"{home}calendar?month=2026-12&day=31")
     assert "Thursday 31 December 2026" in day.text
     assert any("month=2027-01&day=1" in u for u in links_of(f"{home}calendar", day.text))
 
@@ -255,15 +237,15 @@ def test_calendar_answers_any_month(traps, client):
 def test_session_ids_differ_between_views(traps, demo, client):
     t = traps["session_ids"]
     url = t.home + "p/3.html"
-    views = [links_of(url, get(client, url).text) for _ in range(3)]
+    views = [links_of(url, client.get_url(url).text) for _ in range(3)]
     assert all(len(v) >= 8 for v in views)
     assert all(SESSION_ID.search(u) for v in views for u in v)  # every link carries an id
     assert len({frozenset(v) for v in views}) == 3  # all ids new on every view
     assert not set(views[0]) & set(views[1])
     assert {frozenset(map(strip_session, v)) for v in views} == {frozenset(map(strip_session, views[0]))}
     # ids in the request are ignored; the real site is finite
-    assert get(client, t.home + "p/3.html;jsessionid=" + "A" * 32 + "?sid=x").status_code == 200
-    assert get(client, t.home + f"p/{SESSION_PAGES}.html").status_code == 404
+    assert client.get_url(t.home + "p/3.html;jsessionid=" + "A" * 32 + "?sid=x").status_code == 200
+    assert client.get_url(t.home + f"p/{SESSION_PAGES}.html").status_code == 404
     # the first views of a fresh web are the same bytes (ids derive from (seed, page, view))
     w1 = DemoWeb(seed=3, hosts=1, pages_per_host=1, traps=True)
     w2 = DemoWeb(seed=3, hosts=1, pages_per_host=1, traps=True)
@@ -300,7 +282,7 @@ def _state(url: str) -> tuple[tuple[str, str], ...]:
 def test_facets_explode(traps, demo, client):
     t = traps["facets"]
     listing = t.config["listing"]
-    r = get(client, listing)
+    r = client.get_url(listing)
     first = [u for u in links_of(listing, r.text) if urlsplit(u).path == "/shop" and urlsplit(u).query]
     assert len(first) == 100 and {frozenset(_state(u)) for u in first} == {
         frozenset({(k, v)}) for k, vs in FACETS.items() for v in vs}
@@ -327,12 +309,12 @@ def test_facets_explode(traps, demo, client):
     # deeper: keep adding filters over HTTP, the links keep offering one more
     url = listing
     for depth in range(1, 11):
-        links = links_of(url, get(client, url).text)
+        links = links_of(url, client.get_url(url).text)
         more = [u for u in links if len(_state(u)) == depth]
         assert more, depth
         url = more[-1]
-    assert len(_state(url)) == 10 and get(client, url).status_code == 200
-    assert get(client, listing + "?colour=mauve&utm_source=x").status_code == 200
+    assert len(_state(url)) == 10 and client.get_url(url).status_code == 200
+    assert client.get_url(listing + "?colour=mauve&utm_source=x").status_code == 200
 
 
 # ---- deep paths -------------------------------------------------------------------------
@@ -341,7 +323,7 @@ def test_deep_paths_grow_deeper(traps, demo, client):
     t = traps["deep_paths"]
     url, depth = t.home, 0
     for step in range(30):
-        r = get(client, url)
+        r = client.get_url(url)
         assert r.status_code == 200
         deeper = [u for u in links_of(url, r.text) if urlsplit(u).path.count("/") > depth + 1]
         children = [u for u in deeper if urlsplit(u).path.count("/") == depth + 2]
@@ -372,7 +354,7 @@ def test_random_links_are_new_at_each_level(traps, demo, client):
     for depth in range(3):
         found = []
         for url in level[:3]:
-            r = get(client, url)
+            r = client.get_url(url)
             assert r.status_code == 200
             links = [u for u in links_of(url, r.text) if u != t.home]
             assert 25 <= len(links) <= 35
@@ -383,15 +365,13 @@ def test_random_links_are_new_at_each_level(traps, demo, client):
     assert len(seen) > 200
     assert len({urlsplit(u).path.split("/")[1] for u in seen}) > 10  # varied URL shapes
     # deterministic per URL
-    assert links_of(level[0], fetch(demo.web, level[0])[1]) == links_of(level[0], get(client, level[0]).text)
+    assert links_of(level[0], fetch(demo.web, level[0])[1]) == links_of(level[0], client.get_url(level[0]).text)
 
 
 # ---- CLI --------------------------------------------------------------------------------
 
-def test_cli_seeds_and_serve_with_traps():
-    out = subprocess.run([sys.executable, "-m", "demoweb", "seeds", "--port", "8471",
-                          "--hosts", "2", "--traps"], cwd=PROJECT_ROOT, capture_output=True,
-                         text=True, check=True).stdout.splitlines()
+def test_cli_seeds_and_serve_with_traps(demoweb_cli):
+    out = demoweb_cli("seeds", "--port", "8471", "--hosts", "2", "--traps").stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/", "http://h0001.demo.test:8471/"] + [
         f"http://{label}.demo.test:8471/" for label in KINDS.values()]
     with DemoWebProcess(hosts=2, pages_per_host=5, traps=True, hostile=True) as server:
