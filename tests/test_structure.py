@@ -166,7 +166,15 @@ def test_the_core_the_steps_and_the_storage_import_nothing_from_dagster():
 
 def test_the_layers_import_downwards():
     """Nothing but the command line imports the command line (it drives the Dagster layer);
-    only definitions.py imports the sensors (they import the Dagster layer)."""
+    only definitions.py imports the sensors (they import the Dagster layer); the core, the
+    steps and the storage import nothing of the layers above them, and the core nothing of the
+    steps."""
+    above = ("crawl_assets.defs", "crawl_assets.cli", "crawl_assets.analyst", "crawl_assets.deployment",
+             "crawl_assets.definitions")
+    upward = {(module, target) for module, targets in GRAPH.edges.items() for target in targets
+              if module.startswith(DAGSTER_FREE) and (target.startswith(above) or (
+                  module.startswith("crawl_assets.crawler") and target.startswith("crawl_assets.pipeline")))}
+    assert upward == set()
     into_cli = {module for module, targets in GRAPH.edges.items()
                 if any(target.startswith("crawl_assets.cli") for target in targets)}
     assert all(module.startswith("crawl_assets.cli.") for module in into_cli), into_cli
