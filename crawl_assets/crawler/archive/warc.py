@@ -9,10 +9,12 @@ cuts a file back to that length when the batch resumes). A full disk stops the b
 
 from __future__ import annotations
 
+import base64
 import errno
 import hashlib
 import io
 import os
+import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
@@ -63,25 +65,16 @@ class Revisit:
 
 def payload_digest(body: bytes) -> str:
     """The WARC-Payload-Digest of a body as received, the way warcio writes it."""
-    return "sha1:" + _base32(hashlib.sha1(body).digest())
+    return _sha1_field(hashlib.sha1(body))
 
 
-_BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-_BASE32_PAIRS = [a + b for a in _BASE32 for b in _BASE32]  # ten bits at a time
-
-
-def _base32(digest: bytes) -> str:
-    """base64.b32encode of a 20-byte SHA-1 digest (160 bits: 32 characters, no padding) at
-    half its cost: three of them a page."""
-    n = int.from_bytes(digest, "big")
-    return "".join([_BASE32_PAIRS[(n >> shift) & 1023] for shift in range(150, -1, -10)])
+def _sha1_field(sha1) -> str:
+    """A WARC digest field's value: "sha1:" and the base32 of a SHA-1 hash object's digest."""
+    return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
 
 
 def _record_id() -> str:
-    """"<urn:uuid:...>" of a random (version 4) UUID, as str(uuid.uuid4()) spells it, at a
-    third of its cost."""
-    h = os.urandom(16).hex()
-    return f"<urn:uuid:{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}>"
+    return f"<urn:uuid:{uuid.uuid4()}>"
 
 
 _EMPTY_DIGEST = payload_digest(b"")
@@ -241,7 +234,7 @@ class WarcFileWriter:
             fields.append(("WARC-Payload-Digest", payload_digest(payload)))
         block_digest = hashlib.sha1(http_head)
         block_digest.update(payload)
-        fields += [("WARC-Block-Digest", "sha1:" + _base32(block_digest.digest())),
+        fields += [("WARC-Block-Digest", _sha1_field(block_digest)),
                    ("Content-Type", _RESPONSE_TYPE), ("Content-Length", str(len(http_head) + len(payload)))]
         response = _record_bytes(fields, http_head, payload)
 
