@@ -31,12 +31,12 @@ from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 
 from ..crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from ..defs.jobs import SHARD_TAG
+from ..defs.run_status import FINISHED
 
 DAGSTER_URL_ENV = "RECRAWL_DAGSTER_URL"  # a running webserver, for runs that launch runs
 DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"
 INSTANCE_FILE = PROJECT_ROOT / "dagster.yaml"
 STARTUP_TIMEOUT_S = 180.0
-FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 
 
 class LaunchError(RuntimeError):

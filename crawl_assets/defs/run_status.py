@@ -7,6 +7,7 @@ from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
 from .partitions import fetch_partition_key
 
+# A run in one of these states will not change again (what DagsterRun.is_finished asks).
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 
 
