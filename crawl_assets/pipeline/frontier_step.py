@@ -8,8 +8,8 @@ level) and known URLs the plan has not seen yet (seeds added since); the rest of
 URLs are left out as not planned. Without one (the first day) it holds every known URL within
 the budgets, shallowest first. DuckDB does the work in one pass over the
 known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
-which both the frontier and the left-out counts are read. The URL pattern and the cheap trap
-rules are stated in SQL too (TRAP_SQL, PATTERN_SQL); the rules that live in Python only (host
+which both the frontier and the left-out counts are read. The query shape and the cheap trap
+rules are stated in SQL too (TRAP_SQL, QUERY_SHAPE_SQL); the rules that live in Python only (host
 scope, shard, repeated path segments, the blocklist) are called vectorised over Arrow
 batches: scope and shard once per distinct host, the trap rules for the few URLs SQL cannot
 decide.
@@ -104,14 +104,14 @@ known AS (
 rules AS (
     SELECT known.url, hosts.host, known.depth, hosts.scoped, hosts.shard_no, hosts.shard,
            CASE WHEN hosts.scoped THEN {trap_sql} END AS trap,
-           CASE WHEN hosts.scoped THEN {pattern_sql} END AS pattern,
+           CASE WHEN hosts.scoped THEN {query_shape_sql} END AS query_shape,
            {plan_columns}
     FROM known JOIN hosts USING (host_hash, host_hash_1) {plan_join}
 ),
 decided AS (
     SELECT *, CASE WHEN NOT scoped THEN $out_of_scope
                    WHEN trap IS NOT NULL THEN trap
-                   WHEN pattern IS NULL AND NOT planned THEN $not_planned
+                   WHEN query_shape IS NULL AND NOT planned THEN $not_planned
               END AS decided
     FROM rules
 )
@@ -120,7 +120,7 @@ SELECT decided, {running_columns} FROM decided
 # (one SELECT of CASEs: a UNION of the running and the decided URLs would read `decided` twice,
 # and DuckDB would store all of it first)
 RUNNING_COLUMNS = ", ".join(f"CASE WHEN decided IS NULL THEN {c} END AS {c}" for c in (
-    "url", "host", "depth", "shard_no", "shard", "pattern", "planned", "plan_rank", "level"))
+    "url", "host", "depth", "shard_no", "shard", "query_shape", "planned", "plan_rank", "level"))
 
 # The URLs still in the running, with their fate: `left_out` is NULL for a URL in today's
 # frontier, else the reason it was left out.
@@ -134,12 +134,12 @@ WITH
 within_patterns AS MATERIALIZED (
     -- (the plan's URLs first: a URL recrawl_priorities planned is never crowded out of its
     -- shape's budget by known URLs that were not planned)
-    SELECT *, row_number() OVER (PARTITION BY host, pattern ORDER BY plan_rank NULLS LAST, depth, url)
+    SELECT *, row_number() OVER (PARTITION BY host, query_shape ORDER BY plan_rank NULLS LAST, depth, url)
                 <= $max_urls_per_pattern AS within_patterns
-    FROM judged WHERE decided IS NULL AND pattern IS NOT NULL
+    FROM judged WHERE decided IS NULL AND query_shape IS NOT NULL
     UNION ALL
     SELECT *, true AS within_patterns
-    FROM judged WHERE decided IS NULL AND pattern IS NULL
+    FROM judged WHERE decided IS NULL AND query_shape IS NULL
 ),
 -- host_ranked: a URL's rank within its host among the URLs within their pattern budget and
 -- not refused by the plan, for the per-host budget per cycle: in the plan's order, then
@@ -170,7 +170,7 @@ FROM (
 #   path segments (the macros of register_url_rules: aligned runs of 1-3 segments, looked at
 #   only when the path has max_path_repeats slashes or more; scheme:// and the host's slash
 #   add three), in that order; with a blocklist, Python's rule is asked for the rest;
-# - url_pattern: the path's digit runs as 9, "?", the parameter names (each "&" piece up to
+# - query_shape: the path's digit runs as 9, "?", the parameter names (each "&" piece up to
 #   its "=") sorted, joined by "&".
 QUERY_SQL = "substr(url, strpos(url, '?') + 1)"
 TRAP_SQL = f"""CASE
@@ -182,7 +182,7 @@ TRAP_SQL = f"""CASE
               THEN repeated_path_segments(url) ELSE false END THEN '{DropReason.REPEATED_PATH_SEGMENTS}'
     WHEN $every_url THEN trap_reason(url, host)
 END"""
-PATTERN_SQL = f"""CASE WHEN strpos(url, '?') > 0 AND length(url) > strpos(url, '?') THEN
+QUERY_SHAPE_SQL = f"""CASE WHEN strpos(url, '?') > 0 AND length(url) > strpos(url, '?') THEN
     regexp_replace(split_part(url, '?', 1), '[0-9]+', '9', 'g') || '?' ||
     array_to_string(list_sort(list_transform(string_split({QUERY_SQL}, '&'), lambda p: split_part(p, '=', 1))), '&')
 END"""
@@ -275,7 +275,7 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     con.execute(HOSTS_SQL.format(candidates=candidates),
                 {name: judged_params[name] for name in ("seeds", "links") if name in judged_params})
     con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS, trap_sql=TRAP_SQL,
-                                  pattern_sql=PATTERN_SQL, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
+                                  query_shape_sql=QUERY_SHAPE_SQL, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
                                   plan_join="" if plan is None else PLAN_JOIN), judged_params)
     con.execute(FATES_SQL, {
         "max_pages_per_host": settings.max_pages_per_host,

@@ -10,7 +10,7 @@ import pytest
 from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
-from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, url_pattern
+from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, query_shape
 from crawl_assets.crawler.vocabulary import DropReason
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.frontier_step import build_frontier
@@ -159,7 +159,7 @@ def reference_frontier(settings, seeds, links):
             reason = DropReason.OUT_OF_SCOPE
         else:
             reason = traps.intrinsic_reason(url, host)
-        pattern = url_pattern(url)
+        pattern = query_shape(url)
         if reason is None and pattern is not None:
             per_pattern[host, pattern] = per_pattern.get((host, pattern), 0) + 1
             if per_pattern[host, pattern] > settings.max_urls_per_pattern:
@@ -246,7 +246,7 @@ def test_with_a_plan_the_frontier_holds_the_planned_urls_in_plan_order_at_their_
 def test_the_sql_url_rules_agree_with_trap_defences_url_by_url():
     import duckdb
 
-    from crawl_assets.pipeline.frontier_step import PATTERN_SQL, TRAP_SQL, register_url_rules
+    from crawl_assets.pipeline.frontier_step import QUERY_SHAPE_SQL, TRAP_SQL, register_url_rules
 
     rng = random.Random(11)
     settings = settings_for(__import__("pathlib").Path("/nonexistent"), max_url_length=60, max_query_params=3)
@@ -261,11 +261,11 @@ def test_the_sql_url_rules_agree_with_trap_defences_url_by_url():
     con = duckdb.connect()
     register_url_rules(con, settings)
     con.register("u", __import__("pyarrow").table({"url": urls, "host": [host_of(u) for u in urls]}))
-    rows = con.execute(f"SELECT url, host, {TRAP_SQL}, {PATTERN_SQL} FROM u", {
+    rows = con.execute(f"SELECT url, host, {TRAP_SQL}, {QUERY_SHAPE_SQL} FROM u", {
         "max_url_length": 60, "max_query_params": 3, "max_path_repeats": settings.max_path_repeats,
         "every_url": False}).fetchall()
     traps = TrapDefences(TrapLimits.from_settings(settings))
-    assert [(u, r, p) for u, h, r, p in rows] == [(u, traps.intrinsic_reason(u, h), url_pattern(u)) for u in urls
+    assert [(u, r, p) for u, h, r, p in rows] == [(u, traps.intrinsic_reason(u, h), query_shape(u)) for u in urls
                                                   for h in [host_of(u)]]
     assert sum(r is not None for _, _, r, _ in rows) > 100 and sum(p is not None for *_, p in rows) > 1000
 
@@ -289,8 +289,8 @@ def reference_frontier_with_plan(settings, seeds, links, plan):
         reason[url] = (DropReason.OUT_OF_SCOPE if not any(fnmatch(host, p) for p in settings.host_scope)
                        else traps.intrinsic_reason(url, host))
     per_pattern = {}
-    for url in sorted((u for u in depth if reason[u] is None and url_pattern(u) is not None), key=plan_order):
-        key = host_of(url), url_pattern(url)
+    for url in sorted((u for u in depth if reason[u] is None and query_shape(u) is not None), key=plan_order):
+        key = host_of(url), query_shape(url)
         per_pattern[key] = per_pattern.get(key, 0) + 1
         if per_pattern[key] > settings.max_urls_per_pattern:
             reason[url] = DropReason.PATTERN_BUDGET

@@ -84,9 +84,11 @@ def url_patterns_regex(patterns: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
-def url_pattern(url: str) -> str | None:
+def query_shape(url: str) -> str | None:
     """The shape of a URL with a query: digits and parameter values blanked, parameter names
-    sorted, so /calendar?month=2031-04 and /calendar?month=2099-12 share one pattern.
+    sorted, so /calendar?month=2031-04 and /calendar?month=2099-12 share one shape (a host gets
+    max_urls_per_pattern URLs of one shape). Not the change statistics' url_pattern, which
+    pools URLs of every kind for their change rates.
 
     None without a query: /p/1.html ... /p/900.html is an ordinary site, not a trap; endless
     paths are caught by depth, repeated segments and the host growth cap instead."""
@@ -169,7 +171,7 @@ class TrapDefences:
             reason = DropReason.DEMOTED_HOST
         if reason is None and host in self.capped_hosts:
             reason = DropReason.HOST_GROWTH_CAPPED
-        pattern = url_pattern(url) if reason is None else None
+        pattern = query_shape(url) if reason is None else None
         if pattern is not None:
             key = (host, pattern)
             if self._per_pattern[key] >= self.limits.max_urls_per_pattern:
