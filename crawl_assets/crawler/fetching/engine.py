@@ -31,7 +31,7 @@ from rbloom import Bloom
 from ..archive.warc import WarcFileWriter
 from ..crawl_errors import BatchStopped
 from ..settings import CrawlSettings
-from ..url_policy.robots import policy_from_response, product_token
+from ..url_policy.robots import policy_from_response, product_token, robots_ttl
 from ..url_policy.trap_defences import TrapDefences
 from ..url_policy.urls import host_of
 from ..vocabulary import StatusClass
@@ -291,7 +291,7 @@ class FetchEngine:
                 task, url=verdict.url, host=host_of(verdict.url), redirect_chain=verdict.chain))
             return self._delay_after(state, hop)
         policy = policy_from_response(verdict.response, self.settings.user_agent)
-        ttl = self.settings.robots_error_ttl_s if policy.transient else self.settings.robots_ttl_s
+        ttl = robots_ttl(policy, self.settings.robots_ttl_s, self.settings.robots_error_ttl_s)
         owner.robots[origin] = entry = RobotsEntry(policy, self.clock.now() + ttl, verdict.failure)
         owner.robots_pending.discard(origin)
         if owner is state:

@@ -4,24 +4,18 @@ parse_robots() turns one robots.txt body into a RobotsPolicy for our user agent:
 of every group naming our product token (or of the `*` groups when none does), that group's
 Crawl-delay / Request-rate / Visit-time, and the file-wide Sitemap and Host lines.
 policy_from_response() applies the RFC's rules for unavailable and unreachable files, and
-RobotsCache keeps one policy per origin for a TTL, fetching each robots.txt once however
-many workers ask. No I/O happens here: the cache is handed a fetch function. (The fetch
-engine does not use RobotsCache: it fetches robots.txt hop by hop, each hop in its own
-host's turn, and keeps the rules in the host's VisitState.)
+robots_ttl() says how long a policy is kept. No I/O happens here: the fetch engine fetches
+robots.txt hop by hop, each hop in its own host's turn, and keeps the rules in the host's
+VisitState.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import re
-import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import time as TimeOfDay
 from typing import NamedTuple
-
-log = logging.getLogger(__name__)
 
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: parse at least 500 KiB; we cap there
 # Google cuts each line at 8 x 2083 bytes (2083: the longest URL old browsers took) minus
@@ -35,11 +29,9 @@ ALLOW_ALL_3XX = "allow_all_3xx"  # redirects not followed to the end: "unavailab
 DISALLOW_ALL_429 = "disallow_all_429"
 DISALLOW_ALL_5XX = "disallow_all_5xx"
 DISALLOW_ALL_UNREACHABLE = "disallow_all_unreachable"
-DISALLOW_ALL_FETCH_ERROR = "disallow_all_fetch_error"  # the fetch function raised
 # Results that say nothing about the site's wishes, only that we could not learn them now:
 # they are cached briefly so the host is asked again soon.
-TRANSIENT_SOURCES = frozenset({DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_UNREACHABLE,
-                               DISALLOW_ALL_FETCH_ERROR})
+TRANSIENT_SOURCES = frozenset({DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_UNREACHABLE})
 
 # Canonical record keys.
 USER_AGENT = "user-agent"
@@ -458,61 +450,7 @@ def policy_from_response(resp: RobotsResponse, user_agent: str) -> RobotsPolicy:
     return disallow_all(DISALLOW_ALL_UNREACHABLE)  # 1xx or nonsense: no usable answer
 
 
-# ---- cache ------------------------------------------------------------------------------------
-
-class _Entry(NamedTuple):
-    expires: float
-    policy: RobotsPolicy
-
-
-class RobotsCache:
-    """Per-host robots policies with a TTL; one fetch per host even when many workers ask at once."""
-
-    def __init__(self, fetch: Callable[[str], Awaitable[RobotsResponse]], user_agent: str,
-                 ttl_s: float = 24 * 3600, error_ttl_s: float = 600,
-                 clock: Callable[[], float] = time.monotonic):
-        self._fetch = fetch
-        self._user_agent = user_agent
-        self._ttl_s = ttl_s
-        self._error_ttl_s = error_ttl_s
-        self._clock = clock
-        self._entries: dict[str, _Entry] = {}
-        self._loading: dict[str, asyncio.Task[RobotsPolicy]] = {}
-
-    def cached(self, origin: str) -> RobotsPolicy | None:
-        """The policy for origin if one is cached and fresh, without fetching."""
-        entry = self._entries.get(origin.rstrip("/"))
-        if entry is not None and self._clock() < entry.expires:
-            return entry.policy
-        return None
-
-    async def policy(self, origin: str) -> RobotsPolicy:
-        """The policy for origin ("http://host:port"), fetching origin/robots.txt if needed."""
-        origin = origin.rstrip("/")
-        fresh = self.cached(origin)
-        if fresh is not None:
-            return fresh
-        task = self._loading.get(origin)
-        if task is None:
-            # A task, not the first caller, owns the fetch; everyone else awaits the same task.
-            task = asyncio.create_task(self._load(origin))
-            self._loading[origin] = task
-        # shield: one caller giving up (timeout, cancellation) must not cancel the shared fetch.
-        return await asyncio.shield(task)
-
-    async def _load(self, origin: str) -> RobotsPolicy:
-        try:
-            try:
-                response = await self._fetch(origin + "/robots.txt")
-            except Exception:
-                # The fetch function should report failures as status None; if it raises
-                # instead, crawl nothing for now rather than leave the waiters hanging.
-                log.warning("robots.txt fetch for %s raised", origin, exc_info=True)
-                policy = disallow_all(DISALLOW_ALL_FETCH_ERROR)
-            else:
-                policy = policy_from_response(response, self._user_agent)
-            ttl = self._error_ttl_s if policy.transient else self._ttl_s
-            self._entries[origin] = _Entry(self._clock() + ttl, policy)
-            return policy
-        finally:
-            self._loading.pop(origin, None)
+def robots_ttl(policy: RobotsPolicy, ttl_s: float, error_ttl_s: float) -> float:
+    """How long a policy is kept before robots.txt is asked again: error_ttl_s for a transient
+    one (robots.txt could not be read now), so the host is asked again soon; else ttl_s."""
+    return error_ttl_s if policy.transient else ttl_s

@@ -1,7 +1,6 @@
 """robots.txt: conformance with Google's reference matcher and Protego's directive tests,
-the RFC 9309 status-code rules, the size cap, and the per-origin cache (with a fake fetch)."""
+the RFC 9309 status-code rules, the size cap, and how long a policy is kept."""
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -9,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from crawl_assets.crawler.url_policy.robots import (
-    ALLOW_ALL_3XX, ALLOW_ALL_4XX, DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_FETCH_ERROR,
-    DISALLOW_ALL_UNREACHABLE, KNOWN_KEYS, PARSED, ROBOTS_MAX_BYTES, RobotsCache, RobotsResponse,
-    allow_all, disallow_all, escape_pattern, is_valid_product_token, parse_records, parse_robots,
-    path_params_query, policy_from_response, product_token,
+    ALLOW_ALL_3XX, ALLOW_ALL_4XX, DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_UNREACHABLE,
+    KNOWN_KEYS, PARSED, ROBOTS_MAX_BYTES, RobotsResponse, allow_all, disallow_all, escape_pattern,
+    is_valid_product_token, parse_records, parse_robots, path_params_query, policy_from_response,
+    product_token, robots_ttl,
 )
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "robots"
@@ -300,116 +299,14 @@ def test_allow_all_and_disallow_all():
     assert not disallow_all("test").allowed("/")
 
 
-# ---- cache -------------------------------------------------------------------------------
+# ---- how long a policy is kept -------------------------------------------------------------
 
-class FakeSite:
-    """A fetch function answering from a list of responses (the last one repeats)."""
-
-    def __init__(self, *responses, delay=0.01):
-        self.responses = list(responses)
-        self.calls = []
-        self.delay = delay
-
-    async def __call__(self, url):
-        self.calls.append(url)
-        await asyncio.sleep(self.delay)
-        response = self.responses[min(len(self.calls), len(self.responses)) - 1]
-        if isinstance(response, Exception):
-            raise response
-        return response
+OK_BODY = b"User-agent: *\nDisallow: /private/\n"
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-OK = RobotsResponse(200, b"User-agent: *\nDisallow: /private/\n")
-
-
-def test_concurrent_callers_share_one_fetch():
-    site = FakeSite(OK)
-
-    async def scenario():
-        cache = RobotsCache(site, UA)
-        policies = await asyncio.gather(*(cache.policy("http://a.test:8080") for _ in range(50)))
-        again = await cache.policy("http://a.test:8080/")
-        return cache, policies, again
-
-    cache, policies, again = asyncio.run(scenario())
-    assert site.calls == ["http://a.test:8080/robots.txt"]
-    assert all(p is policies[0] for p in policies) and again is policies[0]
-    assert not policies[0].allowed("http://a.test:8080/private/x")
-    assert cache.cached("http://a.test:8080") is policies[0]
-    assert cache.cached("http://b.test") is None
-
-
-def test_a_cancelled_caller_does_not_cancel_the_shared_fetch():
-    site = FakeSite(OK, delay=0.05)
-
-    async def scenario():
-        cache = RobotsCache(site, UA)
-        impatient = asyncio.create_task(cache.policy("http://a.test"))
-        patient = asyncio.create_task(cache.policy("http://a.test"))
-        await asyncio.sleep(0.01)
-        impatient.cancel()
-        return await patient
-
-    assert asyncio.run(scenario()).source == PARSED
-    assert len(site.calls) == 1
-
-
-def test_ttl_expiry_refetches():
-    site, clock = FakeSite(OK, RobotsResponse(404)), FakeClock()
-
-    async def scenario():
-        cache = RobotsCache(site, UA, ttl_s=100, error_ttl_s=10, clock=clock)
-        first = await cache.policy("http://a.test")
-        clock.now += 99
-        assert await cache.policy("http://a.test") is first
-        clock.now += 2
-        assert cache.cached("http://a.test") is None
-        return first, await cache.policy("http://a.test")
-
-    first, second = asyncio.run(scenario())
-    assert (first.source, second.source) == (PARSED, ALLOW_ALL_4XX)
-    assert len(site.calls) == 2
-
-
-def test_error_results_expire_after_error_ttl():
-    site, clock = FakeSite(RobotsResponse(503), RobotsResponse(None), OK), FakeClock()
-
-    async def scenario():
-        cache = RobotsCache(site, UA, ttl_s=100, error_ttl_s=10, clock=clock)
-        sources = [(await cache.policy("http://a.test")).source]
-        clock.now += 9
-        sources.append((await cache.policy("http://a.test")).source)  # still cached
-        clock.now += 2
-        sources.append((await cache.policy("http://a.test")).source)
-        clock.now += 11
-        sources.append((await cache.policy("http://a.test")).source)
-        clock.now += 50
-        sources.append((await cache.policy("http://a.test")).source)  # good result: full TTL
-        return sources
-
-    assert asyncio.run(scenario()) == [DISALLOW_ALL_5XX, DISALLOW_ALL_5XX, DISALLOW_ALL_UNREACHABLE,
-                                       PARSED, PARSED]
-    assert len(site.calls) == 3
-
-
-def test_a_raising_fetch_disallows_for_the_error_ttl():
-    site, clock = FakeSite(RuntimeError("boom"), OK), FakeClock()
-
-    async def scenario():
-        cache = RobotsCache(site, UA, error_ttl_s=10, clock=clock)
-        first = await asyncio.gather(cache.policy("http://a.test"), cache.policy("http://a.test"))
-        clock.now += 11
-        return first, await cache.policy("http://a.test")
-
-    first, later = asyncio.run(scenario())
-    assert [p.source for p in first] == [DISALLOW_ALL_FETCH_ERROR] * 2
-    assert later.source == PARSED
-    assert len(site.calls) == 2
+def test_a_transient_policy_is_kept_for_the_error_ttl_and_any_other_for_the_ttl():
+    """The engine asks robots.txt again after robots_ttl: soon when it could not be read."""
+    for status in (200, 404, 302):
+        assert robots_ttl(policy_from_response(RobotsResponse(status, OK_BODY), UA), 100, 10) == 100
+    for status in (429, 503, None):
+        assert robots_ttl(policy_from_response(RobotsResponse(status, OK_BODY), UA), 100, 10) == 10
