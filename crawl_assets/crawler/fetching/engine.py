@@ -33,7 +33,7 @@ from ..crawl_errors import BatchStopped
 from ..settings import CrawlSettings
 from ..url_policy.robots import policy_from_response, product_token, robots_ttl
 from ..url_policy.trap_defences import TrapDefences
-from ..url_policy.urls import host_of
+from ..url_policy.urls import host_of, origin_of
 from ..vocabulary import StatusClass
 from .admission import Admission
 from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer,
@@ -67,11 +67,6 @@ def fewer_young_collections():
         yield
     finally:
         gc.set_threshold(*before)
-
-
-def origin_of(url: str) -> str:
-    scheme, rest = url.split("://", 1)
-    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
 class FetchEngine:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # datasketch's package import pulls in scipy (0.65 s of every
 from ..settings import CrawlSettings
 from ..vocabulary import DropReason
 from .host_patterns import host_matches
+from .urls import path_of
 
 _DIGITS = re.compile(r"\d+")
 _PARAM_VALUE = re.compile(r"=[^&]*")
@@ -153,10 +154,10 @@ class TrapDefences:
         limits = self.limits
         if len(url) > limits.max_url_length:
             return DropReason.URL_TOO_LONG
-        before_query, _, query = url.partition("?")
+        query = url.partition("?")[2]
         if query and query.count("&") >= limits.max_query_params:  # count("&") + 1 parameters
             return DropReason.TOO_MANY_QUERY_PARAMS
-        path = before_query.partition("://")[2].partition("/")[2]
+        path = path_of(url)
         # A run of more than max_path_repeats segments needs at least that many slashes.
         if path.count("/") >= limits.max_path_repeats and repeated_segments(path, limits.max_path_repeats):
             return DropReason.REPEATED_PATH_SEGMENTS

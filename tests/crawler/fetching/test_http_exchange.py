@@ -3,17 +3,13 @@
 import asyncio
 import dataclasses
 import ipaddress
-import random
-from urllib.parse import urlsplit
-
 
 from crawl_assets.crawler.fetching.clients import ConnectionFactory
-from crawl_assets.crawler.fetching.http_exchange import HttpExchanger, header_map, request_parts
+from crawl_assets.crawler.fetching.http_exchange import HttpExchanger, header_map
 from crawl_assets.crawler.fetching.resolver import DnsError, Resolver
 from crawl_assets.crawler.fetching.visit_state import VisitState
 from crawl_assets.crawler.settings import load_settings
 from crawl_assets.crawler.url_policy.addresses import NetworkException
-from crawl_assets.crawler.url_policy.urls import DEFAULT_PORTS
 from crawl_assets.crawler.vocabulary import StatusClass
 
 SETTINGS = dataclasses.replace(
@@ -171,30 +167,3 @@ def test_odd_but_valid_answers_and_answers_refused():
     smuggled, backend = exchange([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
                                  extra_headers={"If-None-Match": '"a"\r\nX-Evil: 1'})
     assert smuggled.error_class == StatusClass.NETWORK_ERROR and b"X-Evil" not in bytes(backend.sent)
-
-
-def _by_urlsplit(url):
-    parts = urlsplit(url)
-    return (parts.scheme, parts.netloc, parts.port or DEFAULT_PORTS[parts.scheme],
-            (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
-
-
-def _outcome(split, url):
-    try:
-        return split(url)
-    except Exception as exc:  # noqa: BLE001 (the same failure is what is compared)
-        return type(exc)
-
-
-def test_request_parts_are_what_urlsplit_gives():
-    plain = ["http://h0001.demo.test:8471/p/3.html", "https://a.test/", "http://a.test/x?q=1&r=",
-             "http://a.test:80/", "http://a.test:0/", "http://a.test:99999/", "http://a.test:8x/",
-             "http://u:p@a.test/", "http://[::1]:81/a", "http://a.test?q/", "http://a.test/p?",
-             "http://a.test/p#frag", "HTTP://A.test/", " http://a.test/", "http://a.test/\tx"]
-    rng = random.Random(5)
-    fuzz = [rng.choice(["http://", "https://", "HTTP://", " http://", "http:/"])
-            + "".join(rng.choice("ab/:?#@[]%.09\\\t \x01") for _ in range(rng.randint(0, 20)))
-            for _ in range(20000)]
-    for url in plain + fuzz:
-        assert _outcome(request_parts, url) == _outcome(_by_urlsplit, url), url
-    assert request_parts(plain[0]) == ("http", "h0001.demo.test:8471", 8471, "/p/3.html")

@@ -1,4 +1,5 @@
 import json
+import random
 import re
 import string
 from pathlib import Path
@@ -7,7 +8,8 @@ from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 import pytest
 from w3lib.url import canonicalize_url
 
-from crawl_assets.crawler.url_policy.urls import UrlError, host_of, normalize_url
+from crawl_assets.crawler.url_policy.urls import (DEFAULT_PORTS, UrlError, host_of, normalize_url, origin_of, path_of,
+                                                 request_parts, split_url)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "urls"
 
@@ -580,8 +582,6 @@ def test_canonical_urls_are_fixed_points():
 # --- the fast link path ---------------------------------------------------------------
 
 def test_the_fast_link_path_agrees_with_normalize_url():
-    import random
-
     from crawl_assets.crawler.url_policy.urls import resolve_href
     from demoweb import DemoWeb
 
@@ -625,3 +625,37 @@ def test_plain_urls_skip_w3lib_with_the_same_result(monkeypatch):
     monkeypatch.setattr(urls, "_PLAIN_NETLOC", re.compile(r"(?!)"))
     assert [_outcome(normalize_url, href) for href in hrefs] == fast
     assert sum(isinstance(u, str) and "?" not in u for u in fast) > 1000  # the shortcut was taken
+
+
+def test_split_url_origin_of_and_path_of_cut_a_normalised_url():
+    assert split_url("http://a.test:81/p/q?x=1") == ("http", "a.test:81", "/p/q?x=1")
+    assert split_url("http://a.test") == ("http", "a.test", "")
+    assert origin_of("https://a.test:81/p/q?x=/y") == "https://a.test:81"
+    assert path_of("http://a.test/p/q?x=/y") == "p/q" and path_of("http://a.test/") == path_of("http://a.test") == ""
+
+
+def _by_urlsplit(url):
+    parts = urlsplit(url)
+    return (parts.scheme, parts.netloc, parts.port or DEFAULT_PORTS[parts.scheme],
+            (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+
+
+def _split_outcome(split, url):
+    try:
+        return split(url)
+    except Exception as exc:  # noqa: BLE001 (the same failure is what is compared)
+        return type(exc)
+
+
+def test_request_parts_are_what_urlsplit_gives():
+    plain = ["http://h0001.demo.test:8471/p/3.html", "https://a.test/", "http://a.test/x?q=1&r=",
+             "http://a.test:80/", "http://a.test:0/", "http://a.test:99999/", "http://a.test:8x/",
+             "http://u:p@a.test/", "http://[::1]:81/a", "http://a.test?q/", "http://a.test/p?",
+             "http://a.test/p#frag", "HTTP://A.test/", " http://a.test/", "http://a.test/\tx"]
+    rng = random.Random(5)
+    fuzz = [rng.choice(["http://", "https://", "HTTP://", " http://", "http:/"])
+            + "".join(rng.choice("ab/:?#@[]%.09\\\t \x01") for _ in range(rng.randint(0, 20)))
+            for _ in range(20000)]
+    for url in plain + fuzz:
+        assert _split_outcome(request_parts, url) == _split_outcome(_by_urlsplit, url), url
+    assert request_parts(plain[0]) == ("http", "h0001.demo.test:8471", 8471, "/p/3.html")
