@@ -61,6 +61,7 @@ import numpy as np
 # Imported here, once (a few ms): inside page_text these imports cost ~10 us a page.
 from resiliparse.extract.html2text import extract_plain_text
 
+from ..runtime import NUMPY_THREADS
 from .html_tree import HTMLTree, parse_html
 
 __all__ = [
@@ -376,7 +377,7 @@ def _table_pairs(uniq: np.ndarray, moves, keybits: int, threshold: int) -> np.nd
 
 
 def near_duplicate_pairs(ids, fps, threshold: int = 3, *, expand: str = "all",
-                         workers: int = 2) -> Pairs:
+                         workers: int = NUMPY_THREADS) -> Pairs:
     """All pairs of ids whose fingerprints are within `threshold` bits (no all-pairs scan).
 
     ids: integer ids (int64), fps: uint64 fingerprints (or signed BIGINT bits).

@@ -24,12 +24,14 @@ from enum import StrEnum
 
 import numpy as np
 
+from ...crawler.runtime import NUMPY_THREADS
+
 # Bounds of the rate search, changes per day: once a year at the slowest resolvable end
 # (slower is "never" for a daily crawl), 1,000 a day at the fast end (far beyond any revisit).
 MIN_RATE = 1e-5
 MAX_RATE = 1e3
 _BISECTION_STEPS = 40  # halves log(MAX_RATE / MIN_RATE) ≈ 18.4 down to ~2e-11
-_PARALLEL_MIN_URLS = 50_000  # URLs a thread must get before the search is split in two
+_PARALLEL_MIN_URLS = 50_000  # URLs each thread must get for the search to be split
 
 
 class RateEstimator(StrEnum):
@@ -61,16 +63,17 @@ def irregular_mle_rate(changed_intervals: np.ndarray, owner: np.ndarray, unchang
     m = len(unchanged_days)
     assert changed_intervals.shape == owner.shape
     assert m == 0 or unchanged_days.min() > 0, "the MLE needs some unchanged time"
-    if m < 2 * _PARALLEL_MIN_URLS or np.any(owner[1:] < owner[:-1]):
+    parts = min(NUMPY_THREADS, m // _PARALLEL_MIN_URLS)
+    if parts < 2 or np.any(owner[1:] < owner[:-1]):
         return _bisect(changed_intervals, owner, unchanged_days)
-    # Each URL's root is its own: the two halves of the URLs (owner ascending) are solved on
-    # two threads (numpy releases the GIL in its loops), with the same arithmetic as one pass.
-    half = m // 2
-    cut = int(np.searchsorted(owner, half))
-    with ThreadPoolExecutor(2) as pool:
-        first = pool.submit(_bisect, changed_intervals[:cut], owner[:cut], unchanged_days[:half])
-        second = _bisect(changed_intervals[cut:], owner[cut:] - half, unchanged_days[half:])
-        return np.concatenate([first.result(), second])
+    # Each URL's root is its own: equal parts of the URLs (owner ascending) are solved on
+    # threads of their own (numpy releases the GIL in its loops), with the same arithmetic as one pass.
+    bounds = [m * i // parts for i in range(parts + 1)]
+    cuts = np.searchsorted(owner, bounds)
+    with ThreadPoolExecutor(parts) as pool:
+        solved = [pool.submit(_bisect, changed_intervals[cuts[i]:cuts[i + 1]], owner[cuts[i]:cuts[i + 1]] - bounds[i],
+                              unchanged_days[bounds[i]:bounds[i + 1]]) for i in range(parts)]
+        return np.concatenate([part.result() for part in solved])
 
 
 def _bisect(changed_intervals: np.ndarray, owner: np.ndarray, unchanged_days: np.ndarray) -> np.ndarray:

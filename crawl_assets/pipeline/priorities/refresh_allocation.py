@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .slices import SLICE, THREADS, over_slices
+from ...crawler.runtime import NUMPY_THREADS
+from .slices import SLICE, over_slices
 
 FRESHNESS = "freshness"
 AGE = "age"
@@ -149,7 +150,7 @@ class _Pages:
                 self.rate.min() * self.curve.inverse_x[0] >= self.max_per_day:
             return float(len(self.rate) * self.max_per_day)  # every page at max_per_day
         if log_price not in self.spent:
-            buffers = [np.empty(min(SLICE, len(self.rate))) for _ in range(THREADS)]
+            buffers = [np.empty(min(SLICE, len(self.rate))) for _ in range(NUMPY_THREADS)]
             sums = over_slices(len(self.rate), lambda s, i: float(self.curve.frequencies_into(
                 buffers[i][:s.stop - s.start], self.log_ratio[s], log_price, self.rate[s],
                 self.max_per_day).sum()), with_worker=True)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .slices import THREADS
+from ...crawler.runtime import NUMPY_THREADS
 
 
 def in_url_order(known_urls: pa.Table) -> pa.Table:
@@ -86,7 +86,7 @@ class UrlOrder:
         def gather(name):  # each column is freed once gathered (10M long)
             return name, np.take(pages.pop(name).to_numpy(), source)
 
-        with ThreadPoolExecutor(THREADS) as pool:  # numpy releases the GIL in np.take
+        with ThreadPoolExecutor(NUMPY_THREADS) as pool:  # numpy releases the GIL in np.take
             self.columns = dict(pool.map(gather, list(pages)))
 
     def known(self, values: np.ndarray) -> np.ndarray:

@@ -350,8 +350,8 @@ def test_a_day_without_pool_sums_sums_the_day_before_once(tmp_path, monkeypatch)
                      state_root=tmp_path)
 
 
-def test_the_mle_split_over_two_threads_finds_the_same_roots(monkeypatch):
-    """irregular_mle_rate solves large batches in two halves on two threads: the same roots,
+def test_the_mle_split_over_threads_finds_the_same_roots(monkeypatch):
+    """irregular_mle_rate solves large batches in parts on NUMPY_THREADS threads: the same roots,
     bit for bit, as one pass, and each near the rate the intervals were drawn from."""
     rng = np.random.default_rng(3)
     urls = 2_000
