@@ -10,8 +10,8 @@ keep their own pools (a thread per core).
 
 Huge pages: numpy asks the kernel for transparent huge pages for every large array
 (madvise). Where the kernel then defragments memory on the spot (defrag=madvise), each new
-80 MB array of the 10M-URL steps can stall on compaction: recrawl_priorities took 19-21 s
-with it and 15-16 s without, on the same inputs. numpy reads NUMPY_MADVISE_HUGEPAGE once,
+80 MB array of the 10M-URL steps can stall on compaction, and the steps take longer with
+huge pages than without (bench/README.md). numpy reads NUMPY_MADVISE_HUGEPAGE once,
 when it is first imported, so `import crawl_assets` sets it (to 0) before anything imports
 numpy: every process that runs the package - the Dagster code location and its runs, the
 command line, the Celery workers, the tests and benchmarks - gets it. A value the user set

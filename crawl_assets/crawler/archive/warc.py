@@ -26,8 +26,8 @@ from warcio.warcwriter import WARCWriter
 from ..crawl_errors import BatchStopped
 from ..vocabulary import WarcRecordKind
 
-try:  # ISA-L's deflate: measured on the demo web's pages, level 2 makes files the size of
-    # zlib level 3's at a fifth of its CPU (compression was the largest cost per page).
+try:  # ISA-L's deflate: on the demo web's pages, level 2 makes files the size of zlib
+    # level 3's for far less CPU (compression was the largest cost per page; bench/README.md).
     from isal import isal_zlib as deflate
 
     GZIP_LEVEL = 2
@@ -202,7 +202,7 @@ class WarcFileWriter:
     def _serialise(self, exchange: Exchange, revisit: Revisit | None, digest: str | None) -> tuple[bytes, bytes]:
         """The response (or revisit) and request records, byte for byte what warcio's
         WARCWriter writes for them (same fields in the same order), without its per-header
-        list scans: on the fetch path that was half the cost of archiving a page."""
+        list scans: on the fetch path they were a large part of the cost of archiving a page."""
         date = exchange.record_date
         headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
         status_line = f"{exchange.status} {exchange.reason}".strip()

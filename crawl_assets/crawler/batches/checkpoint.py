@@ -67,7 +67,7 @@ class Checkpoint:
 
 def tasks_table(tasks: list[FetchTask]) -> pa.Table:
     """Column by column (a checkpoint of a big shard saves a few hundred thousand tasks, and
-    dataclasses.asdict per task took seconds of the event loop)."""
+    dataclasses.asdict per task would hold up the event loop for all of them)."""
     columns = {name: [getattr(t, name) for t in tasks] for name in TASK_SCHEMA.names}
     columns["redirect_chain"] = [list(chain) for chain in columns["redirect_chain"]]
     return pa.table(columns, schema=TASK_SCHEMA)

@@ -11,7 +11,7 @@ from warcio.archiveiterator import ArchiveIterator
 from .decoding import decode_body
 from .simhash import page_text
 
-if TYPE_CHECKING:  # datasketch's package import pulls in scipy (0.65 s of every run's start)
+if TYPE_CHECKING:  # datasketch's package import pulls in scipy: every run would pay it at its start
     from datasketch import MinHash
 
 NUM_PERM = 128

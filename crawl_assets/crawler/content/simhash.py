@@ -43,7 +43,7 @@ distinct fingerprint enters the index once) and expanded to ids at the end, so 1
 copies of one page cost nothing in the join. The numpy join was chosen over a DuckDB
 self-join (unnest 20 keys per row, join, xor/bit_count): it needs no extra copy of the
 data, streams one table at a time (peak memory ~ a few arrays of n uint64) and sorts
-10M keys per table in under a second on this machine.
+each table's keys with one np.sort (bench/README.md).
 
 `clusters(pairs, ids)` turns pairs into groups with union-find (transitive closure);
 the representative of a group is its smallest id, or the member with the smallest
@@ -58,7 +58,7 @@ from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
-# Imported here, once (a few ms): inside page_text these imports cost ~10 us a page.
+# Imported once, with the module: inside page_text these imports would run on every page.
 from resiliparse.extract.html2text import extract_plain_text
 
 from ..runtime import NUMPY_THREADS
@@ -92,7 +92,7 @@ def page_text(html: bytes | str | HTMLTree) -> str:
         return extract_plain_text(tree, main_content=True)
     # The article is read as a page of its own: serialised and parsed again. Where markup
     # survives that round trip unchanged, moving the article into the emptied body gives
-    # the same tree without the second parse (~0.13 ms a page); tables (foster-parented
+    # the same tree without the second parse; tables (foster-parented
     # content), raw-text and foreign elements may not survive it, so they take the long way.
     if main.query_selector(_ROUND_TRIP_RISKS) is not None or main.closest("svg, math") is not None:
         return extract_plain_text(main.html, main_content=True)
@@ -107,8 +107,8 @@ _ROUND_TRIP_RISKS = ("table, svg, math, noscript, template, iframe, noembed, nof
 
 # ---------------------------------------------------------------------- fingerprint
 
-# The same fingerprint as simhash64_numpy, in one pass in C (simhash_kernel.c, about a
-# fifth of the numpy time: numpy's ~40 calls a page cost more than their work). setup.py
+# The same fingerprint as simhash64_numpy, in one pass in C (simhash_kernel.c, in a
+# fraction of the numpy time: numpy's ~40 calls a page cost more than their work). setup.py
 # builds it as an optional extension, so an install without a C compiler falls back here.
 try:
     from .simhash_kernel import fingerprint as compiled_fingerprint
@@ -162,7 +162,7 @@ def _word_hashes(text: str) -> np.ndarray:
 
     Word [s, e) of bytes c hashes to mix((sum_i (c_i + 1) * B**(e-1-i)) ^ (e - s) << 56),
     computed for all words at once from one prefix sum of (c_i + 1) * B**-i."""
-    # ASCII case folding on the UTF-8 bytes (bytes.lower() is ~4x faster than
+    # ASCII case folding on the UTF-8 bytes (bytes.lower() is cheaper than
     # str.lower() on mixed text); non-ASCII letters keep their case.
     low = text.encode("utf-8").lower()
     n = len(low)

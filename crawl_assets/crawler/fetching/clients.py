@@ -6,8 +6,8 @@ Not httpx, nor httpcore's pool: the engine sends one request at a time per host 
 no cookies, auth, redirects, proxies or pooling, and those layers cost more CPU per page
 than parsing the answer does. llhttp does the HTTP/1.1 framing (Content-Length, chunked,
 close-delimited bodies, 1xx answers) in C, so a hostile server meets a parser that the
-whole Node.js ecosystem hardens; it replaced h11 here, whose pure-Python parsing was the
-largest cost of a request (about 0.09 ms of CPU for a 30 KB page, against 0.003 ms). The
+whole Node.js ecosystem hardens; it replaced h11, whose pure-Python parsing was the
+largest cost of a request (bench/README.md). The
 head is capped at MAX_HEAD_BYTES, the body at the caller's limit. The engine closes a host's
 connection as soon as the host has nothing queued, so idle hosts hold nothing.
 """

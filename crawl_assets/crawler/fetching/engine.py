@@ -53,8 +53,9 @@ from .workbench import FetchTask, Workbench
 # While a batch runs, the young generation is collected every YOUNG_GC_THRESHOLD net
 # allocations of tracked objects instead of Python's default 700. Each page leaves some 30
 # containers that live on (its record, its links' tasks), so the default collected every
-# ~20 pages, walking the young objects of every turn in flight: 3 % of a batch's CPU, a
-# third of that with this threshold. What refcounting cannot free (cycles) waits longer.
+# ~20 pages, walking the young objects of every turn in flight each time: a share of a
+# batch's CPU that this threshold mostly saves (bench/README.md). What refcounting cannot
+# free (cycles) waits longer.
 YOUNG_GC_THRESHOLD = 10_000
 
 
@@ -128,7 +129,7 @@ class FetchEngine:
         """run() to the end on a fresh event loop. Not asyncio.run(self.run(...)) itself: when
         asyncio.run restores the SIGINT handler, Python 3.11 builds an error message holding
         the repr of the main task, result included, i.e. of every record and link of the
-        batch (a second of CPU for 6,000 pages). The task here returns nothing."""
+        batch (CPU time that grows with the batch). The task here returns nothing."""
         async def whole_batch() -> None:
             await self.run(tasks, **kwargs)
 

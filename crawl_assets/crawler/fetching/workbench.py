@@ -87,7 +87,8 @@ class Workbench:
         self._rng = rng or random.Random(0)
         self._clock = clock or MonotonicClock()
         # Idle workers, each waiting on a future of its own, woken one at a time (a single shared
-        # event woke every idle worker on every change: with 512 workers, ~20 wake-ups a page).
+        # event woke every idle worker on every change: with hundreds of workers, many wake-ups
+        # for each page fetched).
         self._idle: dict[asyncio.Future, None] = {}
         self._timed: list[float] = []  # deadlines of the idle workers watching the heap's head
         self._waking = 0  # idle workers woken by _notify that have not looked yet

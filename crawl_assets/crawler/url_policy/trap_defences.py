@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # datasketch's package import pulls in scipy (0.65 s of every run's start)
+if TYPE_CHECKING:  # datasketch's package import pulls in scipy: every run would pay it at its start
     from datasketch import HyperLogLog
 
 from ..settings import CrawlSettings

@@ -76,7 +76,8 @@ def normalize_url(url: str, base: str | None = None) -> str:
 
 # --- the parts of a URL ------------------------------------------------------------------
 # Every other module takes a URL apart with these. A normalised URL is cut with string methods
-# (urlsplit costs ~1 % of a page's CPU); the rare forms it cannot have go to urlsplit.
+# (urlsplit is a cost on every request and every link); the rare forms it cannot have go to
+# urlsplit.
 
 def split_url(url: str) -> tuple[str, str, str]:
     """(scheme, authority, path and query) of a normalised URL, cut at "://" and the next "/":
@@ -348,7 +349,7 @@ def _canonical(parts: _Parts) -> str:
     url = f"{parts.scheme}://{parts.netloc}{path}"
     if not parts.query and _PLAIN_NETLOC.match(parts.netloc) and _PLAIN_PATH.match(path) \
             and "//" not in path and "/." not in path:
-        return url  # nothing for canonicalize_url to change (most links; it costs ~25 us)
+        return url  # nothing for canonicalize_url to change (most links; it is the costly part)
     if parts.query:
         query = "&".join(p for p in parts.query.split("&") if p and not _is_tracking(p))
         if query:
