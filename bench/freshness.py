@@ -77,7 +77,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA  # noqa: E402
+from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA  # noqa: E402
 from crawl_assets.crawler.settings import CrawlSettings  # noqa: E402
 from crawl_assets.crawler.vocabulary import StatusClass  # noqa: E402
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats  # noqa: E402

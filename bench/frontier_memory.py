@@ -83,7 +83,7 @@ def write_frontier(path: Path, urls: int, hosts: int, port: int, chunk: int = 20
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+    from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 
     with pq.ParquetWriter(path, FRONTIER_SCHEMA) as writer:
         for start in range(0, urls, chunk):

@@ -1,4 +1,4 @@
-"""Seen-URL set benchmark: the project's rbloom filter (crawl_assets.crawler.url_policy.seen_filter) against a
+"""Seen-URL set benchmark: the project's rbloom filter (crawl_assets.crawler.url_policy.url_bloom) against a
 Python set of 16-byte URL hashes (Scrapy's approach). Run from anywhere with the venv:
 
     .venv/bin/python bench/seen_set.py [--urls 10000000] [--held-out 1000000]
@@ -82,7 +82,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from crawl_assets.crawler.url_policy import seen_filter as seen  # noqa: E402
+from crawl_assets.crawler.url_policy import url_bloom as seen  # noqa: E402
 
 CHUNK = 10_000
 GOAL_BYTES = 25_000_000
@@ -352,7 +352,7 @@ def report(args: argparse.Namespace, b: dict, bwall: float, s: dict, swall: floa
     block = -(-s["object_bytes"] // 16) * 16  # pymalloc block of a bytes object (16-aligned)
     set_est = s["table_bytes"] + s["distinct"] * block
     rows = [
-        ("", "Bloom (rbloom, seen_filter.py)", set_label),
+        ("", "Bloom (rbloom, url_bloom.py)", set_label),
         ("build (insert all)", f"{b['build_s']:.2f} s  ({_rate(n, b['build_s'])})",
          f"{s['build_s']:.2f} s  ({_rate(n, s['build_s'])})"),
         ("lookups, inserted", f"{b['hit_s']:.2f} s  ({_rate(n, b['hit_s'])})",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA, LINKS_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA, LINKS_SCHEMA
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.storage.layout import fetch_log_file, links_file, seeds_file, write_parquet_atomic

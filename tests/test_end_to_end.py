@@ -166,7 +166,7 @@ def test_the_url_registry_is_the_authoritative_record_in_the_catalog(crawl):
 
 def test_day_two_knew_day_one_through_the_seen_filter(crawl):
     settings, _, _, _ = crawl
-    from crawl_assets.crawler.url_policy.seen_filter import load_filter, measured_fp_rate
+    from crawl_assets.crawler.url_policy.url_bloom import load_filter, measured_fp_rate
     from crawl_assets.storage.layout import seen_filter_file
 
     bloom = load_filter(seen_filter_file(settings.data_root, DAY1))

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.crawler.url_policy.seed_files import read_seed_files
-from crawl_assets.crawler.url_policy.seen_filter import save_filter
+from crawl_assets.crawler.url_policy.url_bloom import save_filter
 from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from crawl_assets.pipeline.change_stats.change_evidence import trusted_change_evidence

@@ -20,7 +20,7 @@ from rbloom import Bloom
 from ..crawler.archive.warc import warc_date
 from ..crawler.batches.batch import run_fetch_batch
 from ..crawler.batches.checkpoint import BatchProgress
-from ..crawler.batches.tables import dropped_table, fetch_log_table, links_table
+from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_index

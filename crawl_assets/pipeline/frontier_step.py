@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from ..crawler.batches.batch import in_scope
-from ..crawler.batches.tables import FRONTIER_SCHEMA
+from ..crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_key, shard_of
 from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits

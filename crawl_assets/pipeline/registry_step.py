@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 from rbloom import Bloom
 
-from ..crawler.url_policy.seen_filter import DEFAULT_FP_RATE, build_filter, measured_fp_rate
+from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, build_filter, measured_fp_rate
 from ..storage.layout import url_registry_file
 from ..storage.shared_root import connect
 from .crawl_history import CrawlHistory

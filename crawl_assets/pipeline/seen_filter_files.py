@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rbloom import Bloom
 
-from ..crawler.url_policy.seen_filter import digest_file, load_filter, save_filter
+from ..crawler.url_policy.url_bloom import digest_file, load_filter, save_filter
 from ..storage.shared_root import is_remote, local_copies, put_file
 
 

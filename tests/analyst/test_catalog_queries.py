@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_assets.crawler.batches.tables import LINKS_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import LINKS_SCHEMA
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.pipeline.catalog_step import build_catalog
 from crawl_assets.storage.layout import links_file, write_parquet_atomic

@@ -4,7 +4,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
-from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds

@@ -11,7 +11,7 @@ from dagster import DagsterEventType, instance_for_test, materialize
 from crawl_assets.cli import cycle
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.seed_files import read_seed_files
-from crawl_assets.crawler.url_policy.seen_filter import build_filter, load_filter, save_filter
+from crawl_assets.crawler.url_policy.url_bloom import build_filter, load_filter, save_filter
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.defs.partitions import fetch_partition_key
 from crawl_assets.defs.resources import CrawlSettingsResource
@@ -141,7 +141,7 @@ def test_a_missing_frontier_fails_the_fetch_batch_once_without_retries(tmp_path)
 
 
 def test_an_unreadable_checkpoint_is_named_with_what_to_do(tmp_path):
-    from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+    from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
     from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, FetchInputs, run_fetch_step
 
     folder = tmp_path / "warc"

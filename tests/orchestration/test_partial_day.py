@@ -13,7 +13,7 @@ import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterRun, DagsterRunStatus, RunsFilter
 
 from crawl_assets.cli.cycle import daily_spec, fetch_spec
-from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA
 from crawl_assets.defs.jobs import SHARD_TAG, day_close_job, fetch_job, frontier_job
 from crawl_assets.defs.run_policies import FETCH_RETRIES
 from crawl_assets.storage.layout import fetch_log_file, url_registry_file

@@ -4,8 +4,8 @@ filter) and what it does with them."""
 import pyarrow as pa
 import pytest
 
-from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
-from crawl_assets.crawler.url_policy.seen_filter import build_filter, save_filter
+from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
+from crawl_assets.crawler.url_policy.url_bloom import build_filter, save_filter
 from crawl_assets.crawler.vocabulary import WarcRecordKind
 from crawl_assets.pipeline.fetch_step import (
     FetchInputs,

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, query_shape

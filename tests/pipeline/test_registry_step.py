@@ -6,7 +6,7 @@ from datetime import date, datetime, timezone
 import pyarrow as pa
 import pytest
 
-from crawl_assets.crawler.url_policy.seen_filter import measured_fp_rate
+from crawl_assets.crawler.url_policy.url_bloom import measured_fp_rate
 from crawl_assets.pipeline.crawl_history import history_through
 from crawl_assets.pipeline.registry_step import (
     build_registry,

@@ -5,7 +5,7 @@ import io
 import matplotlib.image
 import pyarrow as pa
 
-from crawl_assets.crawler.batches.tables import DROPPED_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import DROPPED_SCHEMA
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from crawl_assets.pipeline.report_charts import change_rate_png, status_mix_png
 from crawl_assets.pipeline.report_step import day_report, host_tables, summary_markdown

@@ -33,7 +33,7 @@ from ..fetching.admission import Link
 from ..fetching.fetch_record import FetchRecord
 from ..fetching.workbench import FetchTask
 from .disk_frontier import INDEX_FILE, SPILL_FILE
-from .tables import fetch_log_table, links_table
+from .arrow_schemas import fetch_log_table, links_table
 
 STATE_FILE = "state.json"
 PARTS_DIR = "parts"

@@ -13,7 +13,7 @@ redirect hops and robots.txt included, takes the slot of the host it goes to:
 A robots.txt hop to a host of another shard still takes that host's slot in this batch, but
 the other shard's process does not see it: the one request per hop may then come closer to
 that host's own requests than its delay (shards split hosts, and a hop crosses them).
-What an answer means is answer_policy.py's to say; what it leaves behind is capture.py's.
+What an answer means is answer_policy.py's to say; what it leaves behind is answer_records.py's.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ..vocabulary import StatusClass
 from .admission import Admission
 from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer,
                             judge_answer, judge_robots_answer)
-from .capture import Capture
+from .answer_records import AnswerRecorder
 from .clients import ConnectionFactory
 from .clock import MonotonicClock
 from .fetch_record import BatchOutput, FetchRecord
@@ -90,8 +90,8 @@ class FetchEngine:
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
         self.exchanger = HttpExchanger(settings, Resolver(settings.resolver_overrides, timeout_s=settings.connect_timeout_s),
                                        connections or ConnectionFactory())
-        self.capture = Capture(warc, settings.max_body_bytes, traps, known_payloads,
-                               agent=product_token(settings.user_agent).lower())
+        self.recorder = AnswerRecorder(warc, settings.max_body_bytes, traps, known_payloads,
+                                       agent=product_token(settings.user_agent).lower())
         self._rng = rng or random.Random()
         self.leases = LeaseTable(self.clock, settings.lease_timeout_s)
         # Called after each turn with the host's VisitState: the batch tops the host's queue
@@ -229,7 +229,7 @@ class FetchEngine:
             return politeness.next_delay()
         if isinstance(verdict, Outcome):
             politeness.retry_after_s = verdict.host_wait_s  # spaces the host's next URL too
-        record, found = self.capture.record(task, hop, verdict)
+        record, found = self.recorder.record(task, hop, verdict)
         if isinstance(verdict, LeaveHostAlone):
             self._record(record)
             self._leave_alone(state, (StatusClass.DEFERRED_RETRY_AFTER, (

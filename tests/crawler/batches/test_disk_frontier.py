@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.crawler.batches.disk_frontier import DiskFrontier
-from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from crawl_assets.crawler.fetching.workbench import FetchTask
 
 CAPTURED = dt.datetime(2026, 11, 28, 10, 30, 5, 123456, tzinfo=dt.timezone.utc)

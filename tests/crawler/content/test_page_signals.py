@@ -9,12 +9,12 @@ import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.archive.warc import Exchange, WarcFileWriter
-from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from crawl_assets.crawler.content.links import scan_page
 from crawl_assets.crawler.content.page_signals import PageDirectives, header_directives, meta_directives, rel_nofollow
 from crawl_assets.crawler.fetching.admission import Admission, Link
 from crawl_assets.crawler.fetching.answer_policy import OUTCOME
-from crawl_assets.crawler.fetching.capture import Capture
+from crawl_assets.crawler.fetching.answer_records import AnswerRecorder
 from crawl_assets.crawler.fetching.http_exchange import HopResult, header_map
 from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
 from crawl_assets.crawler.settings import NetworkException, load_settings
@@ -80,7 +80,7 @@ def answer(url: str, body: bytes, headers: list[tuple[str, str]]) -> HopResult:
 
 def capture_all(tmp_path, answers):
     with WarcFileWriter(tmp_path, "t", "test") as warc:
-        capture = Capture(warc, 100_000, TrapDefences(), agent=AGENT)
+        capture = AnswerRecorder(warc, 100_000, TrapDefences(), agent=AGENT)
         results = [capture.record(FetchTask.for_url(hop.url), hop, OUTCOME) for hop in answers]
     with open(warc.closed_files[0], "rb") as fh:
         archived = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(fh)

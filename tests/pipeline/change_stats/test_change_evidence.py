@@ -12,7 +12,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from crawl_assets.crawler.batches.tables import FRONTIER_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from crawl_assets.pipeline.change_stats.change_evidence import (
     CHANGE_EVIDENCE_SCHEMA,
     evidence_of_batch,

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.crawler.batches.tables import FETCH_LOG_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.change_stats import change_rate_estimators, url_change_state

@@ -5,7 +5,7 @@ import dataclasses
 
 import pyarrow as pa
 
-from crawl_assets.crawler.batches.tables import DROPPED_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import DROPPED_SCHEMA
 from crawl_assets.crawler.settings import CrawlSettings, SettingsError, load_settings
 from crawl_assets.pipeline.recrawl_inputs import HostFlag, host_facts, trap_hosts
 from crawl_assets.storage.layout import dropped_file, write_parquet_atomic

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 
 import pyarrow as pa
 
-from crawl_assets.crawler.batches.tables import (
+from crawl_assets.crawler.batches.arrow_schemas import (
     DROPPED_SCHEMA,
     FETCH_LOG_SCHEMA,
     FRONTIER_SCHEMA,

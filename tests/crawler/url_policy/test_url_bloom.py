@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from crawl_assets.crawler.url_policy.seen_filter import (
+from crawl_assets.crawler.url_policy.url_bloom import (
     build_filter, load_filter, measured_fp_rate, save_filter, url_hash,
 )
 
@@ -32,7 +32,7 @@ def test_the_measured_false_positive_rate_is_within_the_target():
 
 def test_the_url_hash_is_the_same_in_every_process():
     # A filter built by one process is loaded by another: Python's salted hash() would differ.
-    code = "from crawl_assets.crawler.url_policy.seen_filter import url_hash; print(url_hash('http://a.test/'))"
+    code = "from crawl_assets.crawler.url_policy.url_bloom import url_hash; print(url_hash('http://a.test/'))"
     there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(there.stdout) == url_hash("http://a.test/")
     assert -(1 << 127) <= url_hash("http://a.test/") < (1 << 127)  # rbloom's signed 128-bit range

@@ -32,7 +32,7 @@ class FoundLinks(NamedTuple):
 NO_LINKS = FoundLinks([])
 
 
-class Capture:
+class AnswerRecorder:
     def __init__(self, warc: WarcFileWriter, max_body_bytes: int, traps: TrapDefences,
                  known_payloads: dict[str, tuple[str, str]] | None = None, agent: str = ""):
         """known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.

@@ -10,7 +10,7 @@ from crawl_assets.crawler.archive.warc import WarcFileWriter
 from crawl_assets.crawler.archive.warc import Exchange
 from crawl_assets.crawler.content.body import examine, media_type_of
 from crawl_assets.crawler.fetching.answer_policy import OUTCOME, DeadEndRedirect, Redirect
-from crawl_assets.crawler.fetching.capture import Capture
+from crawl_assets.crawler.fetching.answer_records import AnswerRecorder
 from crawl_assets.crawler.fetching.http_exchange import HopResult
 from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
@@ -36,7 +36,7 @@ def records_in(path):
 def test_a_page_is_archived_examined_and_a_copy_of_it_becomes_a_revisit(tmp_path):
     traps = TrapDefences()
     with WarcFileWriter(tmp_path, "t", "test") as warc:
-        capture = Capture(warc, 10_000, traps)
+        capture = AnswerRecorder(warc, 10_000, traps)
         first, (links, _, _) = capture.record(FetchTask("http://a.test/", "a.test"), answer("http://a.test/"), OUTCOME)
         copy, _ = capture.record(FetchTask("http://a.test/copy", "a.test", attempt=2),
                                  answer("http://a.test/copy"), OUTCOME)
@@ -49,12 +49,12 @@ def test_a_page_is_archived_examined_and_a_copy_of_it_becomes_a_revisit(tmp_path
     (path,) = warc.closed_files
     assert records_in(path) == [("warcinfo", None), ("response", "http://a.test/"), ("request", "http://a.test/"),
                                 ("revisit", "http://a.test/copy"), ("request", "http://a.test/copy")]
-    assert traps.new_url_estimate("a.test") == 0  # counting new URLs is admission's job, not capture's
+    assert traps.new_url_estimate("a.test") == 0  # counting new URLs is admission's job, not the recorder's
 
 
 def test_redirects_failures_and_truncated_answers_are_recorded_as_such(tmp_path):
     with WarcFileWriter(tmp_path, "t", "test") as warc:
-        capture = Capture(warc, 10_000, TrapDefences())
+        capture = AnswerRecorder(warc, 10_000, TrapDefences())
         moved, (links, _, _) = capture.record(FetchTask("http://a.test/old", "a.test"),
                                       answer("http://a.test/old", 301, b"", (("Location", "/new"),)),
                                       Redirect("http://a.test/new", ("http://a.test/old",)))
