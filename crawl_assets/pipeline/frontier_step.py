@@ -231,9 +231,9 @@ LEFT JOIN (
 NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
                  "NULL::TIMESTAMPTZ AS last_captured_at, NULL::VARCHAR AS last_payload_digest")
 
-# DuckDB spills beyond this rather than take the machine. Grouping 10M known URLs takes about
-# 2.6 GB (at 2 GB it spilled 0.6 GB, and waited on the disk); the step's 4 GB goal leaves the
-# rest for the frontier's Arrow table.
+# DuckDB spills beyond this rather than take the machine. It is above what grouping 10M known
+# URLs takes (below it, the grouping spilled and waited on the disk: bench/README.md), and the
+# step's 4 GB goal leaves the rest for the frontier's Arrow table.
 MEMORY_LIMIT = "3GB"
 
 # Known URLs left out of the day's frontier, by reason: decided before the ranking, or by it.

@@ -17,7 +17,7 @@ MIN_BAR_SLOTS = 7  # the x axis holds at least a week
 
 def _pyplot():
     """matplotlib's pyplot on the Agg backend, imported when a picture is drawn: importing it
-    costs most of a second, and every run's process loads these definitions."""
+    is slow, and every run's process loads these definitions."""
     import matplotlib
 
     matplotlib.use("Agg")  # before pyplot: files only, never a window

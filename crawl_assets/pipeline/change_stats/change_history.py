@@ -145,8 +145,8 @@ def _if(condition: str) -> str:
 
 # What the window tells of each URL: (column, its aggregate over the URL's fetches, the same
 # for a URL fetched once in the window). Most URLs are fetched once a day: their row is
-# projected instead of grouped (a hash aggregate of 30 columns for 1M single-row groups was
-# half of the fold's time at 10M URLs); test_daily_step_equals_the_full_rebuild holds both
+# projected instead of grouped (a hash aggregate of 30 columns over one-row groups was a large
+# part of the fold's time); test_daily_step_equals_the_full_rebuild holds both
 # forms to the same state (the rebuild groups many fetches a URL, a day one).
 _PER_URL = (
     ("fetches", "count(*)", "1"),

@@ -240,7 +240,7 @@ def _url_rates(con) -> _UrlRates:
     """Every URL's rate, computed once (a join of every URL's state with the priors: 10M at
     scale, on the pool key) and sorted by DuckDB by host and rate; each host's mean and
     median and the quantiles over every URL are then read off in numpy (as DuckDB's avg,
-    median and quantile_cont compute them, for half the time of those aggregates at 10M).
+    median and quantile_cont compute them, in less time than those aggregates).
     Temp table host_ids numbers the hosts."""
     con.execute("CREATE TEMP TABLE host_ids AS SELECT host, row_number() OVER (ORDER BY host) AS host_id "
                 "FROM (SELECT DISTINCT host FROM priors)")

@@ -1,7 +1,7 @@
 """change_stats' per-URL state on disk, and every URL's change statistics read from it.
 
 A crawl day fetches a tenth of the URLs it knows or fewer; rewriting every URL's state each
-day was most of the daily step at 10M URLs. So change_stats[D] keeps:
+day would cost what every URL costs, not what the day's do. So change_stats[D] keeps:
 
 - a base file: every URL's state (the full rebuild writes one, and so does a compaction);
 - or a delta file: only the URLs whose state day D changed (fetched that day, or whose
@@ -198,8 +198,8 @@ def published_sql(state_rows: str, priors: str, join: str = "USING (url_pattern,
                                 prior_extra="".join(f", p.{c}" for c in extra))
 
 
-# A pool's join key: a 64-bit hash of (url_pattern, host). 10M URLs join the day's priors on
-# it in a third less time than on the two strings.
+# A pool's join key: a 64-bit hash of (url_pattern, host). Every URL joins the day's priors on
+# it in less time than on the two strings.
 POOL_KEY_SQL = "hash(url_pattern, host)"
 
 

@@ -130,15 +130,15 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
 
 
 # Columns of few distinct values: dictionary pages (the others would try a dictionary and
-# fall back, at about a second's cost at 10M URLs); row groups of 2M rows, written 64K rows
-# at a time (at 10M URLs 15 % less time than pyarrow's defaults).
+# fall back, which costs time on every such column); row groups of 2M rows, written 64K rows
+# at a time (less time than pyarrow's defaults; bench/README.md).
 _DICTIONARY_COLUMNS = ["host", "kind", "next_due", "level"]
 _ROW_GROUP_ROWS, _WRITE_BATCH_ROWS = 1 << 21, 1 << 16
 
 
 def _write(table: pa.Table, path) -> None:
     """The URL table to Parquet (in the table's order), under a temporary name then renamed.
-    pyarrow's writer on one core costs less than DuckDB's on two here: the host and kind
+    pyarrow's writer on one thread costs less than DuckDB's on several: the host and kind
     columns arrive dictionary-encoded (written as such, no hashing of 10M strings) and are
     read back as plain strings (no Arrow schema stored)."""
     write_file_atomic(path, lambda tmp: pq.write_table(

@@ -56,7 +56,7 @@ def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts:
     """What change_stats and known_urls (in URL order) say of every page, in one DuckDB
     connection: facts is the hosts table (host_facts), whose median_rate column is used when
     it has one."""
-    # Without a limit DuckDB may take 80 % of the shared machine's memory for the URL-sized joins.
+    # Without a limit DuckDB may take 80 % of the machine's memory for the URL-sized joins.
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         register_stats(con, change_stats, STATS_COLUMNS)
@@ -64,7 +64,7 @@ def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts:
             else con.sql(_HOST_RATES_SQL).to_arrow_table()
         con.register("known_urls", pa.table({"url": known["url"], "pos": np.arange(len(known), dtype=np.int64)}))
         inlink_counts = _inlink_counts(con, known, inlinks)
-        # Only numbers leave DuckDB, in any order (its join runs on both cores without
+        # Only numbers leave DuckDB, in any order (its join runs on all its threads without
         # keeping one), and the names of the URLs that only change_stats has: the known
         # URLs' names, hosts and URL order come from known_urls itself.
         con.execute("SET preserve_insertion_order = false")

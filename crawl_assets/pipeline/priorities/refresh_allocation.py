@@ -60,8 +60,8 @@ def freshness(rate, frequency):
 
 class _InverseCurve:
     """1/x as a function of u = log(level), where level = g(x) (freshness) or h(x) (age),
-    tabulated on a uniform grid of u so a lookup is one multiply and one take (10M pages are
-    priced in ~0.1 s; the grid step is 0.1 % in level)."""
+    tabulated on a uniform grid of u so a lookup is one multiply and one take (pricing every
+    page is a few passes over its arrays; the grid step is 0.1 % in level)."""
 
     STEPS = 1 << 16
 
