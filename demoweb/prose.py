@@ -36,7 +36,7 @@ def paragraph(rng: Random, pool: tuple[str, ...]) -> str:
 
 def paragraphs(rng: Random, seed: int, target_chars: int) -> list[str]:
     """Paragraphs of 3-8 sentences totalling about target_chars; one choices() call for all
-    sentences keeps a 30 KB page well under a millisecond."""
+    sentences keeps building a page cheap."""
     pool, mean_chars = sentence_pool(seed)
     count = target_chars // mean_chars + 1
     sentences = rng.choices(pool, k=count)
