@@ -1,7 +1,8 @@
 """The asyncio HTTP/1.1 server that serves a DemoWeb on 127.0.0.1, all hosts on one port.
 
-Requests are dispatched on the Host header; the page model in site.py does the rest, so
-this module only parses requests, keeps connections alive, writes responses and logs them.
+Requests are dispatched on the Host header; the page model (web.py's DemoWeb) does the
+rest, so this module only parses requests, keeps connections alive, writes responses and
+logs them.
 It binds to loopback only (anything else is a ValueError): the demo web must never be
 reachable from, or talk to, the outside.
 

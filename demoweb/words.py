@@ -1,8 +1,8 @@
 """The vocabulary the synthetic web's pseudo-English text is built from.
 
-Kept apart from the page model so site.py stays about structure. A handful of non-ASCII
-words make sure a crawler's UTF-8 handling is exercised; none contain HTML metacharacters,
-so the renderer never has to escape text.
+Kept apart from the text and page builders (prose.py, ordinary/site_pages.py) so they stay
+about structure. A handful of non-ASCII words make sure a crawler's UTF-8 handling is
+exercised; none contain HTML metacharacters, so the renderer never has to escape text.
 """
 
 from __future__ import annotations
