@@ -8,7 +8,7 @@ one-writer rule holds.
 Under a URL data root the views read s3://... (or another fsspec URL): the database file is
 built in work_dir (settings.catalog_path) and a copy is uploaded to the root's crawl.duckdb for
 other machines; whoever opens it registers the root's file system on the connection
-(crawler/shared_root.connect) to query it.
+(storage/shared_root.connect) to query it.
 """
 
 from __future__ import annotations

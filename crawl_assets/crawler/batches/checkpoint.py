@@ -1,5 +1,5 @@
 """A fetch batch's progress on disk, so a crash loses the minutes since the last checkpoint,
-not the batch (DESIGN: the frontier is the crawler's most valuable state).
+not the batch (docs/DESIGN.md, 4.2: never lose state).
 
 A checkpoint folder holds:
   parts/records-NNNNNN.parquet  fetch-log rows finished since the checkpoint before (append only)
