@@ -20,12 +20,12 @@ from ..crawl_errors import CrawlInputError
 DEFAULT_FP_RATE = 0.001
 DIGEST_SUFFIX = ".sha256"
 _I128_OFFSET = 1 << 127  # rbloom wants a signed 128-bit integer
-# rbloom rounds the number of hash functions down, which lands its measured rate ~3-7% above
-# the one asked for (0.00107 at 10M URLs for 0.001); asking for 10% less keeps the stated
-# rate honest for about 1.5% more memory.
+# rbloom rounds the number of hash functions down, which lands its measured rate above the
+# one asked for (bench/README.md); asking for 10% less keeps the stated rate honest for a
+# little more memory.
 _RBLOOM_MARGIN = 0.9
 # A filter of a few hundred URLs has a few thousand bits, and its rate swings with which ones
-# collide (0.00114 measured at 200 URLs for 0.001 asked): small filters are sized for this
+# collide (above the rate asked for: bench/README.md): small filters are sized for this
 # many URLs (about 18 KB), which keeps them well under the stated rate for nothing.
 MIN_SIZED_ITEMS = 10_000
 
