@@ -14,7 +14,7 @@ from crawl_assets.crawler.settings import PROJECT_ROOT
 
 from conftest import DAY2, free_port, require_pywb, running_wayback
 
-PREFIX = ".venv/bin/python -m crawl_assets."
+PREFIX = ".venv/bin/python -m crawl_assets.analyst."
 
 
 def run_shell(command, env=None):
@@ -35,7 +35,7 @@ def test_the_readme_sql_commands_run_against_the_default_catalog(two_day_crawl, 
     import os
 
     readme = (PROJECT_ROOT / "README.md").read_text()
-    commands = re.findall(r"`(\.venv/bin/python -m crawl_assets\.sql [^`]*)`", readme)
+    commands = re.findall(r"`(\.venv/bin/python -m crawl_assets\.analyst\.sql [^`]*)`", readme)
     assert commands and "duckdb -readonly" not in readme
     overlay = tmp_path / "where.toml"  # the default catalog is the settings' data_root's
     overlay.write_text(f'[crawl]\ndata_root = "{two_day_crawl.root}"\n')
