@@ -1,9 +1,10 @@
 """A real Dagster deployment for the orchestration tests: `dagster dev` (webserver and daemon)
 on a free loopback port with a temporary DAGSTER_HOME holding the project's dagster.yaml, a
-small demo web in its own process, and settings with two shards. Started once per session:
-starting `dagster dev` costs seconds, and one instance per session keeps SQLite to one writer
-process tree."""
+small demo web in its own process, and settings with two shards. Started once per session, by
+the first test that asks for it, and stopped after the last: starting `dagster dev` costs
+seconds, and one instance per session keeps SQLite to one writer process tree."""
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -82,17 +83,39 @@ def stop_nightly_schedule(home: Path, env: dict[str, str]) -> None:
                    env=os.environ | env | {"DAGSTER_HOME": str(home)}, timeout=300)
 
 
+# The running deployment's services, stopped as soon as the last test using it has run: its
+# sensors and daemon would otherwise keep a third of a core busy until the session ends.
+RUNNING: list[contextlib.ExitStack] = []
+
+
 @pytest.fixture(scope="session")
 def deployment(tmp_path_factory):
+    assert not RUNNING, "one deployment at a time"
     folder = tmp_path_factory.mktemp("deployment")
     home = folder / "dagster_home"
     home.mkdir()
     shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
-    with DemoWebProcess(seed=5, hosts=HOSTS, pages_per_host=PAGES_PER_HOST) as web:
+    with contextlib.ExitStack() as services:
+        RUNNING.append(services)
+        web = services.enter_context(DemoWebProcess(seed=5, hosts=HOSTS, pages_per_host=PAGES_PER_HOST))
         files = write_settings(folder, web)
         env = {"RECRAWL_SETTINGS": ":".join(files)} | DAEMON_PACE_ENV
         stop_nightly_schedule(home, env)
-        with DagsterService(home, with_daemon=True, env=env, log_file=folder / "dagster_dev.log") as service:
-            instance = open_instance(home)
-            yield Deployment(service, instance, load_settings(*files, use_env=False), files, web)
-            instance.dispose()
+        service = services.enter_context(DagsterService(home, with_daemon=True, env=env,
+                                                        log_file=folder / "dagster_dev.log"))
+        instance = open_instance(home)
+        services.callback(instance.dispose)
+        yield Deployment(service, instance, load_settings(*files, use_env=False), files, web)
+
+
+def stop_deployment() -> None:
+    while RUNNING:
+        RUNNING.pop().close()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The deployment's tests run one after another on one worker (xdist_schedule): after the
+    last of them, its services stop; a later test asking for it fails on the stopped service."""
+    if "deployment" in item.fixturenames and (nextitem is None or "deployment" not in nextitem.fixturenames):
+        stop_deployment()
