@@ -52,7 +52,11 @@ def write_settings(folder: Path, web) -> Path:
     overlay = folder / "test.toml"
     overlay.write_text(f'[crawl]\ndata_root = "{folder / "data"}"\nseeds_dir = "{seeds}"\n'
                        f"shard_count = {SHARDS}\nmax_parallel_shards = {SHARDS}\n"
-                       "default_delay_s = 0.03\nmax_pages_per_host = 40\n")
+                       "default_delay_s = 0.03\nmax_pages_per_host = 40\n"
+                       # Two Celery workers, dagster dev, PostgreSQL and the demo web share the
+                       # test machine's cores: a robots.txt answered late must not read as unreachable
+                       # (the comparison with the one-process day would then fail on a timeout).
+                       "connect_timeout_s = 10\nfetch_timeout_s = 30\n")
     return overlay
 
 
