@@ -2,7 +2,7 @@
 --no-loadscope-reorder`).
 
 - Tests that share an expensive fixture run on one worker, so it is built once: the modules
-  that use the `deployment` fixture (one `dagster dev` a worker) are grouped by
+  that use the `deployment` fixture (one `dagster dev`) are grouped by
   DEPLOYMENT_GROUPS, tests/analyst shares one two-day crawl ("analyst"), and any other test is
   grouped with its module (its module-scoped crawls and servers).
 - The groups that take longest start first, so none of them ends the run alone.
@@ -19,8 +19,8 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 # Modules whose tests use the `deployment` fixture, and the group (so the worker, so the
-# `dagster dev`) each runs in: one for all, as a second `dagster dev` costs more CPU (its five
-# processes' start and their polling) than running its tests beside the others saves.
+# `dagster dev`) each runs in: one for all, so its five processes start once (it stops after
+# the group's last test: tests/dagster_deployment.py).
 DEPLOYMENT_GROUPS = {
     "tests/orchestration/test_backfill_days.py": "deployment",
     "tests/orchestration/test_partial_day.py": "deployment",
