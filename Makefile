@@ -12,17 +12,23 @@ SETTINGS ?=
 
 # uv (from PyPI, into .venv) installs every venv: it fetches and unpacks in parallel, several
 # times pip's speed on a clean clone. .venv keeps pip, so `pip install -e '.[dev,bench]'` works too.
+# Every install compiles its bytecode (uv, unlike pip, leaves that out by default): where
+# PYTHONDONTWRITEBYTECODE is set, as on CI machines, each Python process would otherwise compile
+# Dagster's modules again from source, seconds of CPU for every run and code server.
 UV := $(BIN)/uv
+UV_INSTALL := $(UV) pip install --quiet --compile-bytecode
 $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'uv>=0.5'
 
 # setup.py compiles crawl_assets/crawler/content/simhash_kernel.c in place: a changed kernel reinstalls.
 $(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/content/simhash_kernel.c | $(UV)
-	$(UV) pip install --python $(BIN)/python --quiet -e '.[dev]'
+	$(UV_INSTALL) --python $(BIN)/python -e '.[dev]'
 	touch $(INSTALLED)
 
+# The project's own modules are compiled too (an editable install leaves them as source).
 setup: $(INSTALLED) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m compileall -q -j 0 crawl_assets sensors demoweb
 
 $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
@@ -51,7 +57,7 @@ cluster-tools: $(CLUSTER)/.installed
 # After .venv's install: both editable installs compile the SimHash kernel into the same folder.
 $(CLUSTER)/.installed: pyproject.toml | $(INSTALLED)
 	test -x $(CLUSTER)/bin/python || $(PYTHON) -m venv --without-pip $(CLUSTER)
-	$(UV) pip install --python $(CLUSTER)/bin/python --quiet -e '.[cluster]'
+	$(UV_INSTALL) --python $(CLUSTER)/bin/python -e '.[cluster]'
 	touch $@
 
 # pywb (the replay test's `wayback` and `wb-manager`) in a venv of its own: it requires
@@ -60,7 +66,7 @@ PYWB := .tools/pywb
 replay-tools: $(PYWB)/bin/wayback
 $(PYWB)/bin/wayback: | $(UV)
 	test -x $(PYWB)/bin/python || $(PYTHON) -m venv --without-pip $(PYWB)
-	$(UV) pip install --python $(PYWB)/bin/python --quiet 'pywb==2.10.0'
+	$(UV_INSTALL) --python $(PYWB)/bin/python 'pywb==2.10.0'
 
 # The suite on two pytest-xdist workers, one a core (four loaded two cores past the suite's own
 # time limits); tests sharing one `dagster dev`, crawl or module stay on one worker, the longest
@@ -68,6 +74,7 @@ $(PYWB)/bin/wayback: | $(UV)
 # the output, so drift shows in every CI log.
 test:
 	$(MAKE) -j4 setup system-packages replay-tools cluster-tools
+	$(BIN)/python -m compileall -q -j 0 tests
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=15
 
 # The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.
