@@ -81,6 +81,7 @@ class GroupsLongestFirst(LoadScopeScheduling):
         super()._reschedule(node)
 
 
+@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` runs the suite in one process
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") == "loadgroup":
         return GroupsLongestFirst(config, log)
