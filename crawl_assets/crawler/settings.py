@@ -129,21 +129,35 @@ class CrawlSettings:
 _PATH_KEYS = {"work_dir", "seeds_dir", "blocklist_file"}
 
 
+def _number(value, kind: str) -> int | float:
+    """A TOML number: "64" in quotes is a string to TOML, and true a boolean; taking either for a
+    number would hide a typing slip that other values of the same file may share."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"must be {kind}" + (", written without quotes" if isinstance(value, str) else ""))
+    return value
+
+
 def _whole_number(value) -> int:
     """An int setting: 2.7 or true would be read as 2 or 1 without a word, so they are refused."""
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+    number = _number(value, "a whole number")
+    if isinstance(number, float) and not number.is_integer():
         raise ValueError("must be a whole number")
-    return int(value)
+    return int(number)
 
 
 def _finite_number(value) -> float:
     """A float setting: nan and inf compare false or true with everything, so they are refused."""
-    if isinstance(value, bool):
-        raise ValueError("must be a number")
-    number = float(value)
+    number = float(_number(value, "a number"))
     if not math.isfinite(number):
         raise ValueError("must be a finite number")
     return number
+
+
+def _strings(value) -> list[str]:
+    """A list of strings: a lone string would otherwise be taken apart letter by letter."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError("must be a list of strings, such as [\"a\", \"b\"]")
+    return value
 
 
 def _coerce(key: str, value, source: str, base_dir: Path):
@@ -161,16 +175,20 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             path = Path(value)
             return path if path.is_absolute() else (base_dir / path).resolve()
         if key == "host_scope":
-            return tuple(str(p).lower() for p in value)
+            return tuple(p.lower() for p in _strings(value))
         if key == "resolver_overrides":
+            if not isinstance(value, dict):
+                raise ValueError("must be a table of host = \"address\"")
             for ip in value.values():
                 ipaddress.ip_address(ip)
             return {str(k).lower(): str(v) for k, v in value.items()}
         if key == "network_exceptions":
+            if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+                raise ValueError("must be [[crawl.network_exceptions]] tables")
             return tuple(
                 NetworkException(
-                    hosts=tuple(h.lower() for h in item["hosts"]),
-                    networks=tuple(ipaddress.ip_network(n) for n in item["networks"]),
+                    hosts=tuple(h.lower() for h in _strings(item["hosts"])),
+                    networks=tuple(ipaddress.ip_network(n) for n in _strings(item["networks"])),
                 )
                 for item in value
             )
@@ -178,8 +196,12 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             check_shard_count(_whole_number(value))
             return int(value)
         if key == "start_date":
+            if not isinstance(value, (str, dt.date)) or isinstance(value, dt.datetime):
+                raise ValueError("must be a day, YYYY-MM-DD")
             return dt.date.fromisoformat(str(value)).isoformat()
         if key == "priority_weights":
+            if not isinstance(value, list):
+                raise ValueError("must be a list of numbers, such as [16, 8, 4, 2, 1]")
             weights = tuple(_finite_number(w) for w in value)
             if not weights or min(weights) <= 0:
                 raise ValueError("needs at least one weight, all positive")
@@ -210,9 +232,23 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if number < 0:
                 raise ValueError("must not be negative")
             return number
-        return str(value)
+        if not isinstance(value, str):
+            raise ValueError("must be a string, in quotes")
+        return value
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise SettingsError(f"{source}: bad value for {key!r}: {value!r} ({exc})") from exc
+
+
+def _crawl_table(table: dict, path: Path) -> dict:
+    """The file's [crawl] table; anything else in the file is refused, since a misspelt table
+    ([crawler]) or a key above [crawl] would otherwise be ignored without a word."""
+    for name, value in table.items():
+        if name == "crawl" and isinstance(value, dict):
+            continue
+        what = f"table [{name}]" if isinstance(value, dict) else f"key {name!r} outside the [crawl] table"
+        raise SettingsError(f"{path}: unknown {what}: every setting goes under [crawl] "
+                            "(recrawl.toml lists them)")
+    return table.get("crawl", {})
 
 
 def load_settings(*files: str | os.PathLike, use_env: bool = True) -> CrawlSettings:
@@ -235,7 +271,7 @@ def load_settings(*files: str | os.PathLike, use_env: bool = True) -> CrawlSetti
             raise SettingsError(f"settings file not found: {path}") from exc
         except tomllib.TOMLDecodeError as exc:
             raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
-        for key, value in table.get("crawl", {}).items():
+        for key, value in _crawl_table(table, path).items():
             if key not in known:
                 raise SettingsError(f"{path}: unknown setting {key!r} in [crawl]")
             # Paths in a settings file are relative to the project root, wherever it is read from.

@@ -129,3 +129,23 @@ def test_make_crawl_and_make_demo_print_a_bad_setting_as_one_line(command, tmp_p
                           cwd=PROJECT_ROOT, env=env, timeout=300)
     assert done.returncode == 1
     assert done.stderr == f"{command}: {bad}: bad value for 'trap_min_refused': 2.5 (must be a whole number)\n"
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[crawl]\nmax_concurrent_hosts = "64"\n', "bad value for 'max_concurrent_hosts': '64' (must be a whole number, written without quotes)"),
+    ('[crawl]\ndefault_delay_s = "1.5"\n', "bad value for 'default_delay_s': '1.5' (must be a number, written without quotes)"),
+    ("[crawl]\nuser_agent = 7\n", "bad value for 'user_agent': 7 (must be a string, in quotes)"),
+    ('[crawl]\nhost_scope = "*.example.org"\n', "bad value for 'host_scope'"),
+    ('[crawl]\npriority_weights = "16"\n', "bad value for 'priority_weights'"),
+    ("[crawl]\nstart_date = 20261101\n", "bad value for 'start_date'"),
+    ('[crawl]\nresolver_overrides = "127.0.0.1"\n', "bad value for 'resolver_overrides'"),
+    ("[crawler]\nmax_concurrent_hosts = 2\n", "unknown table [crawler]: every setting goes under [crawl]"),
+    ("max_concurrent_hosts = 2\n[crawl]\n", "unknown key 'max_concurrent_hosts' outside the [crawl] table"),
+    ("[crawl.resolver_override]\n", "unknown setting 'resolver_override' in [crawl]"),
+])
+def test_a_wrong_type_or_an_unknown_table_is_refused_by_name(text, words, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(SettingsError) as refused:
+        load_settings(bad, use_env=False)
+    assert str(refused.value).startswith(f"{bad}: ") and words in str(refused.value), refused.value
