@@ -3,7 +3,7 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from ...crawler.url_policy.seed_files import read_seed_files
+from ...crawler.url_policy.seed_files import read_seeds
 from ...crawler.url_policy.urls import host_of
 from ...storage.layout import seeds_file, write_parquet_atomic
 from ..resources import CrawlSettingsResource
@@ -15,9 +15,10 @@ MAX_REPORTED_BAD_LINES = 50
 @asset(group_name="frontier")
 @fails_with_crawl_errors
 def seeds(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
-    """URLs from seeds_dir/*.txt (one a line, '#' comments); bad lines are skipped and listed."""
+    """URLs from seeds_dir/*.txt (one a line, '#' comments); bad lines, and URLs the fetcher
+    would refuse, are skipped and listed."""
     settings = crawl_settings.load()
-    found, bad = read_seed_files(settings.seeds_dir)
+    found, bad = read_seeds(settings)
     for line in bad:
         context.log.warning(f"skipped seed line {line}")
     table = pa.table({
