@@ -9,10 +9,13 @@ in the UI and re-executable there. Days run one after another, each after the pr
 A daemon must dequeue the runs: when none serves DAGSTER_HOME (data/dagster_home by default),
 the command runs `dagster dev` on a free loopback port for its own length (launcher.py).
 A shard that still fails after its retries does not stop the day: the day closes on what
-landed, its day_report says which shards are missing, and the command exits with status 1.
+landed, its day_report says which shards are missing, each failed run's own sentence is
+printed, and the command exits with status 1. Bad seed lines are printed before the runs; the
+day is crawled from the other seeds, and the exit status is 1 until they are corrected.
 """
 
 import argparse
+import dataclasses
 import datetime as dt
 import sys
 import time
@@ -26,7 +29,8 @@ from ..crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_c
 if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("cycle")
 
-from ..crawler.settings import load_settings
+from ..crawler.settings import CrawlSettings, load_settings
+from ..crawler.url_policy.seed_files import read_seeds
 from ..defs.assets import ALL_ASSETS
 from ..defs.assets.fetch import REFETCH_TAG
 from ..defs.jobs import (
@@ -40,7 +44,7 @@ from ..defs.jobs import (
 )
 from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
-from ..pipeline.day_order import previous_day
+from ..pipeline.day_order import check_seeds_for, previous_day
 from .launcher import (
     DagsterService,
     LaunchError,
@@ -64,17 +68,26 @@ class CycleReport:
     fetches: tuple[RunOutcome, ...]
     close: RunOutcome
     wall_s: float
+    skipped_seed_lines: int = 0  # bad lines of the seed files (printed before the day's runs)
 
     @property
     def failed_shards(self) -> list[str]:
-        return [run.label.rsplit("|", 1)[1] for run in self.fetches if not run.succeeded]
+        """The shard of each failed fetch run, from its label fetch_batch[D|s03]."""
+        return [run.label.removesuffix("]").rsplit("|", 1)[1] for run in self.fetches if not run.succeeded]
+
+    @property
+    def failed(self) -> bool:
+        """The command's exit status says so: a person has something to repair."""
+        return bool(self.failed_shards or self.skipped_seed_lines)
 
     def summary(self) -> str:
         longest = max((run.seconds for run in self.fetches), default=0.0)
         total = sum(run.seconds for run in self.fetches)
         partial = f"; PARTIAL, shards that failed: {', '.join(self.failed_shards)}" if self.failed_shards else ""
+        seeds = (f"; {self.skipped_seed_lines} seed line(s) skipped (listed above): correct or remove them "
+                 "in the seed files") if self.skipped_seed_lines else ""
         return (f"cycle {self.date}: wall time {self.wall_s:.1f} s over {len(self.fetches)} shards; "
-                f"longest shard {longest:.1f} s, all shard runs together {total:.1f} s{partial}")
+                f"longest shard {longest:.1f} s, all shard runs together {total:.1f} s{partial}{seeds}")
 
 
 def failure_reason(instance: DagsterInstance, run_id: str) -> str:
@@ -84,8 +97,19 @@ def failure_reason(instance: DagsterInstance, run_id: str) -> str:
         if failure.user_failure_data and failure.user_failure_data.description:
             return failure.user_failure_data.description
         if failure.error:
-            return failure.error.message.strip().splitlines()[-1]
+            return error_sentence(failure.error)
     return "see it in the UI"
+
+
+def error_sentence(error) -> str:
+    """A step's error (Dagster's SerializableErrorInfo) as its innermost cause's own words: Dagster wraps an asset's exception in one that names
+    only the op ("Error occurred while executing op ..."). A crawl error's message is the whole
+    story, so its class name is left out; any other error keeps it (OSError: [Errno 28] ...)."""
+    while error.cause is not None:
+        error = error.cause
+    text = error.message.strip()
+    kind, _, sentence = text.partition(": ")
+    return sentence if kind.startswith("crawl_assets.") and sentence else text
 
 
 def daily_spec(job_name: str, date: str) -> RunSpec:
@@ -108,6 +132,9 @@ def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
         raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): "
                           f"{failure_reason(queue.instance, frontier.run_id)}")
     fetches = queue.run_all([fetch_spec(date, shard, refetch) for shard in shards], parallel, progress)
+    for fetch in fetches:
+        if not fetch.succeeded:
+            progress(f"{fetch.label} failed (run {fetch.run_id[:8]}): {failure_reason(queue.instance, fetch.run_id)}")
     # A shard that failed after its retries leaves a partial day: the day still closes.
     (close,) = queue.run_all([daily_spec(day_close_job.name, date)], 1, progress)
     report = CycleReport(date, frontier, tuple(fetches), close, time.monotonic() - started)
@@ -128,7 +155,7 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
         result = materialize(ALL_ASSETS, selection=selection, partition_key=partition_key,
                              instance=instance, resources=resources, run_config=quiet, raise_on_error=False)
         if not result.success:
-            errors = [e.step_failure_data.error.message.strip()
+            errors = [error_sentence(e.step_failure_data.error)
                       for e in result.get_step_failure_events() if e.step_failure_data.error]
             raise CycleFailed(f"run {result.run_id} for {partition_key} failed: {'; '.join(errors)}")
         for event in result.get_asset_materialization_events():
@@ -176,6 +203,16 @@ def check_previous_day_closed(root, first: str) -> None:
                               f"{earlier.day}` first (or day_close_job for {earlier.day} in the UI)")
 
 
+def check_seed_files(settings: CrawlSettings, first: str, progress: Callable[[str], None]) -> int:
+    """The seed files read as the seeds asset reads them, before any service starts: each bad
+    line printed, and a first day without a valid seed refused; returns the bad lines' count."""
+    found, bad = read_seeds(settings)
+    for line in bad:
+        progress(f"skipped seed line {line}")
+    check_seeds_for(settings, first, len(found), len(bad))
+    return len(bad)
+
+
 def today() -> str:
     return dt.datetime.now(dt.timezone.utc).date().isoformat()
 
@@ -187,6 +224,7 @@ def run_days(days: list[str], shards: list[str] | None = None,
     settings = load_settings()
     check_days(days, settings.start_date)
     check_previous_day_closed(settings.data_root, days[0])
+    bad_seed_lines = check_seed_files(settings, days[0], progress)
     home = dagster_home()
     instance = open_instance(home)
     reports = []
@@ -195,8 +233,9 @@ def run_days(days: list[str], shards: list[str] | None = None,
                  f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
         queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: "cli"})
         for day in days:
-            reports.append(submit_cycle(day, queue, shards or settings.shard_keys(),
-                                     settings.max_parallel_shards, progress, refetch))
+            report = submit_cycle(day, queue, shards or settings.shard_keys(),
+                                  settings.max_parallel_shards, progress, refetch)
+            reports.append(dataclasses.replace(report, skipped_seed_lines=bad_seed_lines))
             progress(reports[-1].summary())
     return reports
 
@@ -217,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1
-    return 1 if any(report.failed_shards for report in reports) else 0
+    return 1 if any(report.failed for report in reports) else 0
 
 
 if __name__ == "__main__":

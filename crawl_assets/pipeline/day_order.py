@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..crawler.crawl_errors import CrawlError
+from ..crawler.crawl_errors import CrawlError, CrawlInputError
+from ..crawler.settings import CrawlSettings
 from ..storage.layout import host_dup_ratio_file, priorities_file, seen_filter_file
 from ..storage.shared_root import read_table
 
@@ -66,6 +67,18 @@ def previous_day(root: Path, date: str) -> PreviousDay:
     missing = tuple(asset for asset, file_of in CLOSE_OUTPUTS.items()
                     if not file_of(root, day).exists() or file_of(root, day).stat().st_mtime < last_fetch)
     return PreviousDay(day, missing)
+
+
+def check_seeds_for(settings: CrawlSettings, date: str, seed_count: int, bad_count: int = 0) -> None:
+    """The crawl's first day has nothing but the seeds to fetch: without one, every run of the
+    day would be empty, so it is refused at once (later days fetch what earlier days found and
+    planned, and for them an empty seed list is a choice)."""
+    if seed_count or previous_day(settings.data_root, date).day is not None:
+        return
+    bad = f" ({bad_count} bad line{'s' if bad_count != 1 else ''} skipped)" if bad_count else ""
+    raise CrawlInputError(
+        f"no seed URL for {date}, the crawl's first day: {settings.seeds_dir} holds no *.txt file with a "
+        f"valid URL{bad}: put one URL a line in a .txt file there, then run this day again")
 
 
 def wait_for_previous_day(root: Path, date: str, wait_limit_s: float,

@@ -38,14 +38,73 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_no_seed_file_at_all_is_an_empty_day_not_a_traceback(tmp_path):
+@pytest.mark.parametrize("files", [{}, {"empty.txt": "", "comments.txt": "# nothing yet\n\n"}])
+def test_no_seed_at_all_fails_the_command_at_once(files, capsys, tmp_path, monkeypatch):
+    seeds_dir = tmp_path / "seeds"
+    seeds_dir.mkdir()
+    for name, text in files.items():
+        (seeds_dir / name).write_text(text)
+    overlay = tmp_path / "root.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{tmp_path / "data"}"\nseeds_dir = "{seeds_dir}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(overlay))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    assert cycle.main(["--date", DAY]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"cycle failed: no seed URL for {DAY}, the crawl's first day: {seeds_dir} holds no *.txt file "
+                   "with a valid URL: put one URL a line in a .txt file there, then run this day again\n")
+    assert not (tmp_path / "home").exists()  # refused before any service started
+
+
+def test_no_seed_fails_the_first_day_frontier_launched_from_the_ui(tmp_path):
     resources = resources_for(tmp_path)  # the seeds folder does not even exist
     with instance_for_test() as instance:
-        cycle.run_cycle(DAY, instance, resources["crawl_settings"], shards=["s00"])
-    root = tmp_path / "data"
-    assert pq.read_table(seeds_file(root)).num_rows == 0
-    assert pq.read_table(frontier_file(root, DAY, "s00")).num_rows == 0
-    assert pq.read_table(fetch_log_file(root, DAY, "s00")).num_rows == 0
+        result = materialize([seeds, frontier_snapshot], instance=instance, resources=resources,
+                             partition_key=DAY, raise_on_error=False)
+    assert not result.success
+    assert failure_of(result).startswith(f"no seed URL for {DAY}, the crawl's first day: {tmp_path / 'seeds'}")
+    assert not frontier_file(tmp_path / "data", DAY, "s00").exists()
+
+
+def test_bad_seed_lines_are_printed_before_the_runs_and_fail_the_exit_status(tmp_path):
+    settings = settings_for(tmp_path / "data")
+    settings.seeds_dir.mkdir(parents=True)
+    (settings.seeds_dir / "s.txt").write_bytes(b"http://a.example/\nhttp://[::1]/\nhttp://b.example/\xff\n")
+    printed = []
+    assert cycle.check_seed_files(settings, DAY, printed.append) == 2
+    assert [line.split(": ")[0] for line in printed] == [f"skipped seed line {settings.seeds_dir}/s.txt:2",
+                                                        f"skipped seed line {settings.seeds_dir}/s.txt:3"]
+    assert "::1 is not a public address" in printed[0] and "not UTF-8 text" in printed[1]
+    report = cycle.CycleReport(DAY, None, (), None, 1.0, skipped_seed_lines=2)
+    assert report.failed and report.summary().endswith(
+        "; 2 seed line(s) skipped (listed above): correct or remove them in the seed files")
+
+
+def test_a_partial_day_names_its_shards_without_brackets(tmp_path):
+    from dagster import DagsterRunStatus
+
+    from crawl_assets.cli.launcher import RunOutcome
+
+    def outcome(shard, status):
+        return RunOutcome("r", cycle.fetch_spec(DAY, shard).label, status, 1.0, 2.0)
+
+    fetches = (outcome("s00", DagsterRunStatus.FAILURE), outcome("s01", DagsterRunStatus.SUCCESS),
+               outcome("s02", DagsterRunStatus.CANCELED))
+    report = cycle.CycleReport(DAY, None, fetches, None, 3.0)
+    assert report.failed_shards == ["s00", "s02"]
+    assert report.summary().endswith("; PARTIAL, shards that failed: s00, s02")
+
+
+def test_a_failed_close_prints_the_underlying_sentence(tmp_path):
+    from dagster import AssetKey
+
+    from crawl_assets.defs.assets import ALL_ASSETS
+
+    with instance_for_test() as instance:  # no fetch log at all: change_stats cannot run
+        result = materialize(ALL_ASSETS, selection=[AssetKey("change_stats")], partition_key=DAY,
+                             instance=instance, resources=resources_for(tmp_path), raise_on_error=False)
+        reason = cycle.failure_reason(instance, result.run_id)
+    assert reason == (f"no fetch log up to {DAY} under {tmp_path / 'data' / 'fetch_log'}: "
+                      f"materialise fetch_log for {DAY} first")
 
 
 def test_an_unreadable_seed_file_is_named_and_the_seed_table_is_kept(tmp_path):

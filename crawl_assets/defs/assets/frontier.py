@@ -15,10 +15,11 @@ from dagster import (
 )
 
 from ...pipeline.crawl_history import history_before
-from ...pipeline.day_order import urls_new_since, wait_for_previous_day
+from ...pipeline.day_order import check_seeds_for, urls_new_since, wait_for_previous_day
 from ...pipeline.frontier_step import build_frontier
 from ...pipeline.priorities.recrawl_plan import plan_path
 from ...storage.layout import frontier_file, write_parquet_atomic
+from ...storage.shared_root import parquet_file
 from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
@@ -36,8 +37,10 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     previous = wait_for_previous_day(root, date, settings.previous_day_wait_s, log=context.log.info)
+    history = history_before(root, date)
+    check_seeds_for(settings, date, parquet_file(history.seeds).metadata.num_rows)
     # The plan recrawl_priorities made for today when yesterday closed (none on the first day).
-    frontier = build_frontier(settings, history_before(root, date), plan_path(root, date))
+    frontier = build_frontier(settings, history, plan_path(root, date))
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, date, shard))
     counts = frontier.counts
