@@ -11,7 +11,8 @@ nightly cycle would have seen, never from half a day.
 
 "The previous day" is the latest earlier day that has a frontier (a day nobody crawled is
 skipped); it is closed when each file below exists and is newer than that day's last fetch
-log (a fetch run again after the close makes the close stale).
+log (a fetch run again after the close makes the close stale). A damaged fetch log (truncated
+by hand or by a failing disk) is newer than the close as well: it is named as damaged.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..crawler.crawl_errors import CrawlError, CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..storage.layout import host_dup_ratio_file, priorities_file, seen_filter_file
 from ..storage.shared_root import read_table
+from .input_files import readable_parquet
 
 # The close's outputs the next day reads: the asset that writes each, and its file.
 CLOSE_OUTPUTS: dict[str, Callable[[Path, str], Path]] = {
@@ -66,6 +68,8 @@ def previous_day(root: Path, date: str) -> PreviousDay:
     last_fetch = max((p.stat().st_mtime for p in logs), default=0.0)
     missing = tuple(asset for asset, file_of in CLOSE_OUTPUTS.items()
                     if not file_of(root, day).exists() or file_of(root, day).stat().st_mtime < last_fetch)
+    if missing:  # a fetch log damaged after the close is newer than it too: name it, not the close
+        readable_parquet(logs)
     return PreviousDay(day, missing)
 
 

@@ -186,6 +186,35 @@ def test_a_corrupt_parquet_file_of_an_earlier_day_fails_the_run_once_and_names_i
     assert tree_bytes(root) == before  # no frontier written, the damaged file left for a person
 
 
+def test_a_fetch_log_truncated_after_its_day_closed_is_named_as_damaged(capsys, tmp_path, monkeypatch):
+    import os
+
+    from crawl_assets.pipeline.day_order import CLOSE_OUTPUTS
+
+    root = tmp_path / "data"
+    write_fetch_log(root, DAY_BEFORE, [fetch_row("http://a.example/", "2026-11-28T10:00:00")])
+    frontier = frontier_file(root, DAY_BEFORE, "s00")
+    frontier.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"url": ["http://a.example/"]}), frontier)
+    log = fetch_log_file(root, DAY_BEFORE, "s00")
+    closed_at = log.stat().st_mtime + 1
+    for file_of in CLOSE_OUTPUTS.values():  # the day closed after its fetch
+        file_of(root, DAY_BEFORE).parent.mkdir(parents=True, exist_ok=True)
+        file_of(root, DAY_BEFORE).write_bytes(b"closed")
+        os.utime(file_of(root, DAY_BEFORE), (closed_at, closed_at))
+    log.write_bytes(log.read_bytes()[:100])  # then the log was cut short
+    os.utime(log, (closed_at + 1, closed_at + 1))
+    overlay = tmp_path / "root.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{root}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(overlay))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    assert cycle.main(["--date", DAY]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cycle failed: {log} is corrupt or truncated (") and err.count("\n") == 1, err
+    assert "materialise fetch_log 2026-11-28|s00 again" in err and "has not closed" not in err, err
+    assert not (tmp_path / "home").exists()
+
+
 def test_a_missing_frontier_fails_the_fetch_batch_once_without_retries(tmp_path):
     settings = settings_for(tmp_path / "data")
     write_seeds(settings.data_root, ["http://a.example/"])
