@@ -35,6 +35,7 @@ from ..crawler.archive.warc import OPEN_SUFFIX, warc_date
 from ..crawler.archive.warc_index import url_key
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.vocabulary import WarcRecordKind
+from ..pipeline.catalog_step import rebuilt_if_moved
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect, is_remote
 
@@ -152,7 +153,8 @@ class Captures:
             copy = f", copy the data root's {self.data_root / 'crawl.duckdb'} there" if is_remote(self.data_root) else ""
             raise CaptureLookupError(f"no catalog at {self.catalog}: run `make demo` or a crawl "
                                      f"(materialise crawl_catalog) first{copy}, or pass --catalog PATH")
-        try:
+        try:  # a local root copied or moved elsewhere: its catalog still names the old root's files
+            self.rebuilt_from = None if is_remote(self.data_root) else rebuilt_if_moved(self.catalog)
             self.con = connect(str(self.catalog), read_only=True)  # a URL root's file system registered
         except duckdb.Error as exc:
             raise CaptureLookupError(f"{self.catalog} is not a DuckDB catalog ({exc})") from None
@@ -339,6 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with Captures(*((args.catalog, None) if args.catalog else default_catalog())) as captures:
+            if captures.rebuilt_from:
+                print(f"captures: {captures.catalog} was built over {captures.rebuilt_from}: "
+                      f"rebuilt it over its own folder", file=sys.stderr)
             if args.command == "list":
                 found = captures.captures_of(args.url)
                 if not found:

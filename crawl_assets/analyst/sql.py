@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from ..crawler.crawl_errors import CrawlInputError
+from ..pipeline.catalog_step import rebuilt_if_moved
 from ..storage.shared_root import connect
 
 MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
@@ -50,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first{elsewhere}, or pass --catalog PATH",
               file=sys.stderr)
         return 2
+    try:  # a local root copied or moved elsewhere: its catalog still names the old root's files
+        moved = None if elsewhere else rebuilt_if_moved(catalog)
+    except duckdb.Error as exc:
+        print(f"sql: {catalog} cannot be opened as a DuckDB catalog ({exc})", file=sys.stderr)
+        return 2
+    if moved:
+        print(f"sql: {catalog} was built over {moved}: rebuilt it over its own folder", file=sys.stderr)
     with connect(str(catalog), read_only=True) as con:  # a URL data root's file system registered
         try:
             if not args.query:

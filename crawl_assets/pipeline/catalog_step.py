@@ -9,6 +9,11 @@ Under a URL data root the views read s3://... (or another fsspec URL): the datab
 built in work_dir (settings.catalog_path) and a copy is uploaded to the root's crawl.duckdb for
 other machines; whoever opens it registers the root's file system on the connection
 (storage/shared_root.connect) to query it.
+
+A view names its files by absolute path (DuckDB resolves a relative one against the reader's
+working folder, not the database's), so the catalog records the root it was built over: a local
+data root copied or moved elsewhere is seen by the tools that open it, which rebuild it over
+the root it now lies in (rebuilt_if_moved) instead of reading the old root's files or failing.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ WHERE date = (SELECT max(date) FROM read_parquet('{glob}', hive_partitioning = t
 """
 
 VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+ROOT_TABLE = "catalog_data_root"  # one row: the data root the views read
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ def build_catalog(root: Path, catalog_path: Path) -> CatalogResult:
                 register_change_stats(con, url_state(root, change_day), "change_stats")
             if seeds_file(root).exists():
                 con.execute(f"CREATE VIEW seeds AS SELECT * FROM read_parquet('{seeds_file(root)}')")
+            con.execute(f"CREATE TABLE {ROOT_TABLE} AS SELECT $root AS data_root", {"root": str(root)})
             for (view,) in con.execute(VIEWS_SQL).fetchall():
                 counts[view] = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
         os.replace(tmp, catalog_path)
@@ -112,3 +119,27 @@ def newest_change_stats_day(root: Path) -> str | None:
     """The newest day change_stats wrote its state for (its view is computed from the state)."""
     days = sorted((p.name.removeprefix("date=") for p in (root / "change_stats").glob("date=*")), reverse=True)
     return next((day for day in days if has_url_state(root, day)), None)
+
+
+def built_over(catalog: Path) -> str | None:
+    """The data root a catalog's views read; None for a catalog built before it was recorded."""
+    import duckdb  # noqa: PLC0415 - as in storage/shared_root.connect
+
+    with connect(str(catalog), read_only=True) as con:
+        try:
+            return con.execute(f"SELECT data_root FROM {ROOT_TABLE}").fetchone()[0]
+        except duckdb.CatalogException:
+            return None
+
+
+def rebuilt_if_moved(catalog: Path) -> str | None:
+    """A local catalog reads the data root it lies in; when it was built over another folder
+    (the root was copied or moved) or before it recorded one, it is rebuilt over its own folder.
+    Returns what it was built over when it was rebuilt, else None. A catalog built over a URL
+    root (a copy in work_dir) is left alone: URLs do not move with a folder."""
+    root = catalog.resolve().parent
+    before = built_over(catalog)
+    if before is not None and ("://" in before or Path(before).resolve() == root):
+        return None
+    build_catalog(root, catalog)
+    return before or "an unrecorded data root"

@@ -99,3 +99,16 @@ def test_a_catalog_without_captures_is_named(tmp_path):
     duckdb.connect(str(tmp_path / "crawl.duckdb")).close()
     with pytest.raises(CaptureLookupError, match="has no captures view"):
         Captures(tmp_path / "crawl.duckdb")
+
+
+def test_a_copied_data_root_is_looked_up_in_its_own_folder(two_day_crawl, tmp_path):
+    import shutil
+
+    copy = tmp_path / "data"
+    shutil.copytree(two_day_crawl.root, copy, ignore=shutil.ignore_patterns("dagster_home", "work"))
+    with Captures(copy / "crawl.duckdb") as moved:
+        assert moved.rebuilt_from == str(two_day_crawl.root)
+        (view_sql,) = moved.con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'captures'").fetchone()
+        assert str(copy) in view_sql and f"{two_day_crawl.root}/" not in view_sql
+        found = moved.captures_of(home(two_day_crawl))
+        assert [c.crawl_date for c in found] == [DAY1, DAY2] and found[0].path.is_relative_to(copy)

@@ -215,6 +215,28 @@ def test_a_fetch_log_truncated_after_its_day_closed_is_named_as_damaged(capsys, 
     assert not (tmp_path / "home").exists()
 
 
+def test_a_data_root_moved_elsewhere_has_its_catalog_rebuilt_over_the_new_folder(capsys, tmp_path):
+    import shutil
+
+    from crawl_assets.analyst import sql
+    from crawl_assets.pipeline.catalog_step import build_catalog
+
+    old, new = tmp_path / "old" / "data", tmp_path / "new" / "data"
+    write_seeds(old, ["http://a.example/"])
+    write_fetch_log(old, DAY, [fetch_row("http://a.example/", "2026-11-29T10:00:00")])
+    build_catalog(old, old / "crawl.duckdb")
+    shutil.copytree(old, new)
+    write_fetch_log(new, DAY, [fetch_row("http://b.example/", "2026-11-29T11:00:00")], shard="s01")
+    shutil.rmtree(old)  # moved, not copied
+    query = "SELECT string_agg(url, ' ' ORDER BY url) AS urls FROM fetches"
+    assert sql.main(["--catalog", str(new / "crawl.duckdb"), query]) == 0
+    out, err = capsys.readouterr()
+    assert "http://a.example/ http://b.example/" in out, out  # the new folder's files, both of them
+    assert err == f"sql: {new / 'crawl.duckdb'} was built over {old}: rebuilt it over its own folder\n"
+    assert sql.main(["--catalog", str(new / "crawl.duckdb"), query]) == 0
+    assert capsys.readouterr().err == ""  # rebuilt once
+
+
 def test_a_missing_frontier_fails_the_fetch_batch_once_without_retries(tmp_path):
     settings = settings_for(tmp_path / "data")
     write_seeds(settings.data_root, ["http://a.example/"])
