@@ -50,7 +50,7 @@ def read_day(root, table, date, shards):
 
 @pytest.fixture(scope="module")
 def web():
-    with DemoWebThread(DemoWeb(seed=5, hosts=HOSTS, pages_per_host=10, validators="honest"), port=0) as server:
+    with DemoWebThread(DemoWeb(seed=5, hosts=HOSTS, pages_per_host=6, validators="honest"), port=0) as server:
         yield server.web
 
 
