@@ -77,9 +77,14 @@ test:
 	$(BIN)/python -m compileall -q -j 0 tests
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=15
 
-# The Dagster UI on http://127.0.0.1:3000; run history persists in data/dagster_home.
+# The Dagster UI on http://127.0.0.1:$(UI_PORT); run history persists in data/dagster_home.
+# Ctrl-C, SIGINT and SIGTERM stop it, started in the foreground or with `&` (SIGINT ignored):
+# `exec` leaves make as its parent, which passes SIGTERM on, and crawl_assets/cli/supervisor.py
+# gives dagster dev a default SIGINT, stops it when make dies, and removes its daemon's heartbeats.
+UI_PORT ?= 3000
 ui: setup
-	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	exec env DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/python -m crawl_assets.cli.supervisor \
+	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
 
 # One cycle over your own seed lists (data/seeds/*.txt) with the real-crawl settings.
 crawl: setup

@@ -57,6 +57,9 @@ from .launcher import (
 )
 
 
+STOPPED = "cycle stopped by Ctrl-C: its unfinished runs were terminated, the services it started stopped"
+
+
 class CycleFailed(RuntimeError):
     pass
 
@@ -256,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(STOPPED, file=sys.stderr)
+        return 130
     return 1 if any(report.failed for report in reports) else 0
 
 

@@ -19,7 +19,7 @@ if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
 from ..crawler.settings import load_settings
-from .cycle import CycleFailed, run_days, today
+from .cycle import STOPPED, CycleFailed, run_days, today
 from .launcher import LaunchError
 from demoweb.ordinary.change_model import EPOCH
 from demoweb.process import DemoWebProcess, DemoWebStartError
@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(STOPPED, file=sys.stderr)
+        return 130
     finally:
         server.stop()  # started above (a `with` block would start it a second time)
     print(summary(settings.catalog_path, settings.data_root, args.date, access_log))

@@ -5,6 +5,9 @@ Runs are submitted through the webserver's GraphQL API, the path the UI itself u
 daemon dequeues them. `DagsterService` starts what is missing for the length of one command:
 `dagster dev` (webserver and daemon) when no daemon serves this DAGSTER_HOME, a webserver alone
 when one does (two daemons on one instance would both dequeue, and the limits would not hold).
+Either runs under supervisor.py, so it stops with the command, even one killed by SIGKILL, and a
+daemon's heartbeats go when it stops. A run left queued with no daemon alive fails the command
+(DaemonWatch) instead of waiting forever.
 
 A run launched through GraphQL with only the `dagster/partition` tag gets no dimension tags,
 and the limit in dagster.yaml is keyed on one: `partition_tags` (defs/partitions.py) gives every
@@ -32,11 +35,22 @@ from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 from ..crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from ..defs.jobs import SHARD_TAG
 from ..defs.run_status import FINISHED
+from . import supervisor
 
 DAGSTER_URL_ENV = "RECRAWL_DAGSTER_URL"  # a running webserver, for runs that launch runs
 DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"
 INSTANCE_FILE = PROJECT_ROOT / "dagster.yaml"
 STARTUP_TIMEOUT_S = 180.0
+# dagster dev stops its webserver and daemon in seconds, and kills either after 60 s.
+STOP_GRACE_S = 60.0
+# Dagster's daemons write a heartbeat every 30 s (dagster._daemon.controller). A daemon is alive
+# if each has written within four of those: a busy loaded machine delays one, never four, and
+# Dagster's own 1,800 s took a daemon stopped half an hour ago for a live one.
+HEARTBEAT_INTERVAL_S = 30.0
+LIVE_HEARTBEAT_S = 4 * HEARTBEAT_INTERVAL_S
+# How long a run may stay queued while no daemon is alive before the command gives up: longer
+# than a daemon that was just started takes to write its first heartbeats.
+NO_DAEMON_WAIT_S = 60.0
 
 
 class LaunchError(RuntimeError):
@@ -69,21 +83,51 @@ def settings_run_config(env: Mapping[str, str] = os.environ) -> dict:
     return {"resources": {"crawl_settings": {"config": {"settings_files": files}}}} if files else {}
 
 
-def daemon_running(instance: DagsterInstance) -> bool:
-    statuses = instance.get_daemon_statuses()
-    return bool(statuses) and all(status.healthy for status in statuses.values())
+def daemon_running(instance: DagsterInstance, now: float | None = None) -> bool:
+    """Every daemon the instance needs has written a heartbeat lately. A heartbeat that reports
+    errors still comes from a live daemon: starting a second one would dequeue runs twice."""
+    now = time.time() if now is None else now
+    heartbeats = instance.get_daemon_heartbeats()
+    required = instance.get_required_daemon_types()
+    return bool(required) and all(kind in heartbeats and now - heartbeats[kind].timestamp < LIVE_HEARTBEAT_S
+                                  for kind in required)
+
+
+class DaemonWatch:
+    """Notices queued runs that no daemon will dequeue: `check` raises LaunchError once runs
+    have stayed queued for `wait_s` with no live daemon at any look (one every few seconds)."""
+
+    def __init__(self, instance: DagsterInstance, wait_s: float = NO_DAEMON_WAIT_S):
+        self.instance = instance
+        self.wait_s = wait_s
+        self.look_every_s = min(5.0, wait_s / 4)
+        self.looked_at = float("-inf")
+        self.unserved_since: float | None = None
+
+    def check(self, queued: list[str]) -> None:
+        now = time.monotonic()
+        if not queued:
+            self.unserved_since = None
+            return
+        if now - self.looked_at < self.look_every_s:
+            return
+        self.looked_at = now
+        if daemon_running(self.instance):
+            self.unserved_since = None
+            return
+        self.unserved_since = now if self.unserved_since is None else self.unserved_since
+        if now - self.unserved_since >= self.wait_s:
+            home = self.instance.root_directory
+            raise LaunchError(f"{', '.join(queued)} stayed queued {now - self.unserved_since:.0f} s with no "
+                              f"Dagster daemon alive for DAGSTER_HOME={home}: start one (`make ui`, or "
+                              f"`DAGSTER_HOME={home} dagster-daemon run`) or run this command again, "
+                              "which starts its own")
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _default_sigint() -> None:
-    """In the child: Ctrl-C stops it even when this command runs where SIGINT is ignored
-    (a background job), since children inherit an ignored signal."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _graphql_ready(url: str) -> bool:
@@ -112,8 +156,10 @@ class DagsterService:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_file = log_file or home / "dagster_service.log"
         self._process: subprocess.Popen | None = None
+        self._started = 0.0  # when its daemon started: heartbeats since then are its own
 
     def __enter__(self) -> "DagsterService":
+        self._started = time.time()
         instance = open_instance(self.home)
         if self.with_daemon is None:
             self.with_daemon = not daemon_running(instance)
@@ -123,10 +169,10 @@ class DagsterService:
                    else [str(bin_dir / "dagster-webserver"), *address])
         env = os.environ | self.env | {"DAGSTER_HOME": str(self.home), DAGSTER_URL_ENV: self.url}
         with open(self.log_file, "ab") as log:
-            # Its own process group, so stopping it stops the code servers and daemon it started.
-            self._process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=log,
-                                             stderr=subprocess.STDOUT, start_new_session=True,
-                                             preexec_fn=_default_sigint)
+            # Its own process group, so a lingering code server or daemon can be stopped with it.
+            self._process = subprocess.Popen([sys.executable, "-m", supervisor.__name__, *command],
+                                             cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                             start_new_session=True, preexec_fn=supervisor.stoppable_child)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not _graphql_ready(self.url):
             if self._process.poll() is not None or time.monotonic() > deadline:
@@ -136,15 +182,18 @@ class DagsterService:
         return self
 
     def __exit__(self, *exc) -> None:
-        # dagster dev shuts its children down on Ctrl-C; a group that lingers is stopped harder.
-        for sig, grace_s in ((signal.SIGINT, 30), (signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-            if not self._process or self._process.poll() is not None:
-                return
-            os.killpg(self._process.pid, sig)
-            try:
-                self._process.wait(timeout=grace_s)
-            except subprocess.TimeoutExpired:
-                continue
+        """The supervisor stops dagster dev and removes its daemon's heartbeats; a group that
+        lingers is killed, and the heartbeats removed here."""
+        if not self._process or self._process.poll() is not None:
+            return
+        self._process.send_signal(signal.SIGTERM)
+        try:
+            self._process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._process.pid, signal.SIGKILL)
+            self._process.wait(timeout=STOP_GRACE_S)
+            if self.with_daemon:
+                supervisor.wipe_own_heartbeats(str(self.home), self._started)
 
 
 @dataclass(frozen=True)
@@ -177,10 +226,11 @@ class RunQueue:
     """Submits runs through a webserver and follows them in the instance until they finish."""
 
     def __init__(self, url: str, instance: DagsterInstance, run_config: dict | None = None,
-                 extra_tags: Mapping[str, str] | None = None):
+                 extra_tags: Mapping[str, str] | None = None, no_daemon_wait_s: float = NO_DAEMON_WAIT_S):
         host, _, port = url.removeprefix("http://").partition(":")
         self.client = DagsterGraphQLClient(host, port_number=int(port) if port else None)
         self.instance = instance
+        self.daemon_watch = DaemonWatch(instance, no_daemon_wait_s)
         self.run_config = run_config or {}
         self.extra_tags = dict(extra_tags or {})
 
@@ -199,7 +249,8 @@ class RunQueue:
     def run_all(self, specs: Iterable[RunSpec], parallel: int,
                 progress: Callable[[str], None] = lambda line: None) -> list[RunOutcome]:
         """Submit `specs` keeping at most `parallel` unfinished, follow each to its end, report
-        every change of status; on Ctrl-C the runs in flight are terminated."""
+        every change of status; on Ctrl-C, or runs queued with no daemon to dequeue them
+        (LaunchError), the runs in flight are terminated."""
         assert parallel >= 1, parallel
         waiting, in_flight, done = list(specs), {}, []
         seen_status: dict[str, DagsterRunStatus] = {}
@@ -208,8 +259,11 @@ class RunQueue:
                 while waiting and len(in_flight) < parallel:
                     spec = waiting.pop(0)
                     in_flight[self.submit(spec)] = spec.label
+                queued = []
                 for run_id, label in list(in_flight.items()):
                     outcome = self.outcome(run_id, label)
+                    if outcome.status == DagsterRunStatus.QUEUED:
+                        queued.append(label)
                     if seen_status.get(run_id) != outcome.status:
                         seen_status[run_id] = outcome.status
                         timing = f" in {outcome.seconds:.1f} s" if outcome.status in FINISHED else ""
@@ -217,8 +271,9 @@ class RunQueue:
                     if outcome.status in FINISHED:
                         done.append(outcome)
                         del in_flight[run_id]
+                self.daemon_watch.check(queued)
                 time.sleep(0.5)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, LaunchError):
             if in_flight:
                 self.client.terminate_runs(list(in_flight))
                 progress(f"terminated {len(in_flight)} unfinished run(s)")

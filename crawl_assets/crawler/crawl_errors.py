@@ -33,6 +33,8 @@ def print_uncaught_crawl_errors(program: str) -> None:
     def hook(kind, exc, traceback):
         if isinstance(exc, CrawlError):
             print(f"{program}: {exc}", file=sys.stderr)
+        elif isinstance(exc, KeyboardInterrupt):  # Ctrl-C while the modules load
+            print(f"{program}: stopped by Ctrl-C", file=sys.stderr)
         else:
             previous(kind, exc, traceback)
 

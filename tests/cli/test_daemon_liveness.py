@@ -1,0 +1,85 @@
+"""Whether a daemon serves DAGSTER_HOME, judged from the instance itself: a stopped daemon's
+heartbeats never count as a live daemon, and runs left queued with no daemon fail the command."""
+
+import shutil
+import time
+
+import pytest
+from dagster import DagsterInstance
+from dagster._daemon.types import DaemonHeartbeat  # the record the daemon writes
+from dagster._utils.error import SerializableErrorInfo
+
+from crawl_assets.cli.launcher import LIVE_HEARTBEAT_S, DaemonWatch, LaunchError, daemon_running, open_instance
+from crawl_assets.cli.supervisor import wipe_own_heartbeats
+from crawl_assets.crawler.settings import PROJECT_ROOT
+
+
+@pytest.fixture(scope="module")
+def module_instance(tmp_path_factory) -> DagsterInstance:
+    home = tmp_path_factory.mktemp("dagster_home")
+    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    instance = open_instance(home)  # seconds: it creates the SQLite storage
+    yield instance
+    instance.dispose()
+
+
+@pytest.fixture
+def instance(module_instance) -> DagsterInstance:
+    module_instance.wipe_daemon_heartbeats()
+    return module_instance
+
+
+def beat(instance: DagsterInstance, at: float, daemon_id: str = "ours", errors=()) -> None:
+    for kind in instance.get_required_daemon_types():
+        instance.add_daemon_heartbeat(DaemonHeartbeat(at, kind, daemon_id, list(errors)))
+
+
+def test_heartbeats_of_a_stopped_daemon_are_not_a_live_daemon(instance):
+    assert not daemon_running(instance)  # none ever wrote
+    beat(instance, time.time() - 5)
+    assert daemon_running(instance)
+    # Stopped two minutes ago: Dagster's own judgement (1,800 s) still called it healthy.
+    beat(instance, time.time() - LIVE_HEARTBEAT_S - 1)
+    assert not daemon_running(instance)
+    # A live daemon that reports an error is still a daemon: a second one would dequeue twice.
+    beat(instance, time.time(), errors=[SerializableErrorInfo("sensor failed", [], "Exception")])
+    assert daemon_running(instance)
+
+
+def test_runs_queued_with_no_daemon_fail_with_a_sentence_naming_the_home(instance):
+    watch = DaemonWatch(instance, wait_s=0.4)
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:  # within the wait, nothing is said
+        watch.check(["frontier_job[2026-11-20]"])
+        time.sleep(0.05)
+    with pytest.raises(LaunchError) as failure:
+        for _ in range(40):
+            watch.check(["frontier_job[2026-11-20]"])
+            time.sleep(0.05)
+    message = str(failure.value)
+    assert message.startswith("frontier_job[2026-11-20] stayed queued "), message
+    assert f"DAGSTER_HOME={instance.root_directory}" in message and "dagster-daemon run" in message
+    assert "\n" not in message
+
+
+def test_queued_runs_a_live_daemon_serves_wait_as_long_as_they_need(instance):
+    watch = DaemonWatch(instance, wait_s=0.2)
+    beat(instance, time.time())
+    for _ in range(10):  # a run held by its shard's limit stays queued; the daemon is alive
+        watch.check(["fetch_batch[2026-11-20|s00]"])
+        time.sleep(0.05)
+    watch_idle = DaemonWatch(instance, wait_s=0.0)
+    watch_idle.check([])  # nothing queued: no daemon needed
+
+
+def test_a_stopping_daemon_removes_its_own_heartbeats_only(instance):
+    started = time.time()
+    beat(instance, started + 1, daemon_id="ours")
+    assert wipe_own_heartbeats(instance.root_directory, started)
+    assert instance.get_daemon_heartbeats() == {}
+    # Another daemon wrote since (two on one instance): its heartbeats are left alone.
+    beat(instance, started + 1, daemon_id="ours")
+    beat(instance, started + 2, daemon_id="theirs")
+    instance.add_daemon_heartbeat(DaemonHeartbeat(started + 3, instance.get_required_daemon_types()[0], "ours", []))
+    assert not wipe_own_heartbeats(instance.root_directory, started)
+    assert instance.get_daemon_heartbeats()
