@@ -40,6 +40,7 @@ LONG_GROUPS = (
     "tests/test_traps_over_cycles.py",
     "tests/test_recrawl_over_days.py",
     "tests/test_near_duplicates.py",
+    "tests/cli/test_commands.py",  # make ui's dagster dev, then a cycle command's
 )
 
 
