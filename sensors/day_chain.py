@@ -22,7 +22,8 @@ from dagster import (
     sensor,
 )
 
-from crawl_assets.defs.assets.fetch import FETCH_LOG
+from crawl_assets.defs.assets.fetch import FETCH_LOG, REFETCH_TAG
+from crawl_assets.defs.assets.frontier import KEPT_METADATA
 from crawl_assets.defs.jobs import DRIVER_TAG, day_close_job, fetch_job
 from crawl_assets.defs.partitions import (
     SHARD_KEYS, fetch_partition_key, fetch_partitions, partition_tags, split_fetch_key,
@@ -36,30 +37,41 @@ BACKFILL_TAG = "dagster/backfill"  # on every run a backfill launches (UI, `dags
 
 
 def _new_materialisations(instance: DagsterInstance, asset: str, cursor: int | None):
-    """(records of runs nobody else follows up, the last storage id read)."""
+    """([(record, its run's tags)] of runs nobody else follows up, the last storage id read)."""
     result = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=AssetKey(asset), after_storage_id=cursor), limit=BATCH, ascending=True)
     undriven = []
     for record in result.records:
         run = instance.get_run_by_id(record.run_id) if record.run_id else None
-        if run is None or not {DRIVER_TAG, BACKFILL_TAG} & set(run.tags):
-            undriven.append(record)
+        tags = run.tags if run is not None else {}
+        if not {DRIVER_TAG, BACKFILL_TAG} & set(tags):
+            undriven.append((record, tags))
     last = result.records[-1].storage_id if result.records else cursor
     return undriven, last
+
+
+def _kept(record) -> bool:
+    """A re-run that kept a fetched day's frontier (defs/assets/frontier.py): nothing to fetch."""
+    value = record.asset_materialization.metadata.get(KEPT_METADATA)
+    return bool(value is not None and value.value)
 
 
 @sensor(job=fetch_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=DAY_CHAIN_INTERVAL_S)
 def fetch_after_frontier(context: SensorEvaluationContext):
     """frontier_snapshot[D] landed: fetch_batch[D|s] for every shard s (each run carries its
-    shard tag, so dagster.yaml's one-run-per-shard limit holds)."""
+    shard tag, so dagster.yaml's one-run-per-shard limit holds). A frontier kept by a re-run
+    starts nothing; one built by a refetch of the day passes the refetch on to every shard."""
     cursor = int(context.cursor) if context.cursor else None
     records, last = _new_materialisations(context.instance, "frontier_snapshot", cursor)
     requests = []
-    for record in records:
+    for record, run_tags in records:
+        if _kept(record):
+            continue
+        refetch = {REFETCH_TAG: "true"} if run_tags.get(REFETCH_TAG) == "true" else {}
         for shard in SHARD_KEYS:
             key = str(fetch_partition_key(record.partition_key, shard))
             requests.append(RunRequest(run_key=f"fetch-{key}-after-{record.storage_id}", partition_key=key,
-                                       tags=partition_tags(fetch_partitions, key)))
+                                       tags=partition_tags(fetch_partitions, key) | refetch))
     return SensorResult(run_requests=requests, cursor=str(last) if last is not None else None)
 
 
@@ -70,7 +82,7 @@ def close_day_after_fetch(context: SensorEvaluationContext):
     are missing: a partial day)."""
     state = json.loads(context.cursor) if context.cursor else {"after": None, "open": []}
     records, state["after"] = _new_materialisations(context.instance, "fetch_log", state["after"])
-    open_days = sorted(set(state["open"]) | {split_fetch_key(r.partition_key)[0] for r in records})
+    open_days = sorted(set(state["open"]) | {split_fetch_key(r.partition_key)[0] for r, _ in records})
     requests, still_open = [], []
     for date in open_days:
         runs = [latest_fetch_run(context.instance, date, shard) for shard in SHARD_KEYS]

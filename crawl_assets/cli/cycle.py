@@ -44,7 +44,7 @@ from ..defs.jobs import (
 )
 from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
-from ..pipeline.day_order import check_seeds_for, previous_day
+from ..pipeline.day_order import check_in_order, check_seeds_for, previous_day
 from .launcher import (
     DagsterService,
     LaunchError,
@@ -115,8 +115,10 @@ def error_sentence(error) -> str:
     return sentence if kind.startswith("crawl_assets.") and sentence else text
 
 
-def daily_spec(job_name: str, date: str) -> RunSpec:
-    return RunSpec(f"{job_name}[{date}]", job_name, partition_tags(daily_partitions, date))
+def daily_spec(job_name: str, date: str, refetch: bool = False) -> RunSpec:
+    """refetch (frontier_job): build the frontier of a day whose fetch began again."""
+    tags = partition_tags(daily_partitions, date) | ({REFETCH_TAG: "true"} if refetch else {})
+    return RunSpec(f"{job_name}[{date}]", job_name, tags)
 
 
 def fetch_spec(date: str, shard: str, refetch: bool = False) -> RunSpec:
@@ -127,10 +129,12 @@ def fetch_spec(date: str, shard: str, refetch: bool = False) -> RunSpec:
 
 
 def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
-                 progress: Callable[[str], None] = lambda line: None, refetch: bool = False) -> CycleReport:
-    """Submit one day's runs stage by stage to the run queue and follow them to the end."""
+                 progress: Callable[[str], None] = lambda line: None, refetch: bool = False,
+                 whole_day: bool = True) -> CycleReport:
+    """Submit one day's runs stage by stage to the run queue and follow them to the end.
+    A refetch of the whole day builds its frontier again; of some shards, it keeps it."""
     started = time.monotonic()
-    (frontier,) = queue.run_all([daily_spec(frontier_job.name, date)], 1, progress)
+    (frontier,) = queue.run_all([daily_spec(frontier_job.name, date, refetch and whole_day)], 1, progress)
     if not frontier.succeeded:
         raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): "
                           f"{failure_reason(queue.instance, frontier.run_id)}")
@@ -226,18 +230,21 @@ def run_days(days: list[str], shards: list[str] | None = None,
     stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message."""
     settings = load_settings()
     check_days(days, settings.start_date)
+    check_in_order(settings.data_root, days[0])
     check_previous_day_closed(settings.data_root, days[0])
     bad_seed_lines = check_seed_files(settings, days[0], progress)
     home = dagster_home()
     instance = open_instance(home)
+    shards = shards or settings.shard_keys()
+    whole_day = set(shards) == set(settings.shard_keys())
     reports = []
     with DagsterService(home) as service:
         progress(f"submitting runs through {service.url} "
                  f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
         queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: "cli"})
         for day in days:
-            report = submit_cycle(day, queue, shards or settings.shard_keys(),
-                                  settings.max_parallel_shards, progress, refetch)
+            report = submit_cycle(day, queue, shards, settings.max_parallel_shards, progress, refetch,
+                                  whole_day)
             reports.append(dataclasses.replace(report, skipped_seed_lines=bad_seed_lines))
             progress(reports[-1].summary())
     return reports
@@ -250,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", help="comma-separated shard keys (default: every shard)")
     parser.add_argument("--refetch", action="store_true",
                         help="fetch shards that finished before again (by default a finished shard is "
-                             "not fetched twice and one cut short resumes); their older WARC files are kept aside")
+                             "not fetched twice and one cut short resumes); their older WARC files are kept aside. "
+                             "Without --shards the whole day is replaced: its frontier is built again first")
     args = parser.parse_args(argv)
     try:
         days = days_between(args.date, args.until or args.date)

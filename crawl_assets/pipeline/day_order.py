@@ -13,6 +13,14 @@ nightly cycle would have seen, never from half a day.
 skipped); it is closed when each file below exists and is newer than that day's last fetch
 log (a fetch run again after the close makes the close stale). A damaged fetch log (truncated
 by hand or by a failing disk) is newer than the close as well: it is named as damaged.
+
+Two rules keep the chain of days whole (README, *Operations*):
+- a day whose fetch began keeps its frontier: building it again would leave the batches
+  fetched (or fetching) against a frontier that is no longer the day's (`fetch_begun`); only
+  an explicit refetch of the whole day builds it again;
+- a day before the crawl's newest day is not crawled (`check_in_order`): each day's
+  statistics fold into the next, so a day slipped in behind later days, or fetched again
+  beneath them, would leave their state built on a day that no longer exists.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from ..crawler.settings import CrawlSettings
 from ..storage.layout import host_dup_ratio_file, priorities_file, seen_filter_file
 from ..storage.shared_root import read_table
 from .input_files import readable_parquet
+from .fetch_step import CHECKPOINT_DIR
 
 # The close's outputs the next day reads: the asset that writes each, and its file.
 CLOSE_OUTPUTS: dict[str, Callable[[Path, str], Path]] = {
@@ -41,6 +50,10 @@ POLL_S = 2.0  # how often a waiting frontier looks again (the limit: previous_da
 
 class PreviousDayOpen(CrawlError):
     """The previous crawl day did not close in time; the message names what is missing."""
+
+
+class EarlierDay(CrawlInputError):
+    """A day before the crawl's newest day was asked for; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,23 @@ def crawled_days(root: Path) -> list[str]:
     """Days with a frontier file, in order."""
     return sorted({p.parent.parent.name.removeprefix("date=")
                    for p in (root / "frontier").glob("date=*/shard=*/frontier.parquet")})
+
+
+def check_in_order(root: Path, date: str) -> None:
+    """Raises EarlierDay when a later day than `date` has a frontier already."""
+    later = [day for day in crawled_days(root) if day > date]
+    if later:
+        raise EarlierDay(
+            f"{date} is before {later[-1]}, the newest day this crawl has started, and each day's statistics "
+            f"fold into the next: crawl {later[-1]} or a later day, or start a new data root (data_root in the "
+            f"settings) to crawl {date}")
+
+
+def fetch_begun(root: Path, date: str) -> list[str]:
+    """The shards of `date` whose fetch batch landed (a fetch log) or began (a checkpoint)."""
+    landed = {p.parent.name for p in (root / "fetch_log" / f"date={date}").glob("shard=*/*.parquet")}
+    running = {p.parent.name for p in (root / "warc" / f"date={date}").glob(f"shard=*/{CHECKPOINT_DIR}")}
+    return sorted(name.removeprefix("shard=") for name in landed | running)
 
 
 def previous_day(root: Path, date: str) -> PreviousDay:

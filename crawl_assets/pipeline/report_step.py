@@ -8,15 +8,16 @@ missing (a partial day). No Dagster here: the assets turn these into metadata.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..storage.layout import dropped_file, fetch_log_file
+from ..storage.layout import dropped_file, fetch_log_file, frontier_file
 from ..storage.shared_root import connect
 from .change_stats.url_change_state import has_url_state, register_change_stats, url_state
+from .checks_step import frontier_accounted_for
 
 TOP_HOSTS = 10
 
@@ -74,12 +75,13 @@ def counts_by(table: pa.Table, column: str, weight: str | None = None) -> dict[s
 class DayReport:
     date: str
     shards: tuple[str, ...]  # every shard of the crawl
-    landed: tuple[str, ...]  # shards whose fetch log of the day exists
+    landed: tuple[str, ...]  # shards whose fetch batch of the day landed whole (shards_not_landed)
     fetch_log: pa.Table  # every landed shard's rows
     status_classes: dict[str, int]
     drop_reasons: dict[str, int]  # reason -> URLs refused by the trap defences
     hosts: HostTables
     status_mix: pa.Table  # date, status_class, pages: every day up to this one
+    why_missing: dict[str, str] = field(default_factory=dict)  # shard -> why it has not landed
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -90,17 +92,38 @@ class DayReport:
         return bool(self.missing)
 
 
-def _read(files: list[Path]) -> pa.Table | None:
+def _read(files: list[Path], columns: str = "*") -> pa.Table | None:
     if not files:
         return None
-    return connect().sql("SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false)",
-                                params={"files": [str(f) for f in files]}).to_arrow_table()
+    return connect().sql(f"SELECT {columns} FROM read_parquet($files, union_by_name = true, hive_partitioning = false)",
+                         params={"files": [str(f) for f in files]}).to_arrow_table()
 
 
-def day_report(root: Path, date: str, shards: list[str]) -> DayReport:
-    """The day's figures from the files of every shard that landed."""
+def shards_not_landed(root: Path, date: str, shards: list[str],
+                      failed_runs: dict[str, str] | None = None) -> dict[str, str]:
+    """shard -> why its fetch batch of `date` has not landed: no fetch log, its latest fetch run
+    failed (failed_runs: shard -> that run), or its fetch log does not account for its frontier."""
+    failed_runs = failed_runs or {}
+    why = {}
+    for shard in shards:
+        log, frontier = fetch_log_file(root, date, shard), frontier_file(root, date, shard)
+        if shard in failed_runs:
+            why[shard] = failed_runs[shard]
+        elif not log.exists():
+            why[shard] = "no fetch log"
+        elif frontier.exists():
+            verdict = frontier_accounted_for(_read([frontier], "url"), _read([log], "url"))
+            if not verdict.passed:
+                why[shard] = f"its fetch log lacks {verdict.failures:,} of the frontier's URLs"
+    return why
+
+
+def day_report(root: Path, date: str, shards: list[str], failed_runs: dict[str, str] | None = None) -> DayReport:
+    """The day's figures from the files of every shard that landed (failed_runs: shard -> its
+    latest fetch run, for each shard whose run failed)."""
     logs = {s: fetch_log_file(root, date, s) for s in shards}
-    landed = tuple(s for s, path in logs.items() if path.exists())
+    why_missing = shards_not_landed(root, date, shards, failed_runs)
+    landed = tuple(s for s in shards if s not in why_missing)
     fetch_log = _read([logs[s] for s in landed])
     dropped = _read([p for s in landed if (p := dropped_file(root, date, s)).exists()])
     if fetch_log is None:
@@ -116,16 +139,20 @@ def day_report(root: Path, date: str, shards: list[str]) -> DayReport:
     return DayReport(date=date, shards=tuple(shards), landed=landed, fetch_log=fetch_log,
                      status_classes=counts_by(fetch_log, "status_class"),
                      drop_reasons=counts_by(dropped, "reason", "urls") if dropped is not None else {},
-                     hosts=host_tables(fetch_log), status_mix=mix)
+                     hosts=host_tables(fetch_log), status_mix=mix, why_missing=why_missing)
 
 
-def summary_markdown(report: DayReport, failed_runs: dict[str, str] | None = None) -> str:
+def missing_shards_text(report: DayReport) -> str:
+    """The shards that have not landed, each with why: "s01 (run 1234abcd: failure), s03 (no fetch log)"."""
+    return ", ".join(f"{s} ({report.why_missing[s]})" if s in report.why_missing else s for s in report.missing)
+
+
+def summary_markdown(report: DayReport) -> str:
     """A few lines on the day: pages, status mix, what was refused, and a partial day's gaps."""
-    failed_runs = failed_runs or {}
     pages = sum(report.status_classes.values())
     lines = [f"## Crawl of {report.date}", ""]
     if report.partial:
-        gaps = ", ".join(f"{s} ({failed_runs[s]})" if s in failed_runs else s for s in report.missing)
+        gaps = missing_shards_text(report)
         lines.append(f"**Partial day**: {len(report.landed)} of {len(report.shards)} shards landed; "
                      f"missing: {gaps}. Everything downstream ran on what landed.")
     else:

@@ -153,6 +153,24 @@ def test_a_day_after_one_that_never_closed_is_refused_at_once(capsys, tmp_path, 
     assert not (tmp_path / "home").exists()  # refused before any service started
 
 
+def test_a_day_before_the_crawls_newest_is_refused_at_once(capsys, tmp_path, monkeypatch):
+    overlay = tmp_path / "root.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{tmp_path / "data"}"\n')
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(overlay))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    frontier = frontier_file(tmp_path / "data", "2026-12-02", "s00")  # the crawl has reached 2026-12-02
+    frontier.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"url": ["http://a.example/"]}), frontier)
+    for argv in (["--date", "2026-11-28"], ["--date", "2026-11-28", "--refetch"]):
+        assert cycle.main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert "2026-11-28 is before 2026-12-02, the newest day this crawl has started" in err, err
+        assert "start a new data root" in err, err
+    assert not (tmp_path / "home").exists()  # refused before any service started
+    assert not (tmp_path / "data" / "frontier" / "date=2026-11-28").exists()
+
+
 def test_a_truncated_or_corrupt_seen_filter_is_named(tmp_path):
     path = seen_filter_file(tmp_path, DAY_BEFORE)
     save_filter(build_filter([f"http://a.example/{n}" for n in range(100)], 100), path)

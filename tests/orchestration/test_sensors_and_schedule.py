@@ -9,6 +9,7 @@ from dagster import (
     DagsterInstance,
     DagsterRunStatus,
     Failure,
+    MaterializeResult,
     asset,
     build_schedule_context,
     build_sensor_context,
@@ -17,7 +18,8 @@ from dagster import (
 )
 
 from crawl_assets.definitions import defs
-from crawl_assets.defs.assets.fetch import FETCH_LOG
+from crawl_assets.defs.assets.fetch import FETCH_LOG, REFETCH_TAG
+from crawl_assets.defs.assets.frontier import KEPT_METADATA
 from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG
 from crawl_assets.defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
 from crawl_assets.defs.schedules import NIGHTLY_HOUR, nightly_cycle
@@ -30,6 +32,11 @@ DAY = "2026-11-20"
 @asset(name="frontier_snapshot", partitions_def=daily_partitions)
 def stand_in_frontier() -> None:
     pass
+
+
+@asset(name="frontier_snapshot", partitions_def=daily_partitions)
+def stand_in_kept_frontier() -> MaterializeResult:
+    return MaterializeResult(metadata={KEPT_METADATA: True})  # a re-run of a fetched day
 
 
 @asset(name=FETCH_LOG, partitions_def=fetch_partitions)
@@ -59,6 +66,14 @@ def test_a_landed_frontier_starts_every_shard_with_its_shard_tag(instance):
 
     again = fetch_after_frontier(build_sensor_context(instance=instance, cursor=result.cursor, definitions=defs))
     assert again.run_requests == []  # each landed frontier is acted on once
+
+
+def test_a_kept_frontier_starts_no_fetch_and_a_refetched_one_refetches_every_shard(instance):
+    land(instance, stand_in_kept_frontier, DAY)
+    land(instance, stand_in_frontier, "2026-11-21", **{REFETCH_TAG: "true"})
+    result = fetch_after_frontier(build_sensor_context(instance=instance, definitions=defs))
+    assert [r.partition_key for r in result.run_requests] == [f"2026-11-21|{s}" for s in SHARD_KEYS]
+    assert all(r.tags[REFETCH_TAG] == "true" for r in result.run_requests)
 
 
 def test_the_day_closes_once_every_shard_finished_and_says_which_failed(instance):

@@ -7,9 +7,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.pipeline.day_order import PreviousDayOpen, previous_day, urls_new_since, wait_for_previous_day
+from crawl_assets.pipeline.day_order import (
+    EarlierDay, PreviousDayOpen, check_in_order, fetch_begun, previous_day, urls_new_since, wait_for_previous_day,
+)
+from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR
 from crawl_assets.storage.layout import (
-    fetch_log_file, frontier_file, host_dup_ratio_file, priorities_file, seen_filter_file,
+    fetch_log_file, frontier_file, host_dup_ratio_file, priorities_file, seen_filter_file, warc_dir,
 )
 
 DAY1, DAY2, DAY4 = "2026-11-20", "2026-11-21", "2026-11-23"
@@ -73,3 +76,20 @@ def test_new_urls_are_counted_against_the_previous_frontier(tmp_path):
     today = pa.table({"url": ["http://a.test/", "http://b.test/", "http://b.test/new"]})
     assert urls_new_since(tmp_path, DAY1, today) == 1
     assert urls_new_since(tmp_path, None, today) == 3
+
+
+def test_only_a_day_after_every_started_day_is_in_order(tmp_path):
+    write(frontier_file(tmp_path, DAY2, "s00"))  # started, closed or not
+    check_in_order(tmp_path, DAY2)  # the newest day itself (a re-run, a refetch)
+    check_in_order(tmp_path, DAY4)
+    with pytest.raises(EarlierDay, match=rf"^{DAY1} is before {DAY2}, the newest day this crawl has started"):
+        check_in_order(tmp_path, DAY1)
+
+
+def test_a_day_whose_fetch_landed_or_began_is_told_by_its_files(tmp_path):
+    write(frontier_file(tmp_path, DAY1, "s00"))
+    assert fetch_begun(tmp_path, DAY1) == []  # a frontier alone: nothing fetched from it yet
+    write(fetch_log_file(tmp_path, DAY1, "s03"))
+    (warc_dir(tmp_path, DAY1, "s01") / CHECKPOINT_DIR).mkdir(parents=True)  # a batch under way
+    assert fetch_begun(tmp_path, DAY1) == ["s01", "s03"]
+    assert fetch_begun(tmp_path, DAY2) == []

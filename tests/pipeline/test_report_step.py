@@ -9,7 +9,7 @@ from crawl_assets.crawler.batches.arrow_schemas import DROPPED_SCHEMA
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from crawl_assets.pipeline.report_charts import change_rate_png, status_mix_png
 from crawl_assets.pipeline.report_step import day_report, host_tables, summary_markdown
-from crawl_assets.storage.layout import dropped_file, write_parquet_atomic
+from crawl_assets.storage.layout import dropped_file, frontier_file, write_parquet_atomic
 
 from crawl_files import fetch_row, write_fetch_log
 
@@ -53,7 +53,8 @@ def test_a_day_with_a_missing_shard_is_partial_and_counts_what_landed(tmp_path):
         {"date": DAY2, "status_class": StatusClass.OK, "pages": 6}]
     assert [r["date"] for r in day_report(tmp_path, DAY1, SHARDS).status_mix.to_pylist()] == [DAY1]
 
-    summary = summary_markdown(report, {"s01": "run 1234abcd: failure"})
+    assert "**Partial day**: 2 of 3 shards landed; missing: s01 (no fetch log)" in summary_markdown(report)
+    summary = summary_markdown(day_report(tmp_path, DAY2, SHARDS, {"s01": "run 1234abcd: failure"}))
     assert "**Partial day**: 2 of 3 shards landed; missing: s01 (run 1234abcd: failure)" in summary
     assert "busy.test (2)" in summary and "10 discovered URLs refused" in summary
 
@@ -62,6 +63,26 @@ def test_a_complete_day_says_so(tmp_path):
     write_day_two(tmp_path)
     report = day_report(tmp_path, DAY2, ["s00", "s02"])
     assert not report.partial and summary_markdown(report).startswith(f"## Crawl of {DAY2}\n\nAll 2 shards landed.")
+
+
+def test_a_shard_whose_fetch_run_failed_its_check_has_not_landed(tmp_path):
+    # A fetch run that failed its blocking check frontier_accounted_for wrote its fetch log all
+    # the same: the instance says the run failed, and the files say a frontier URL has no row.
+    write_day_two(tmp_path)
+    write_parquet_atomic(pa.table({"url": ["http://slow.test/0", "http://slow.test/1", "http://slow.test/2",
+                                           "http://slow.test/new-in-a-rebuilt-frontier"]}),
+                         frontier_file(tmp_path, DAY2, "s00"))
+    write_parquet_atomic(pa.table({"url": [f"http://busy.test/{i}" for i in range(5)]}),
+                         frontier_file(tmp_path, DAY2, "s02"))
+    by_files = day_report(tmp_path, DAY2, ["s00", "s02"])
+    assert by_files.landed == ("s02",) and by_files.partial
+    assert by_files.status_classes == {StatusClass.OK: 3, StatusClass.HTTP_4XX: 2}  # s02's rows only
+    assert "missing: s00 (its fetch log lacks 1 of the frontier's URLs)" in summary_markdown(by_files)
+
+    by_run = day_report(tmp_path, DAY2, ["s00", "s02"], {"s02": "run 1234abcd: failure"})
+    assert by_run.missing == ("s00", "s02")
+    assert "0 of 2 shards landed; missing: s00 (its fetch log lacks 1 of the frontier's URLs), " \
+           "s02 (run 1234abcd: failure)" in summary_markdown(by_run)
 
 
 def test_hosts_without_429_are_not_listed_as_429_hosts():

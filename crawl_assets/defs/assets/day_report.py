@@ -1,13 +1,16 @@
 """day_report[D]: the day in a few tables, a summary and pictures, and whether it is partial.
 
 It runs in the day's close (day_close_job) on whatever landed: a shard whose fetch run failed
-after its retries is missing from the day, and the report names it (`partial`,
-`missing_shards`, and the failed run of each)."""
+after its retries (a failed blocking check included), or whose outputs are missing or do not
+account for the day's frontier, is missing from the day, and the report names it with why
+(`partial`, `missing_shards`: the failed run, or what is wrong with the files)."""
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from ...pipeline.report_charts import change_rate_png, status_mix_png
-from ...pipeline.report_step import change_rates, day_report as build_day_report, summary_markdown
+from ...pipeline.report_step import (
+    change_rates, day_report as build_day_report, missing_shards_text, summary_markdown,
+)
 from ...storage.layout import day_report_dir, write_bytes_atomic
 from ..metadata_tables import arrow_table, counts_table, picture, table_metadata
 from ..partitions import daily_partitions
@@ -23,10 +26,9 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
     mix of every day so far and the day's change rates (pictures), the shards missing."""
     settings = crawl_settings.load()
     date, shards = context.partition_key, settings.shard_keys()
-    report = build_day_report(settings.data_root, date, shards)
-    failed = failed_fetch_runs(context.instance, date, list(report.missing))
+    report = build_day_report(settings.data_root, date, shards, failed_fetch_runs(context.instance, date, shards))
     folder = day_report_dir(settings.data_root, date)
-    summary = summary_markdown(report, failed)
+    summary = summary_markdown(report)
     write_bytes_atomic(summary.encode(), folder / "summary.md")
     mix = status_mix_png(report.status_mix)
     write_bytes_atomic(mix, folder / "status_mix.png")
@@ -39,7 +41,7 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
     return MaterializeResult(metadata={
         "partial": report.partial,
         "shards_landed": len(report.landed),
-        "missing_shards": ", ".join(f"{s} ({failed[s]})" if s in failed else s for s in report.missing) or "none",
+        "missing_shards": missing_shards_text(report) or "none",
         "summary": MetadataValue.md(summary),
         "status_classes": counts_table(report.status_classes, "status_class", "pages"),
         "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),

@@ -34,6 +34,7 @@ from dagster import (
     multi_asset,
 )
 
+from ...pipeline.day_order import check_in_order
 from ...pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
 from ...pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ...storage.layout import (
@@ -96,11 +97,13 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     settings = crawl_settings.load()
     date, shard = split_fetch_key(context.partition_key)
     root, folder = settings.data_root, warc_dir(settings.data_root, date, shard)
+    refetch = context.run.tags.get(REFETCH_TAG) == "true"
+    if refetch:  # fetching a day again beneath later days would change what they were built on
+        check_in_order(root, date)
     inputs = fetch_inputs(root, date, shard, settings)
     local = local_warc_dir(settings, folder)  # folder itself, unless the root is a URL
     result = run_fetch_step(settings, shard, inputs, local,
-                            warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}",
-                            refetch=context.run.tags.get(REFETCH_TAG) == "true")
+                            warc_prefix=f"recrawl-{date}-{shard}-{context.run_id[:8]}", refetch=refetch)
     publish_warc_dir(local, folder)  # before the fetch log that points at the WARC files
     write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
     write_parquet_atomic(result.links, links_file(root, date, shard))

@@ -3,7 +3,12 @@
 Days are built in order: the frontier of D depends on the frontier of D-1 (a dependency on its
 own earlier partition, which Dagster allows, so a backfill builds one day's frontier after the
 other), and waits until the previous crawl day has closed (pipeline/day_order.py says why that
-part cannot be a declared dependency)."""
+part cannot be a declared dependency).
+
+A re-run for a day whose fetch began changes nothing: the day keeps the frontier its batches
+fetched, and the materialisation says so (KEPT_METADATA, which the day-chain sensor reads: no
+fetch follows it). A run tagged REFETCH_TAG builds it again, for a refetch of the whole day.
+A day before the crawl's newest day is refused (pipeline/day_order.py says why)."""
 
 from dagster import (
     AssetDep,
@@ -15,7 +20,7 @@ from dagster import (
 )
 
 from ...pipeline.crawl_history import history_before
-from ...pipeline.day_order import check_seeds_for, urls_new_since, wait_for_previous_day
+from ...pipeline.day_order import check_in_order, check_seeds_for, fetch_begun, urls_new_since, wait_for_previous_day
 from ...pipeline.frontier_step import build_frontier
 from ...pipeline.priorities.recrawl_plan import plan_path
 from ...storage.layout import frontier_file, write_parquet_atomic
@@ -23,6 +28,10 @@ from ...storage.shared_root import parquet_file
 from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
+from .fetch import REFETCH_TAG
+
+# True on the materialisation of a re-run that kept the day's frontier (nothing was built).
+KEPT_METADATA = "kept_fetched_frontier"
 
 
 @asset(group_name="frontier", partitions_def=daily_partitions,
@@ -36,6 +45,10 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     """
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
+    fetched = fetch_begun(root, date)
+    if fetched and context.run.tags.get(REFETCH_TAG) != "true":
+        return kept_frontier(context, date, fetched)
+    check_in_order(root, date)
     previous = wait_for_previous_day(root, date, settings.previous_day_wait_s, log=context.log.info)
     history = history_before(root, date)
     check_seeds_for(settings, date, parquet_file(history.seeds).metadata.num_rows)
@@ -55,3 +68,13 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
         "urls_left_out_by_reason": MetadataValue.json(dict(counts.left_out_by_reason)),
         "path": MetadataValue.path(str(frontier_file(root, date, "*").parent.parent)),
     })
+
+
+def kept_frontier(context: AssetExecutionContext, date: str, fetched: list[str]) -> MaterializeResult:
+    """The re-run of a fetched day: its frontier stays as its batches fetched it."""
+    sentence = (f"the frontier of {date} is kept as it was: the fetch of shard(s) {', '.join(fetched)} began "
+                f"from it, and building it again would leave them fetched against another frontier; to crawl "
+                f"{date} again from a new frontier, refetch the whole day (python -m crawl_assets.cli.cycle "
+                f"--date {date} --refetch, or this job with the tag {REFETCH_TAG}=true)")
+    context.log.info(sentence)
+    return MaterializeResult(metadata={KEPT_METADATA: True, "kept_because": sentence})
