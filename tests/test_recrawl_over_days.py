@@ -54,6 +54,8 @@ from support import DemoWebProcess, write_test_settings
 
 DAYS = ["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23", "2026-11-24"]
 BUDGET, FLAGGED_BUDGET, HOST_BUDGET = 70, 3, 40
+# The first day has its own budget, larger than the daily one: it learns the whole small web.
+FIRST_DAY_BUDGET = 2000
 WEB = {"seed": 4, "hosts": 4, "pages_per_host": 16, "traps": True}
 
 
@@ -99,6 +101,7 @@ def crawl(tmp_path_factory):
                 port = server.port
                 resource = write_test_settings(
                     folder, server.web, extra=f"daily_fetch_budget = {BUDGET}\n"
+                    f"first_day_fetch_budget = {FIRST_DAY_BUDGET}\n"
                     f"flagged_host_budget = {FLAGGED_BUDGET}\nmax_urls_per_pattern = 15\n"
                     "host_growth_min_urls = 150\n")
                 settings = resource.load()
@@ -124,7 +127,8 @@ def test_the_daily_budget_and_every_host_cap_hold_every_day(crawl):
     assert sorted(per_day) == DAYS
     first_day_hosts = con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM f WHERE day = ? GROUP BY host)",
                                   [DAYS[0]]).fetchone()[0]
-    assert first_day_hosts <= HOST_BUDGET  # the first day has no plan: the per-host budget only
+    assert first_day_hosts <= HOST_BUDGET  # the first day has no plan: its own budget and the host budget
+    assert BUDGET < per_day[DAYS[0]] <= FIRST_DAY_BUDGET
     for before, day in zip(DAYS, DAYS[1:]):
         assert 0 < per_day[day] <= BUDGET, (day, per_day)
         caps = {r["host"]: r["cap"] for r in pq.read_table(priority_hosts_file(settings.data_root, before)).to_pylist()}

@@ -96,6 +96,9 @@ class CrawlSettings:
     # Recrawl priorities (pipeline/priorities/priorities_step.py). The per-host daily budget is
     # max_pages_per_host; politeness caps a host further at 86,400 / its delay fetches a day.
     daily_fetch_budget: int = 100_000
+    # The first day (no plan yet) fetches at most this many pages, all shards together; 0 (a
+    # day that fetches nothing would start no crawl): the daily budget holds then too.
+    first_day_fetch_budget: int = 0
     discovery_share: float = 0.2  # of the daily budget, for never-fetched URLs
     recrawl_objective: str = "freshness"  # or "age" (refresh_allocation.OBJECTIVES)
     flagged_host_budget: int = 10  # a day, for hosts flagged as traps or near-duplicate-heavy
@@ -124,6 +127,11 @@ class CrawlSettings:
 
     def shard_keys(self) -> list[str]:
         return shard_keys(self.shard_count)
+
+    @property
+    def first_day_budget(self) -> int:
+        """Pages the crawl's first day fetches at most: its own setting, else the daily budget."""
+        return self.first_day_fetch_budget or self.daily_fetch_budget
 
 
 _PATH_KEYS = {"work_dir", "seeds_dir", "blocklist_file"}
@@ -206,7 +214,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if not weights or min(weights) <= 0:
                 raise ValueError("needs at least one weight, all positive")
             return weights
-        if key in ("daily_fetch_budget", "flagged_host_budget", "trap_min_refused",
+        if key in ("daily_fetch_budget", "first_day_fetch_budget", "flagged_host_budget", "trap_min_refused",
                    "not_found_retry_days",
                    "not_found_max_days", "gone_retry_days"):
             number = _whole_number(value)

@@ -49,6 +49,7 @@ class DropReason(StrEnum):
     HOST_BUDGET = "host_budget"
     PATTERN_BUDGET = "pattern_budget"
     NOT_PLANNED = "not_planned"  # a known URL the day's recrawl plan left out: not due, or over budget
+    DAY_BUDGET = "day_budget"  # over the first day's fetch budget (settings.first_day_budget)
     # Outside what this crawl is for.
     OUT_OF_SCOPE = "out_of_scope"
     # Trap defences (crawler/url_policy/trap_defences.py).
@@ -65,7 +66,7 @@ class DropReason(StrEnum):
 
 
 # Refusals that a later cycle may lift: the URL stays known and comes back.
-BATCH_LIMITS = frozenset({DropReason.DEPTH, DropReason.HOST_BUDGET})
+BATCH_LIMITS = frozenset({DropReason.DEPTH, DropReason.HOST_BUDGET, DropReason.DAY_BUDGET})
 
 
 class WarcRecordKind(StrEnum):

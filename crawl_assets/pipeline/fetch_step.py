@@ -113,12 +113,32 @@ class FetchInputs:
     archived_payloads: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # False when the frontier follows a recrawl plan: the batch fetches the plan, no more.
     follow_links: bool = True
+    # Links found join the batch while it holds fewer URLs (first_day_share); None: no limit.
+    max_pages: int | None = None
+
+
+def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
+    """The shard's part of the first day's budget, in proportion to its frontier: the day's
+    frontier holds at most the budget, so each shard's part holds its own frontier, and the
+    parts together hold the budget."""
+    rows = {s: frontier_rows(root, date, s) for s in settings.shard_keys()}
+    total = sum(rows.values())
+    return settings.first_day_budget * rows[shard] // total if total else 0
+
+
+def frontier_rows(root: Path, date: str, shard: str) -> int:
+    path = frontier_file(root, date, shard)
+    if not path.exists():
+        return 0
+    return connect().execute("SELECT count(*) FROM read_parquet($f)", {"f": str(path)}).fetchone()[0]
 
 
 def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:
+    first_day = plan_path(root, date) is None
     return FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
                        load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
-                       follow_links=plan_path(root, date) is None)
+                       follow_links=first_day,
+                       max_pages=first_day_share(root, date, shard, settings) if first_day else None)
 
 
 # -- the step -------------------------------------------------------------------------------
@@ -176,7 +196,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     batch = run_fetch_batch(settings, shard_index(shard), [], warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
-                            progress=progress, frontier=inputs.frontier)
+                            progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []

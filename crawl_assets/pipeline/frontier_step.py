@@ -6,7 +6,8 @@ day before (`recrawl_plan.plan_path`). With a plan, the frontier holds the URLs 
 (due on D, by expected gain, within the daily budget and each host's cap, at its front-queue
 level) and known URLs the plan has not seen yet (seeds added since); the rest of the known
 URLs are left out as not planned. Without one (the first day) it holds every known URL within
-the budgets, shallowest first. DuckDB does the work in one pass over the
+the budgets, shallowest first, at most settings.first_day_budget of them (the plan holds the
+daily budget on later days). DuckDB does the work in one pass over the
 known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
 which both the frontier and the left-out counts are read. The query shape and the cheap trap
 rules are stated in SQL too (TRAP_SQL, QUERY_SHAPE_SQL); the rules that live in Python only (host
@@ -236,6 +237,18 @@ NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
 # step's 4 GB goal leaves the rest for the frontier's Arrow table.
 MEMORY_LIMIT = "3GB"
 
+# The first day's budget (no plan holds it): the URLs still in are taken shallowest first and,
+# within a depth, each host's first before any host's second, so every seed host gets a turn.
+FIRST_DAY_BUDGET_SQL = """
+UPDATE fates SET left_out = $day_budget, url = NULL, host = NULL
+FROM (
+    SELECT url AS over_budget FROM (
+        SELECT url, depth, row_number() OVER (PARTITION BY host ORDER BY depth, url) AS host_rank
+        FROM fates WHERE left_out IS NULL
+    ) ORDER BY depth, host_rank, url OFFSET $budget
+) WHERE fates.url = over_budget
+"""
+
 # Known URLs left out of the day's frontier, by reason: decided before the ranking, or by it.
 LEFT_OUT_SQL = """
 SELECT reason, count(*) AS urls
@@ -284,6 +297,8 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
         "host_budget": DropReason.HOST_BUDGET,
         "not_planned": DropReason.NOT_PLANNED,
     })
+    if plan is None:
+        con.execute(FIRST_DAY_BUDGET_SQL, {"day_budget": DropReason.DAY_BUDGET, "budget": settings.first_day_budget})
     left_out = dict(con.execute(LEFT_OUT_SQL).fetchall())
     con.execute("DROP TABLE judged")  # its memory is returned before the frontier is sorted
 

@@ -9,12 +9,17 @@ from crawl_assets.crawler.url_policy.url_bloom import build_filter, save_filter
 from crawl_assets.crawler.vocabulary import WarcRecordKind
 from crawl_assets.pipeline.fetch_step import (
     FetchInputs,
+    fetch_inputs,
+    first_day_share,
     load_archived_payloads,
     load_demoted_hosts,
     load_seen_filter,
     run_fetch_step,
 )
-from crawl_assets.storage.layout import host_dup_ratio_file, seen_filter_file, warc_dir, write_parquet_atomic
+from crawl_assets.crawler.vocabulary import DropReason
+from crawl_assets.storage.layout import (
+    frontier_file, host_dup_ratio_file, seen_filter_file, warc_dir, write_parquet_atomic,
+)
 from demoweb import DemoWeb, DemoWebThread
 from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
 from support import write_test_settings
@@ -122,6 +127,22 @@ def test_archived_payloads_and_the_seen_filter_reach_the_batch(tmp_path, demo_we
         assert log[row["url"]]["refers_to"] == row["url"]
     assert second.counts.revisit_records == len(captured)
     assert second.counts.new_links == 0  # every link target was in the seen filter
+
+
+def test_the_first_days_budget_is_shared_out_by_frontier_and_holds_the_links_found(tmp_path, demo_web):
+    settings = write_test_settings(tmp_path, demo_web, extra="daily_fetch_budget = 100\n").load()
+    frontier, shard = frontier_of(demo_web, settings)
+    root = settings.data_root
+    other = next(s for s in settings.shard_keys() if s != shard)
+    write_parquet_atomic(frontier, frontier_file(root, DAY, shard))
+    write_parquet_atomic(pa.concat_tables([frontier] * 3), frontier_file(root, DAY, other))
+    shares = {s: first_day_share(root, DAY, s, settings) for s in settings.shard_keys()}
+    assert shares[shard] == 25 and shares[other] == 75 and sum(shares.values()) == 100
+    assert fetch_inputs(root, DAY, shard, settings).max_pages == 25  # no plan: the crawl's first day
+
+    result = run_fetch_step(settings, shard, FetchInputs(frontier, max_pages=3), tmp_path / "warc", "budget")
+    assert frontier.num_rows == 1 and result.fetch_log.num_rows == 3  # the seed, then two pages it linked
+    assert sum(result.counts.dropped_by_reason[DropReason.DAY_BUDGET].values()) > 0
 
 
 def test_demoted_hosts_are_counted_and_their_links_not_followed(tmp_path, demo_web):

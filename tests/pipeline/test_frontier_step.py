@@ -35,6 +35,24 @@ def test_the_host_budget_keeps_the_shallowest_pages_ties_by_url(tmp_path):
     assert result.counts.urls == 4 and result.counts.hosts == 1
 
 
+def test_the_first_day_holds_the_daily_budget_or_its_own_seeds_first_hosts_in_turn(tmp_path):
+    write_seeds(tmp_path, [f"http://h{h}.test/" for h in range(4)])
+    write_links(tmp_path, "2026-11-28", [(f"http://h{h}.test/", f"http://h{h}.test/p{n}", 1)
+                                         for h in range(4) for n in range(5)])  # 24 URLs known, no plan
+    result = build_frontier(settings_for(tmp_path, daily_fetch_budget=10), history_before(tmp_path, DAY))
+    urls = frontier_urls(result)
+    assert result.counts.urls == len(urls) == 10
+    assert {u for u in urls if u.endswith("/")} == {f"http://h{h}.test/" for h in range(4)}
+    # Then each host's first page, then some hosts' second: no host takes the rest alone.
+    assert sorted(u for u in urls if not u.endswith("/")) == sorted(
+        [f"http://h{h}.test/p0" for h in range(4)] + ["http://h0.test/p1", "http://h1.test/p1"])
+    assert result.counts.left_out_by_reason == {DropReason.DAY_BUDGET: 14}
+
+    own = build_frontier(settings_for(tmp_path, daily_fetch_budget=10, first_day_fetch_budget=17),
+                         history_before(tmp_path, DAY))
+    assert own.counts.urls == 17 and own.counts.left_out_by_reason == {DropReason.DAY_BUDGET: 7}
+
+
 def test_the_pattern_budget_caps_one_query_shape_and_spares_the_host_budget(tmp_path):
     settings = settings_for(tmp_path, max_pages_per_host=8, max_urls_per_pattern=3)
     write_seeds(tmp_path, ["http://cal.test/"])

@@ -40,13 +40,14 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     demoted_hosts: frozenset[str] = frozenset(),
                     known_payloads: dict[str, tuple[str, str]] | None = None,
                     follow_links: bool = True, progress: BatchProgress | None = None,
-                    frontier: pa.Table | Path | None = None) -> BatchResult:
+                    frontier: pa.Table | Path | None = None, max_pages: int | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
     known_payloads: payloads archived earlier, so copies become revisit records;
     follow_links=False: fetch the tasks only (a day's recrawl plan): links and redirect
-    targets are recorded, and planned from the next day on.
+    targets are recorded, and planned from the next day on. max_pages: links found join the
+    batch while it holds fewer URLs (the first day's share of its budget; None: no limit).
     progress: where the batch checkpoints (progress.py); an earlier attempt's checkpoint
     there is resumed, and a finished one is the result (nothing is fetched again). A crash or
     BatchStopped leaves the open WARC file for the resume.
@@ -66,7 +67,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
-                             known_payloads=payloads)
+                             known_payloads=payloads, max_pages=max_pages)
         if point is None:
             output = engine.run_blocking(tasks)
             return BatchResult(output, warc.close())

@@ -103,6 +103,7 @@ class FrontierFeeder:
             state = self.engine.workbench.state_of(host)
             self.reserved[host] = share = max(0, min(left, budget - state.admitted))
             state.admitted += share
+            self.engine.admission.admitted_total += share
         for host in self.disk.hosts():
             self._fill(host, self.head)
 
@@ -115,6 +116,7 @@ class FrontierFeeder:
                 if self.reserved.get(host, 0) > 0:  # its place in the budget is kept: use it
                     self.reserved[host] -= 1
                     self.engine.workbench.state_of(host).admitted -= 1
+                    self.engine.admission.admitted_total -= 1
                 wanted -= self.engine.admission.admit(task, from_frontier=True)
 
 
@@ -129,6 +131,7 @@ def restore(engine: FetchEngine, point: ResumePoint) -> None:
         state = engine.workbench.state_of(host)
         state.admitted = max(0, saved["admitted"] - pending[host])  # admitting the pending adds them back
         state.next_allowed = engine.clock.now() + max(0.0, saved["wait_s"] - elapsed)
+    engine.admission.admitted_total = sum(state.admitted for state in engine.workbench.hosts.values())
     for host, reasons in point.checkpoint.dropped.items():
         for reason, count in reasons.items():
             engine.admission.traps.dropped[host][reason] += count

@@ -1,7 +1,9 @@
 """Which URLs join this batch, and the link rows the batch reports.
 
 A URL is queued once: not if it is queued or refused already, deeper than max_depth, or over
-its host's page budget (counted in the host's VisitState). Links found on a page are each
+its host's page budget (counted in the host's VisitState). A URL found in the batch (a link,
+a redirect target) is queued only while the batch holds fewer than max_pages URLs (the first
+day's share of its budget): the frontier's own URLs never wait on that. Links found on a page are each
 reported once per source with whether they are new to the crawl and, if refused, why; only
 links the trap defences accept and that belong to this batch's hosts are admitted.
 """
@@ -32,12 +34,17 @@ class Link(NamedTuple):
 
 class Admission:
     def __init__(self, workbench: Workbench, max_depth: int, max_pages_per_host: int,
-                 traps: TrapDefences, follows_links_to: Callable[[str], bool], seen: Bloom | None = None):
+                 traps: TrapDefences, follows_links_to: Callable[[str], bool], seen: Bloom | None = None,
+                 max_pages: int | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
-        seen: the URLs of earlier cycles, so links can be told new or known."""
+        seen: the URLs of earlier cycles, so links can be told new or known.
+        max_pages: URLs found in the batch join only while it holds fewer (None: no limit)."""
         self.workbench = workbench
         self.max_depth = max_depth
         self.max_pages_per_host = max_pages_per_host
+        self.max_pages = max_pages
+        # The sum of every host's `admitted` (reservations included), kept as they change.
+        self.admitted_total = 0
         self.priority_levels = len(workbench.weights)
         self.traps = traps
         self.follows_links_to = follows_links_to
@@ -59,9 +66,18 @@ class Admission:
         if state.admitted >= self.max_pages_per_host:
             return self._refuse(url, task.host, DropReason.HOST_BUDGET)
         state.admitted += 1
+        self.admitted_total += 1
         self._queued.add(url)
         self.workbench.add(task)
         return True
+
+    def admit_found(self, task: FetchTask) -> bool:
+        """Queue a URL found in the batch, unless the batch is full (max_pages) or admit refuses it."""
+        if self.max_pages is not None and self.admitted_total >= self.max_pages:
+            if task.url in self._queued or task.url in self._refused:
+                return False
+            return self._refuse(task.url, task.host, DropReason.DAY_BUDGET)
+        return self.admit(task)
 
     def already_done(self, urls: Iterable[str]) -> None:
         """URLs a resumed batch finished before its crash: links to them are not queued again."""
@@ -95,7 +111,7 @@ class Admission:
                 self.traps.observe_new_url(target_host, target)
             self.links.append(Link(page.url, target, target_host, depth, is_new, reason))
             if reason is None and self.follows_links_to(target_host):
-                self.admit(FetchTask(target, target_host, depth, priority))
+                self.admit_found(FetchTask(target, target_host, depth, priority))
         for target in unfollowed:
             known = target in self._queued or target in self._refused
             is_new = not known and (self.seen is None or target not in self.seen)
@@ -107,4 +123,4 @@ class Admission:
         target_host = host_of(target)
         self.links.append(Link(page.url, target, target_host, page.depth, False, None))
         if self.follows_links_to(target_host):
-            self.admit(FetchTask(target, target_host, page.depth, page.priority, redirect_chain=chain))
+            self.admit_found(FetchTask(target, target_host, page.depth, page.priority, redirect_chain=chain))

@@ -75,10 +75,11 @@ class FetchEngine:
                  follows_links_to: Callable[[str], bool], traps: TrapDefences | None = None,
                  seen: Bloom | None = None, known_payloads: dict[str, tuple[str, str]] | None = None,
                  rng: random.Random | None = None, clock=None,
-                 connections: ConnectionFactory | None = None):
+                 connections: ConnectionFactory | None = None, max_pages: int | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known.
         known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
+        max_pages: URLs found in the batch join while it holds fewer (admission.py).
         clock, connections: injectable for tests (clock.py, clients.py)."""
         self.settings = settings
         traps = traps or TrapDefences()
@@ -86,7 +87,7 @@ class FetchEngine:
         self.workbench = Workbench(settings.priority_weights, max_back_queues=max(64, 4 * settings.max_concurrent_hosts),
                                    rng=rng, clock=self.clock, new_host=self._new_host)
         self.admission = Admission(self.workbench, settings.max_depth, settings.max_pages_per_host, traps,
-                                   follows_links_to, seen)
+                                   follows_links_to, seen, max_pages)
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
         self.exchanger = HttpExchanger(settings, Resolver(settings.resolver_overrides, timeout_s=settings.connect_timeout_s),
                                        connections or ConnectionFactory())

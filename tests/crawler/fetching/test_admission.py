@@ -77,3 +77,19 @@ def test_a_redirect_target_joins_its_own_hosts_queue_at_the_same_depth_with_the_
     (task,) = queued_tasks(workbench)
     assert (task.url, task.host, task.depth, task.redirect_chain) == (
         "http://b.test/new", "b.test", 1, ("http://a.test/old",))
+
+
+def test_links_found_join_only_while_the_batch_holds_fewer_than_max_pages():
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(), lambda host: True, max_pages=3)
+    for n in range(3):  # the frontier's own URLs: never held back
+        assert gate.admit(FetchTask(f"http://a.test/f{n}", "a.test"))
+    assert gate.admit(FetchTask("http://a.test/f3", "a.test"))
+    page = FetchTask("http://a.test/f0", "a.test", depth=0, priority=1)
+    gate.links_found(page, ["http://a.test/x", "http://b.test/y"])
+    assert sorted(queued(workbench)) == [f"http://a.test/f{n}" for n in range(4)]
+    assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 1}
+    # A batch limit says nothing about the URL: its link row carries no reason (planned later).
+    assert [link.dropped_reason for link in gate.links] == [None, None]
+    gate.links_found(page, ["http://a.test/x"])  # found again: refused once
+    assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 1} and gate.admitted_total == 4
