@@ -20,7 +20,7 @@ def settings_for(root: Path, **overrides) -> CrawlSettings:
 
 
 def host_of(url: str) -> str:
-    return url.split("/")[2]
+    return url.split("/")[2].split(":")[0]  # (the demo web's URLs carry a port)
 
 
 def write_seeds(root: Path, urls: list[str]) -> None:

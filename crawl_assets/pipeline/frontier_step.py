@@ -11,9 +11,10 @@ daily budget on later days). DuckDB does the work in one pass over the
 known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
 which both the frontier and the left-out counts are read. The query shape and the cheap trap
 rules are stated in SQL too (TRAP_SQL, QUERY_SHAPE_SQL); the rules that live in Python only (host
-scope, shard, repeated path segments, the blocklist) are called vectorised over Arrow
+scope, shard, depth, repeated path segments, the blocklist) are called vectorised over Arrow
 batches: scope and shard once per distinct host, the trap rules for the few URLs SQL cannot
-decide.
+decide. A URL deeper than max_depth is left out whatever the plan says: the fetch batch would
+refuse it (one rule for both, crawler/url_policy/depth_limit.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import pyarrow as pa
 from ..crawler.batches.batch import in_scope
 from ..crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from ..crawler.settings import CrawlSettings
+from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.url_policy.sharding import shard_key, shard_of
 from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.vocabulary import DropReason
@@ -86,8 +88,8 @@ FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM (SE
 """
 
 # Every known URL once, judged by the rules that need no ranking: `decided` is the reason a
-# URL is left out whatever the ranks (out of scope, a trap, or not planned without a query
-# shape), NULL for a URL still in the running; only those keep their columns (the others are
+# URL is left out whatever the ranks (out of scope, a trap, too deep, or not planned without
+# a query shape), NULL for a URL still in the running; only those keep their columns (the others are
 # counted), so the ranking below reads a quarter of the rows or less.
 JUDGED_SQL = """
 CREATE TEMP TABLE judged AS
@@ -112,6 +114,7 @@ rules AS (
 decided AS (
     SELECT *, CASE WHEN NOT scoped THEN $out_of_scope
                    WHEN trap IS NOT NULL THEN trap
+                   WHEN too_deep(depth) THEN $too_deep
                    WHEN query_shape IS NULL AND NOT planned THEN $not_planned
               END AS decided
     FROM rules
@@ -273,6 +276,7 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     judged_params = {
         "seeds": str(inputs.seeds),
         "out_of_scope": DropReason.OUT_OF_SCOPE,
+        "too_deep": DropReason.DEPTH,
         "not_planned": DropReason.NOT_PLANNED,
         "max_url_length": settings.max_url_length,
         "max_path_repeats": settings.max_path_repeats,
@@ -350,12 +354,16 @@ def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) 
     def scoped(hosts: pa.Array) -> pa.Array:
         return pa.array([in_scope(h, settings) for h in hosts.to_pylist()], pa.bool_())
 
+    def deeper(depths: pa.Array) -> pa.Array:
+        return pa.array(too_deep(depths.to_numpy(zero_copy_only=False), settings.max_depth), pa.bool_())
+
     def trap_reason(urls: pa.Array, hosts: pa.Array) -> pa.Array:
         return pa.array(list(map(traps.intrinsic_reason, urls.to_pylist(), hosts.to_pylist())), pa.string())
 
     con.create_function("shard_of", shard, ["VARCHAR"], "INTEGER", type="arrow")
     con.create_function("shard_key", key, ["INTEGER"], "VARCHAR", type="arrow")
     con.create_function("in_scope", scoped, ["VARCHAR"], "BOOLEAN", type="arrow")
+    con.create_function("too_deep", deeper, ["INTEGER"], "BOOLEAN", type="arrow")
     # NULL is a real answer ("no trap"): special null handling.
     con.create_function("trap_reason", trap_reason, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
                         null_handling="special")

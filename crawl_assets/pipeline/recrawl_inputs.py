@@ -19,6 +19,7 @@ import pyarrow as pa
 from ..crawler.batches.batch import in_scope
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
+from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
 from ..storage.shared_root import connect, read_table
@@ -79,23 +80,25 @@ def url_changes_path(root: Path, date: str) -> UrlState:
 
 
 # Every URL the crawl knows (seeds, and link targets no trap defence refused) with the
-# number of distinct other pages linking to it.
+# number of distinct other pages linking to it and its depth (the shallowest it was found at).
 KNOWN_URLS_SQL = """
 WITH found AS (
-    SELECT url, host, NULL::VARCHAR AS source FROM read_parquet($seeds)
+    SELECT url, host, NULL::VARCHAR AS source, 0 AS depth FROM read_parquet($seeds)
     {links_part}
 )
-SELECT url, any_value(host) AS host, count(DISTINCT source) FILTER (source <> url) AS inlinks
+SELECT url, any_value(host) AS host, count(DISTINCT source) FILTER (source <> url) AS inlinks,
+       min(depth) AS depth
 FROM found GROUP BY url
 """
 LINKS_PART = """
     UNION ALL
-    SELECT target, target_host, source FROM read_parquet($links, union_by_name = true) {not_dropped}
+    SELECT target, target_host, source, depth FROM read_parquet($links, union_by_name = true) {not_dropped}
 """
 
 
 def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
-    """(url, host, inlinks) of every known URL on a host in scope."""
+    """(url, host, inlinks) of every known URL the fetch batch would take: on a host in scope,
+    and not deeper than max_depth (the plan spends no budget on a URL the batch refuses)."""
     params: dict = {"seeds": str(history.seeds)}
     links_part = ""
     if history.links:
@@ -103,7 +106,9 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
         has_reason = "dropped_reason" in columns_of(params["links"])
         links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
     con = connect()
-    con.register("found", con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table())
+    found = con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table()
+    shallow = ~too_deep(found["depth"].to_numpy(), settings.max_depth)
+    con.register("found", found.filter(pa.array(shallow)).drop_columns(["depth"]))
     # Scope is a Python rule: asked once per distinct host.
     hosts = con.sql("SELECT DISTINCT host FROM found").fetchall()
     con.register("scoped", pa.table({"host": pa.array([h for (h,) in hosts if in_scope(h, settings)], pa.string())}))

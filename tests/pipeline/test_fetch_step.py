@@ -1,12 +1,16 @@
 """The fetch step without Dagster: its inputs (demoted hosts, archived payloads, the seen
 filter) and what it does with them."""
 
+import dataclasses
+
 import pyarrow as pa
 import pytest
 
 from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from crawl_assets.crawler.url_policy.url_bloom import build_filter, save_filter
-from crawl_assets.crawler.vocabulary import WarcRecordKind
+from crawl_assets.crawler.vocabulary import DropReason, WarcRecordKind
+from crawl_assets.pipeline.checks_step import frontier_accounted_for
+from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import (
     FetchInputs,
     fetch_inputs,
@@ -16,12 +20,12 @@ from crawl_assets.pipeline.fetch_step import (
     load_seen_filter,
     run_fetch_step,
 )
-from crawl_assets.crawler.vocabulary import DropReason
+from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.storage.layout import (
     frontier_file, host_dup_ratio_file, seen_filter_file, warc_dir, write_parquet_atomic,
 )
 from demoweb import DemoWeb, DemoWebThread
-from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log
+from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log, write_links, write_seeds
 from support import write_test_settings
 
 DAY = "2026-11-29"
@@ -155,3 +159,23 @@ def test_demoted_hosts_are_counted_and_their_links_not_followed(tmp_path, demo_w
     assert result.counts.discovered_in_batch == 0  # nothing beyond the frontier was fetched
     assert result.counts.dropped_by_reason["demoted_host"][host] > 0
     assert {(r["host"], r["reason"]) for r in result.dropped.to_pylist()} >= {(host, "demoted_host")}
+
+
+def test_a_plan_holding_a_url_deeper_than_max_depth_does_not_fail_the_shard(tmp_path, demo_web):
+    # Day two of a crawl: yesterday's plan holds a URL one link deeper than max_depth. The
+    # frontier leaves it out as too deep, so every URL it hands the batch gets a fetch-log row
+    # and the shard's blocking check passes (before, the batch dropped it without a row).
+    settings = dataclasses.replace(write_test_settings(tmp_path, demo_web).load(), max_depth=1)
+    root, home = settings.data_root, demo_web.seed_urls()[0]
+    write_seeds(root, [home])
+    write_links(root, "2026-11-28", [(home, home + "d1.html", 1), (home + "d1.html", home + "d2.html", 2)])
+    plan = pa.table({"url": [home, home + "d1.html", home + "d2.html"], "planned": [True] * 3,
+                     "plan_rank": pa.array([3, 2, 1], pa.int64()), "level": pa.array([1] * 3, pa.int32())})
+    frontier = build_frontier(settings, history_before(root, DAY), plan)
+    assert frontier.counts.left_out_by_reason == {DropReason.DEPTH: 1}
+    shard = shard_for(demo_web.hostname(0), settings)
+    table = dict(frontier.shard_tables())[shard]
+    seen = build_filter(plan["url"].to_pylist(), 100)  # day two: the home page's links are known
+    result = run_fetch_step(settings, shard, FetchInputs(table, seen, follow_links=False), tmp_path / "warc", "deep")
+    assert frontier_accounted_for(table, result.fetch_log).passed
+    assert sorted(result.fetch_log.column("url").to_pylist()) == [home, home + "d1.html"]

@@ -177,6 +177,8 @@ def reference_frontier(settings, seeds, links):
             reason = DropReason.OUT_OF_SCOPE
         else:
             reason = traps.intrinsic_reason(url, host)
+        if reason is None and depth[url] > settings.max_depth:
+            reason = DropReason.DEPTH
         pattern = query_shape(url)
         if reason is None and pattern is not None:
             per_pattern[host, pattern] = per_pattern.get((host, pattern), 0) + 1
@@ -209,7 +211,7 @@ def random_link(rng, hosts, *, repeats_below, private_below, long_below, pages) 
 def test_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
     rng = random.Random(7)
     settings = settings_for(tmp_path, max_pages_per_host=12, max_urls_per_pattern=4, max_url_length=70,
-                            host_scope=("*.test",))
+                            host_scope=("*.test",), max_depth=4)
     (tmp_path / "blocklist.txt").write_text("host h3.test\nurl */private/*\n")
     hosts = [f"h{i}.test" for i in range(20)] + ["other.org"]
     seeds = [f"http://{h}/" for h in hosts]
@@ -224,7 +226,7 @@ def test_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
     kept, left_out = reference_frontier(settings, seeds, every_link)
     assert sorted((r["url"], r["host"], r["depth"]) for r in result.table.to_pylist()) == kept
     assert result.counts.left_out_by_reason == left_out
-    assert len(left_out) == 7 and len(kept) > 100  # the fixture exercises every rule
+    assert len(left_out) == 8 and len(kept) > 100  # the fixture exercises every rule
 
 
 def test_shards_past_s99_keep_their_order(tmp_path):
@@ -259,6 +261,25 @@ def test_with_a_plan_the_frontier_holds_the_planned_urls_in_plan_order_at_their_
     # Without the plan the same history gives every URL within the host budget, shallowest first.
     assert sorted(frontier_urls(build_frontier(settings, history_before(tmp_path, DAY)))) == [
         "http://a.test/", "http://a.test/p0", "http://a.test/p1", "http://b.test/"]
+
+
+def test_a_planned_url_deeper_than_max_depth_is_left_out_as_too_deep(tmp_path):
+    # The plan of an older version (or one made under a larger max_depth) holds a URL the
+    # fetch batch would refuse: the frontier leaves it out and counts it, never hands it on.
+    import pyarrow as pa
+
+    settings = settings_for(tmp_path, max_depth=2)
+    write_seeds(tmp_path, ["http://a.test/"])
+    write_links(tmp_path, "2026-11-28", [("http://a.test/", "http://a.test/d1", 1),
+                                         ("http://a.test/d1", "http://a.test/d2", 2),
+                                         ("http://a.test/d2", "http://a.test/d3", 3)])
+    plan = pa.table({"url": ["http://a.test/", "http://a.test/d1", "http://a.test/d2", "http://a.test/d3"],
+                     "planned": [True] * 4, "plan_rank": pa.array([4, 3, 2, 1], pa.int64()),
+                     "level": pa.array([1] * 4, pa.int32())})
+    for with_plan in (plan, None):
+        result = build_frontier(settings, history_before(tmp_path, DAY), with_plan)
+        assert sorted(frontier_urls(result)) == ["http://a.test/", "http://a.test/d1", "http://a.test/d2"]
+        assert result.counts.left_out_by_reason == {DropReason.DEPTH: 1}
 
 
 def test_the_sql_url_rules_agree_with_trap_defences_url_by_url():
@@ -306,6 +327,8 @@ def reference_frontier_with_plan(settings, seeds, links, plan):
         host = host_of(url)
         reason[url] = (DropReason.OUT_OF_SCOPE if not any(fnmatch(host, p) for p in settings.host_scope)
                        else traps.intrinsic_reason(url, host))
+        if reason[url] is None and depth[url] > settings.max_depth:
+            reason[url] = DropReason.DEPTH
     per_pattern = {}
     for url in sorted((u for u in depth if reason[u] is None and query_shape(u) is not None), key=plan_order):
         key = host_of(url), query_shape(url)
@@ -341,7 +364,7 @@ def test_with_a_plan_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
 
     rng = random.Random(19)
     settings = settings_for(tmp_path, max_pages_per_host=10, max_urls_per_pattern=4, max_url_length=70,
-                            host_scope=("*.test",), shard_count=3)
+                            host_scope=("*.test",), shard_count=3, max_depth=4)
     (tmp_path / "blocklist.txt").write_text("url */private/*\n")
     hosts = [f"h{i}.test" for i in range(15)] + ["other.org"]
     seeds = [f"http://{h}/" for h in hosts]
@@ -362,5 +385,6 @@ def test_with_a_plan_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
     assert [(r["url"], r["host"], r["depth"], r["priority"]) for r in result.table.to_pylist()] == kept
     assert result.counts.left_out_by_reason == left_out
     assert set(left_out) == {DropReason.OUT_OF_SCOPE, DropReason.REPEATED_PATH_SEGMENTS, DropReason.BLOCKLIST_URL,
-                             DropReason.PATTERN_BUDGET, DropReason.NOT_PLANNED, DropReason.HOST_BUDGET}
+                             DropReason.PATTERN_BUDGET, DropReason.NOT_PLANNED, DropReason.HOST_BUDGET,
+                             DropReason.DEPTH}
     assert len(kept) > 50

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from rbloom import Bloom
 
+from ..url_policy.depth_limit import too_deep
 from ..url_policy.trap_defences import TrapDefences
 from ..url_policy.urls import host_of
 from ..vocabulary import BATCH_LIMITS, DropReason
@@ -60,7 +61,7 @@ class Admission:
         url = task.url
         if url in self._queued or (url in self._refused and not from_frontier):
             return False
-        if task.depth > self.max_depth:
+        if too_deep(task.depth, self.max_depth):
             return self._refuse(url, task.host, DropReason.DEPTH)
         state = self.workbench.state_of(task.host)
         if state.admitted >= self.max_pages_per_host:
