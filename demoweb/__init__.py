@@ -11,7 +11,8 @@ Host plug-ins (host_protocol.py, special_hosts/plugins.py), each opt-in by keywo
   near_duplicates=True  labelled near-duplicate articles (special_hosts/neardup_hosts.py),
                         web.near_duplicate_groups()
   politeness=True       cross-host and robots.txt redirects, long and dated Retry-After, a
-                        slow host (special_hosts/politeness_hosts.py), web.politeness_hosts()
+                        slow host, a Crawl-delay learnt through a redirect, a busy host
+                        (special_hosts/politeness_hosts.py), web.politeness_hosts()
 """
 
 from .access_log import AccessLog, AccessRecord

@@ -31,7 +31,7 @@ template.demo.test; see special_hosts/neardup_hosts.py): `serve` then ends its l
 
 --politeness (both commands) adds the politeness test hosts (cross-redirect.demo.test,
 redirect-target.demo.test, robots-elsewhere.demo.test, ...; see special_hosts/politeness_hosts.py): `serve`
-then ends its line with ' politeness=9' (last), and `seeds` prints their home pages last.
+then ends its line with ' politeness=12' (last), and `seeds` prints their home pages last.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ class AccessRecord(NamedTuple):
     method: str
     start: float  # time.time() when the request head was received
     end: float  # time.time() just before the answer was handed to the socket (streamed
-    # answers: after the last byte); never after the client could have it
+    # answers: after the last byte); never after the client could have it, but on the
+    # politeness hosts' busy host (Response.logged_late_s)
     status: int
     bytes_sent: int  # body bytes only (0 for HEAD and 304)
     conditional: bool  # the request carried If-None-Match or If-Modified-Since

@@ -30,6 +30,9 @@ class Response:
       bytes_per_s  send the body (or stream) no faster than this (a slow drip).
       hang         read the request and never answer, until the client closes.
       delay_s      wait this long before answering (a slow but well-behaved server).
+      logged_late_s  the access log stamps the answer's end this long after it was handed to
+                   the socket, as a busy server that logs after its write returns does (its
+                   log shows the client's next request sooner after the end than it was).
     A response with stream, bytes_per_s or hang is written with backpressure, closes the
     connection after, and stop() cancels it instead of waiting for it.
     """
@@ -41,6 +44,7 @@ class Response:
     bytes_per_s: float | None = None
     hang: bool = False
     delay_s: float = 0.0
+    logged_late_s: float = 0.0
 
     @property
     def streaming(self) -> bool:

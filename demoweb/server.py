@@ -252,7 +252,7 @@ class DemoWebServer:
                                         headers, conn_id, start)
             return False
         answered = await self._write(writer, response, keep_alive, version, head_only=method == "HEAD")
-        self.access_log.record(host, path, method, start, answered, response.status,
+        self.access_log.record(host, path, method, start, answered + response.logged_late_s, response.status,
                                0 if method == "HEAD" else len(response.body),
                                "if-none-match" in headers or "if-modified-since" in headers,
                                conn_id)

@@ -36,6 +36,15 @@ Read:    web.politeness_hosts() -> [HostileHost, ...] in KINDS order (the same d
                                                       7200 s ahead, every time
   slow_host             slow.demo.test                every answer (robots.txt included) comes after
                                                       0.25 s; /page/N.html (N < 10) linked from home
+  far_rules             far-rules.demo.test           robots.txt 'Crawl-delay: 2'; /page.html
+  robots_far_delay      robots-far-delay.demo.test    /robots.txt answers 301 to
+                                                      http://far-rules.demo.test:PORT/robots.txt, so
+                                                      its Crawl-delay 2 applies here, from this host's
+                                                      own robots.txt request on; /page.html
+  busy_host             busy.demo.test                its access-log rows stamp each answer's end
+                                                      0.025 s after it was handed to the socket, as a
+                                                      busy server logging after its write returns;
+                                                      /page/N.html (N < 4) linked from home
 
 Every host but the robots kinds serves an allow-all robots.txt; each home page '/' links to
 the host's URLs. `expected` is the status class (crawler vocabulary) a crawler following
@@ -46,6 +55,7 @@ those headers (only) differ between runs; every other byte is deterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from email.utils import formatdate
@@ -67,6 +77,9 @@ KINDS: dict[str, str] = {
     "retry_after_long": "retry-after-long",
     "retry_after_date": "retry-after-date",
     "slow_host": "slow",
+    "far_rules": "far-rules",
+    "robots_far_delay": "robots-far-delay",
+    "busy_host": "busy",
 }
 
 REDIRECTS = 6  # /go/0.html .. /go/5.html on cross-redirect
@@ -80,9 +93,12 @@ LONG_RETRY_AFTER_S = 7200
 SOON_RETRY_AFTER_S = 2
 SLOW_RESPONSE_S = 0.25
 SLOW_PAGES = 10
+FAR_CRAWL_DELAY_S = 2
+BUSY_LOGGED_LATE_S = 0.025
+BUSY_PAGES = 4
 
 _ROBOTS_KINDS = ("redirect_target", "robots_cross_host", "robots_same_host", "robots_redirect_chain",
-                 "robots_bad_location")
+                 "robots_bad_location", "far_rules", "robots_far_delay")
 _OK, _4XX, _5XX = "ok", "http_4xx", "http_5xx"
 _DISALLOWED, _UNAVAILABLE, _REDIRECT = "robots_disallowed", "robots_unavailable", "redirect"
 
@@ -122,6 +138,16 @@ _SPECS: dict[str, HostSpec] = {
         "Slow host", f"Every answer takes {SLOW_RESPONSE_S} s.",
         tuple(f"/page/{n}.html" for n in range(SLOW_PAGES)), _OK,
         assumes="the delay grows with the host's response time (response_time_factor)"),
+    "far_rules": HostSpec(
+        "Far rules", f"A host with Crawl-delay {FAR_CRAWL_DELAY_S}.", ("/page.html",), _OK),
+    "robots_far_delay": HostSpec(
+        "Crawl-delay elsewhere", f"robots.txt redirects to far-rules' robots.txt (Crawl-delay {FAR_CRAWL_DELAY_S}).",
+        ("/page.html",), _OK,
+        assumes="the Crawl-delay learnt through the redirect spaces this host from its robots.txt request on"),
+    "busy_host": HostSpec(
+        "Busy host", f"Its log stamps each answer's end {BUSY_LOGGED_LATE_S} s late.",
+        tuple(f"/page/{n}.html" for n in range(BUSY_PAGES)), _OK,
+        assumes="the delay holds as the server's own log counts it"),
 }
 
 
@@ -141,7 +167,8 @@ def politeness_hosts(web) -> list[HostileHost]:
 
 PLUGIN = HostPlugin(option="politeness", summary_key="politeness",
                     help="add the politeness test hosts (cross-host and robots.txt redirects, "
-                         "long and dated Retry-After, a slow host)",
+                         "long and dated Retry-After, a slow host, a Crawl-delay learnt through a "
+                         "redirect, a busy host)",
                     install=add_politeness_hosts,
                     homes=lambda web: [h.home for h in politeness_hosts(web)])
 
@@ -195,6 +222,14 @@ class PolitenessHandler(SpecHostHandler):
                     "statuses": {self.base(web) + "/soon.html": 503, self.base(web) + "/later.html": 429}}
         if kind == "slow_host":
             return {"response_s": SLOW_RESPONSE_S}
+        if kind == "far_rules":
+            return {"crawl_delay_s": FAR_CRAWL_DELAY_S}
+        if kind == "robots_far_delay":
+            rules = self.sibling(web, "far_rules")
+            return {"robots_location": f"{rules}/robots.txt", "crawl_delay_s": FAR_CRAWL_DELAY_S,
+                    "robots_host": politeness_hostname("far_rules", self._domain(web))}
+        if kind == "busy_host":
+            return {"logged_late_s": BUSY_LOGGED_LATE_S}
         return {}
 
     # ---- serving --------------------------------------------------------------------
@@ -211,6 +246,8 @@ class PolitenessHandler(SpecHostHandler):
             response = error_response(404, "Not Found")
         if self.kind == "slow_host":
             response.delay_s = SLOW_RESPONSE_S  # a fresh Response per request: safe to set
+        if self.kind == "busy_host":
+            response = dataclasses.replace(response, logged_late_s=BUSY_LOGGED_LATE_S)  # (may be shared)
         return response
 
     @staticmethod
@@ -243,6 +280,10 @@ class PolitenessHandler(SpecHostHandler):
             return self._rules("Disallow: /")
         if kind == "robots_bad_location" and path == "/robots.txt":
             return self._redirect(BAD_LOCATION)
+        if kind == "far_rules" and path == "/robots.txt":
+            return self._rules("Allow: /", f"Crawl-delay: {FAR_CRAWL_DELAY_S}")
+        if kind == "robots_far_delay" and path == "/robots.txt":
+            return self._redirect(self.sibling(web, "far_rules") + "/robots.txt")
         if path == "/robots.txt":
             return robots_allow_all(self.hostname)
         return None
@@ -292,6 +333,18 @@ class PolitenessHandler(SpecHostHandler):
     def _serve_slow_host(self, web, path):
         if path in self.spec.paths:
             return self.plain_page("Slowly served")
+
+    def _serve_far_rules(self, web, path):
+        if path in self.spec.paths:
+            return self.plain_page("Far rules")
+
+    def _serve_robots_far_delay(self, web, path):
+        if path in self.spec.paths:
+            return self.plain_page("Under a far Crawl-delay")
+
+    def _serve_busy_host(self, web, path):
+        if path in self.spec.paths:
+            return self.plain_page("Busily served")
 
 
 def _chain_hop(path: str) -> int | None:

@@ -15,8 +15,9 @@ import pytest
 
 from demoweb import DemoWeb, DemoWebThread, HostileHost
 from demoweb.process import DemoWebProcess
-from demoweb.special_hosts.politeness_hosts import (KINDS, LONG_RETRY_AFTER_S, ROBOTS_CHAIN_HOPS,
-                                                   SLOW_RESPONSE_S, SOON_RETRY_AFTER_S)
+from demoweb.special_hosts.politeness_hosts import (BUSY_LOGGED_LATE_S, FAR_CRAWL_DELAY_S, KINDS,
+                                                   LONG_RETRY_AFTER_S, ROBOTS_CHAIN_HOPS, SLOW_RESPONSE_S,
+                                                   SOON_RETRY_AFTER_S)
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +157,27 @@ def test_slow_host_answers_late_and_the_log_shows_it(demo, client, hosts):
     rows = [r for r in demo.access_log.rows if r.host == h.hostname]
     assert len(rows) == 3 and all(r.end - r.start >= SLOW_RESPONSE_S for r in rows)
     assert h.config["response_s"] == SLOW_RESPONSE_S
+
+
+def test_robots_txt_redirected_to_a_host_with_crawl_delay_2_carries_it(client, hosts):
+    h, rules = hosts["robots_far_delay"], hosts["far_rules"]
+    r = client.get_url(h.home + "robots.txt")
+    assert r.status_code == 301 and r.headers["location"] == h.config["robots_location"]
+    assert urlsplit(r.headers["location"]).hostname == rules.hostname == h.config["robots_host"]
+    text = client.get_url(r.headers["location"]).text
+    assert f"Crawl-delay: {FAR_CRAWL_DELAY_S}\n" in text and robots_of(text).crawl_delay("recrawl") == 2
+    assert all(client.get_url(u).status_code == 200 for u in h.urls + rules.urls)
+
+
+def test_the_busy_host_logs_each_answers_end_late(demo, client, hosts):
+    h = hosts["busy_host"]
+    demo.access_log.clear()
+    assert client.get_url(h.urls[0]).status_code == 200
+    assert demo.access_log.wait_for(1)
+    (row,) = [r for r in demo.access_log.rows if r.host == h.hostname]
+    # (the answer itself is immediate: the end is stamped late, not sent late)
+    assert row.end - row.start >= BUSY_LOGGED_LATE_S
+    assert h.config["logged_late_s"] == BUSY_LOGGED_LATE_S
 
 
 def test_counters_start_fresh_for_every_server_run():
