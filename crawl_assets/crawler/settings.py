@@ -53,7 +53,8 @@ class CrawlSettings:
     # filter and host near-duplicate ratios written: pipeline/day_order.py), then fails.
     previous_day_wait_s: float = 12 * 3600.0
     user_agent: str = "recrawl/0.1 (+https://example.org/recrawl-bot)"
-    # Politeness: seconds between the end of one request to a host and the start of the next.
+    # Politeness: seconds between the end of one request to a host and the start of the next
+    # (each wait is 10 % longer, at most 1 s: crawler/fetching/politeness.py says why).
     default_delay_s: float = 1.0
     max_concurrent_hosts: int = 64
     connect_timeout_s: float = 5.0

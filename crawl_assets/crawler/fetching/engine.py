@@ -207,6 +207,9 @@ class FetchEngine:
             state.back_queue.appendleft(task)
             if not self._apply_robots(state, origin, entry):
                 return 0.0  # the host was dropped; nothing was asked of it this turn
+            owed = self._delay_owed(state)
+            if owed > 0:  # the page waits at the head of the queue
+                return owed
             state.back_queue.popleft()
         if not entry.policy.allowed(task.url):  # refusals cost the host nothing: no request
             self._record(FetchRecord(task.url, task.host, task.depth, StatusClass.ROBOTS_DISALLOWED,
@@ -222,7 +225,7 @@ class FetchEngine:
             conditional["If-Modified-Since"] = task.last_modified
         hop = await self.exchanger.get(task.url, state, conditional)
         politeness = state.politeness
-        self._observe(politeness, hop)
+        self._observe(state, hop)
         verdict = judge_answer(task, hop, self.settings, self._rng)
         if isinstance(verdict, Retry):
             politeness.retry_after_s = verdict.wait_s
@@ -261,10 +264,19 @@ class FetchEngine:
         unasked = HopResult(task.url, datetime.now(timezone.utc), error_class=status_class, error=error)
         self._robots_answered(state, task, unasked)
 
-    @staticmethod
-    def _observe(politeness: HostPoliteness, hop: HopResult) -> None:
+    def _observe(self, state: VisitState, hop: HopResult) -> None:
+        if hop.contacted:
+            state.answered_at = self.clock.now()
         if hop.contacted and hop.exchange is not None:
-            politeness.observe(hop.elapsed_s)
+            state.politeness.observe(hop.elapsed_s)
+
+    def _delay_owed(self, state: VisitState) -> float:
+        """What is left of the host's delay since its last request, by its rules as they are
+        now: a Crawl-delay learnt through a robots.txt redirect to another host counts from the
+        host's own robots.txt request, which was spaced by the delay it knew then."""
+        if state.answered_at is None:
+            return 0.0
+        return max(0.0, state.answered_at + state.politeness.delay() - self.clock.now())
 
     # -- robots.txt ----------------------------------------------------------------------
 
@@ -272,7 +284,7 @@ class FetchEngine:
         """One robots.txt request (the host's own, or a redirect hop of some host's) in this
         host's turn. The host whose robots.txt it is learns the answer or waits for the next hop."""
         hop = await self.exchanger.get(task.url, state, limit=ROBOTS_FETCH_LIMIT)
-        self._observe(state.politeness, hop)
+        self._observe(state, hop)
         return self._robots_answered(state, task, hop)
 
     def _robots_answered(self, state: VisitState, task: FetchTask, hop: HopResult) -> float:

@@ -36,6 +36,7 @@ class VisitState:
     parked: bool = False
     # The engine's part.
     admitted: int = 0  # URLs queued in this batch, against the per-host page budget
+    answered_at: float | None = None  # when its last request's answer was read (engine clock)
     robots: dict[str, RobotsEntry] = field(default_factory=dict)  # origin -> rules
     robots_pending: set[str] = field(default_factory=set)  # origins whose robots.txt hop is elsewhere
     # Set when the host is left alone for the rest of the batch: (status class, why) of

@@ -1,22 +1,27 @@
 import email.utils
 import time
 
+import pytest
+
 from crawl_assets.crawler.fetching.answer_policy import retry_after_seconds
 from crawl_assets.crawler.fetching.politeness import HostPoliteness
 
 
-def test_delay_is_the_largest_of_default_crawl_delay_adaptive_and_retry_after():
+def test_delay_is_the_largest_of_default_crawl_delay_adaptive_and_retry_after_plus_the_margin():
+    # Each wait is 10 % longer than the delay, at most 1 s longer (politeness.SERVER_END_MARGIN).
     p = HostPoliteness(default_delay_s=1.0, response_time_factor=2.0, max_adaptive_delay_s=10.0)
-    assert p.next_delay() == 1.0
+    assert p.next_delay() == pytest.approx(1.1)
     p.crawl_delay_s = 3.0
-    assert p.next_delay() == 3.0
+    assert p.next_delay() == pytest.approx(3.3)
     p.observe(4.0)  # a slow host: 2 x 4 s
-    assert p.next_delay() == 8.0
+    assert p.next_delay() == pytest.approx(8.8)
     p.observe(100.0)
-    assert p.next_delay() == 10.0  # adaptive slow-down is capped
+    assert p.next_delay() == pytest.approx(11.0)  # adaptive slow-down is capped
     p.retry_after_s = 30.0
-    assert p.next_delay() == 30.0
-    assert p.next_delay() == 10.0  # Retry-After applies once
+    assert p.delay() == pytest.approx(31.0)  # the margin's cap: 1 s
+    assert p.next_delay() == pytest.approx(31.0)
+    assert p.next_delay() == pytest.approx(11.0)  # Retry-After applies once
+    assert HostPoliteness.none().next_delay() == 0.0
 
 
 def test_retry_after_accepts_seconds_and_http_dates():

@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import pytest
+
 from crawl_assets.crawler.fetching.politeness import HostPoliteness
 from crawl_assets.crawler.fetching.visit_state import RobotsEntry, VisitState
 from crawl_assets.crawler.settings import load_settings
@@ -23,7 +25,7 @@ def test_politeness_starts_from_the_settings():
     settings = dataclasses.replace(load_settings(use_env=False), default_delay_s=1.5,
                                    response_time_factor=3.0, max_adaptive_delay_s=9.0)
     politeness = HostPoliteness.from_settings(settings)
-    assert politeness.next_delay() == 1.5
+    assert politeness.next_delay() == pytest.approx(1.5 * 1.1)  # the delay and its margin
     politeness.observe(2.0)
-    assert politeness.next_delay() == 6.0
+    assert politeness.next_delay() == pytest.approx(6.0 * 1.1)
     assert HostPoliteness.none().next_delay() == 0.0
