@@ -115,4 +115,4 @@ def test_the_next_frontier_says_how_many_known_urls_it_left_out_and_why(crawl):
     assert set(left_out) <= {DropReason.OUT_OF_SCOPE, DropReason.HOST_BUDGET, DropReason.PATTERN_BUDGET,
                              DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
                              DropReason.REPEATED_PATH_SEGMENTS, DropReason.BLOCKLIST_HOST,
-                             DropReason.BLOCKLIST_URL}
+                             DropReason.BLOCKLIST_URL, DropReason.DEPTH}
