@@ -1,5 +1,5 @@
 """What a fetched body is: its media type (headers first, sniffing second, never the URL's
-extension), its decoded content, digest, outlinks and robots <meta> directives."""
+extension), its decoded content, digest, outlinks, resources and robots <meta> directives."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ class ContentFacts:
     error: str | None = None
     nofollow_links: list[str] = field(default_factory=list)  # linked with rel="nofollow" only
     directives: PageDirectives = NO_DIRECTIVES  # of the page's robots <meta> tags
+    resources: list[str] = field(default_factory=list)  # images, scripts, styles it loads: not queued
 
 
 def examine(body: bytes, content_type: str | None, content_encoding: str | None,
@@ -67,7 +68,8 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         tree = parse_html(content)  # one parse for both: the links first, page_text cuts the tree
         scan = scan_page(tree, url, agent)
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(tree)), too_large,
-                            nofollow_links=scan.nofollow_links, directives=scan.directives)
+                            nofollow_links=scan.nofollow_links, directives=scan.directives,
+                            resources=scan.resources)
     listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []

@@ -1,6 +1,8 @@
-"""Outlinks of an HTML page: href of <a> and <area>, resolved against the page's base, told
-apart by whether their rel asks not to follow them; and the page's robots <meta> tags
-(page_signals.py says what they mean).
+"""Outlinks of an HTML page, resolved against the page's base: the pages it links (to
+queue), told apart by whether their rel asks not to follow them, and the resources it loads
+(recorded, not queued); and the page's robots <meta> tags (page_signals.py says what they
+mean). link_sources.py is the policy: which elements and attributes are read, and which
+name a page and which a resource.
 
 The page is read from the tree html_tree.parse_html builds, the one its main text is then
 taken from (one parse a page). The elements come as one list (`values()`): indexing or
@@ -14,58 +16,123 @@ from typing import NamedTuple
 
 from ..url_policy.urls import UrlError, normalize_url, resolve_href
 from .html_tree import HTMLTree, parse_html
+from .link_sources import (
+    FRAMELESS, PAGE_ATTRIBUTES, RESOURCE_ATTRIBUTES, SELECTOR, SRCSET, link_kind, refresh_target, srcset_urls,
+)
 from .page_signals import PageDirectives, meta_directives, rel_nofollow
 
 _SKIPPED = ("#", "javascript:", "mailto:", "tel:", "data:")
-_SCANNED = "a[href], area[href], base[href], meta[name]"
+_FRAMELESS_LINKS = "a[href], area[href]"
 
 
 class PageScan(NamedTuple):
     links: list[str]  # distinct normalised http(s) outlinks to follow, in document order
     nofollow_links: list[str]  # those only linked with rel="nofollow" (or ugc, sponsored)
     directives: PageDirectives  # of the page's <meta name="robots"> (and our agent's name)
+    resources: list[str] = []  # distinct URLs of images, scripts, styles...: not pages, not queued
+
+
+class _Found:
+    """The raw URLs of one page as they are met, in document order, before resolution."""
+
+    def __init__(self):
+        self.pages: list[tuple[str, bool]] = []  # (href, nofollow)
+        self.resources: list[str] = []
+        self.metas: list[tuple[str | None, str | None]] = []  # robots <meta> (name, content)
+        self.base: str | None = None  # the first <base href>
+
+    def read(self, node) -> None:
+        tag = node.tag
+        attribute = PAGE_ATTRIBUTES.get(tag)
+        if attribute is not None:
+            self.pages.append((node.getattr(attribute), tag in ("a", "area") and rel_nofollow(node.getattr("rel"))))
+        elif tag in RESOURCE_ATTRIBUTES:
+            for name in RESOURCE_ATTRIBUTES[tag]:
+                value = node.getattr(name)
+                if value:
+                    self.resources += srcset_urls(value) if name == SRCSET else [value]
+        elif tag == "link":
+            self._link(node)
+        elif tag == "meta":
+            self._meta(node)
+        elif tag == "base":
+            if self.base is None:
+                self.base = node.getattr("href")
+        elif tag == FRAMELESS:
+            self._frameless(node.text)
+
+    def _link(self, node) -> None:
+        rel = node.getattr("rel")
+        kind = link_kind(rel)
+        if kind == "page":
+            self.pages.append((node.getattr("href"), rel_nofollow(rel)))
+        elif kind == "resource":
+            self.resources.append(node.getattr("href"))
+
+    def _meta(self, node) -> None:
+        name = node.getattr("name")
+        if name is not None:
+            self.metas.append((name, node.getattr("content")))
+        elif (node.getattr("http-equiv") or "").strip().lower() == "refresh":
+            target = refresh_target(node.getattr("content"))
+            if target:
+                self.pages.append((target, False))
+
+    def _frameless(self, markup: str) -> None:
+        """<noframes> content is text to the parser (in a frameset and in a body alike):
+        its links are read from a parse of their own."""
+        if "<" not in markup:
+            return
+        document = parse_html(markup).document
+        for node in document.query_selector_all(_FRAMELESS_LINKS).values() if document is not None else ():
+            self.pages.append((node.getattr("href"), rel_nofollow(node.getattr("rel"))))
 
 
 def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> PageScan:
-    """Links and robots <meta> directives of a page; `agent`: our product token, lower case.
-    A tree passed in is left as it was."""
+    """Links, resources and robots <meta> directives of a page; `agent`: our product token,
+    lower case. A tree passed in is left as it was."""
     document = parse_html(html).document
-    # One walk of the document for the four kinds of element (in document order), not three.
-    anchors, metas, base_tag = [], [], None
-    for node in (document.query_selector_all(_SCANNED).values() if document is not None else ()):
-        tag = node.tag
-        if tag == "meta":
-            metas.append(node)
-        elif tag == "base":
-            if base_tag is None:  # the first <base href> counts, wherever the links are
-                base_tag = node
-        else:
-            anchors.append(node)
+    found = _Found()
+    # One walk of the document for every kind of element (in document order).
+    for node in (document.query_selector_all(SELECTOR).values() if document is not None else ()):
+        found.read(node)
     base = page_url
-    if base_tag is not None:
+    if found.base is not None:
         try:
-            base = normalize_url(base_tag.getattr("href") or "", page_url)
+            base = normalize_url(found.base, page_url)
         except UrlError:
             pass
+    resolve = _Resolver(base)
     follow: dict[str, None] = {}
     nofollow: dict[str, None] = {}
-    resolved: dict[str, str | None] = {}  # href -> URL (None: not crawlable): menus repeat links
-    for node in anchors:
-        href = node.getattr("href")
+    for href, unfollowed in found.pages:
+        url = resolve(href)
+        if url is not None:
+            (nofollow if unfollowed else follow).setdefault(url, None)
+    resources = dict.fromkeys(url for url in map(resolve, found.resources) if url is not None and url not in follow)
+    return PageScan(list(follow), [u for u in nofollow if u not in follow], meta_directives(found.metas, agent),
+                    list(resources))
+
+
+class _Resolver:
+    """href -> normalised http(s) URL against one base, or None when not crawlable; each
+    distinct href resolved once (menus repeat links)."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.resolved: dict[str, str | None] = {}
+
+    def __call__(self, href: str | None) -> str | None:
         if not href or href.startswith(_SKIPPED):
-            continue
-        url = resolved.get(href, _UNSEEN)
+            return None
+        url = self.resolved.get(href, _UNSEEN)
         if url is _UNSEEN:
             try:
-                url = resolve_href(href, base)
+                url = resolve_href(href, self.base)
             except UrlError:
                 url = None
-            resolved[href] = url
-        if url is None:
-            continue
-        (nofollow if rel_nofollow(node.getattr("rel")) else follow).setdefault(url, None)
-    pairs = [(m.getattr("name"), m.getattr("content")) for m in metas]
-    return PageScan(list(follow), [u for u in nofollow if u not in follow], meta_directives(pairs, agent))
+            self.resolved[href] = url
+        return url
 
 
 _UNSEEN = object()
