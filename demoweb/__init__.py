@@ -13,6 +13,9 @@ Host plug-ins (host_protocol.py, special_hosts/plugins.py), each opt-in by keywo
   politeness=True       cross-host and robots.txt redirects, long and dated Retry-After, a
                         slow host, a Crawl-delay learnt through a redirect, a busy host
                         (special_hosts/politeness_hosts.py), web.politeness_hosts()
+  page_signals=True     a host whose pages say noindex/nofollow (special_hosts/signal_hosts.py)
+  frames=True           a host linked only through frames, an image map and meta refreshes
+                        (special_hosts/frame_hosts.py), frame_hosts(web)
 """
 
 from .access_log import AccessLog, AccessRecord

@@ -31,7 +31,11 @@ template.demo.test; see special_hosts/neardup_hosts.py): `serve` then ends its l
 
 --politeness (both commands) adds the politeness test hosts (cross-redirect.demo.test,
 redirect-target.demo.test, robots-elsewhere.demo.test, ...; see special_hosts/politeness_hosts.py): `serve`
-then ends its line with ' politeness=12' (last), and `seeds` prints their home pages last.
+then ends its line with ' politeness=12' (after those), and `seeds` prints their home pages after those.
+
+--page-signals and --frames (both commands) add the page-signal host (signals.demo.test, see
+special_hosts/signal_hosts.py) and the frame-linked host (frames.demo.test, see
+special_hosts/frame_hosts.py): ' page_signals=1' and ' frames=1' end the serve line, in that order.
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from ..host_protocol import HostPlugin
+from .frame_hosts import PLUGIN as FRAMES
 from .hostile_hosts import PLUGIN as HOSTILE
 from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
 from .politeness_hosts import PLUGIN as POLITENESS
 from .signal_hosts import PLUGIN as PAGE_SIGNALS
 from .trap_hosts import PLUGIN as TRAPS
 
-PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS)
+PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS, FRAMES)
 PLUGIN_OPTIONS: tuple[str, ...] = tuple(p.option for p in PLUGINS)
