@@ -43,12 +43,12 @@ RESOURCE_RELS = frozenset({"stylesheet", "icon", "apple-touch-icon", "preload", 
                            "manifest"})
 FRAMELESS = "noframes"  # its content is text to the HTML parser: links.py parses it again
 
-# One selector for every element read, so the document is walked once.
-SELECTOR = ", ".join([
-    *(f"{tag}[{attribute}]" for tag, attribute in PAGE_ATTRIBUTES.items()),
-    *(f"{tag}[{attribute}]" for tag, attributes in RESOURCE_ATTRIBUTES.items() for attribute in attributes),
-    "link[href]", "base[href]", "meta", FRAMELESS,
-])
+# One selector for every element read, so the document is walked once. It names attributes,
+# not elements: lexbor tries each alternative on every element, and five attribute tests cost
+# no more than the old four (a[href], area[href], base[href], meta[name]) where twenty
+# element[attribute] pairs cost 15 % more; links.py skips the other elements it matches.
+_URL_ATTRIBUTES = sorted({"href", *PAGE_ATTRIBUTES.values(), *(a for names in RESOURCE_ATTRIBUTES.values() for a in names)})
+SELECTOR = ", ".join([*(f"[{attribute}]" for attribute in _URL_ATTRIBUTES), "meta", FRAMELESS])
 
 
 def link_kind(rel: str | None) -> str | None:

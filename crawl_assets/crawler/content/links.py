@@ -93,9 +93,15 @@ def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> P
     lower case. A tree passed in is left as it was."""
     document = parse_html(html).document
     found = _Found()
-    # One walk of the document for every kind of element (in document order).
+    pages = found.pages
+    # One walk of the document for every kind of element (in document order); <a>, most of
+    # them, is read here rather than through a call.
     for node in (document.query_selector_all(SELECTOR).values() if document is not None else ()):
-        found.read(node)
+        if node.tag == "a":
+            rel = node.getattr("rel")
+            pages.append((node.getattr("href"), rel is not None and rel_nofollow(rel)))
+        else:
+            found.read(node)
     base = page_url
     if found.base is not None:
         try:
@@ -103,10 +109,13 @@ def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> P
         except UrlError:
             pass
     resolve = _Resolver(base)
+    resolved = resolve.resolved
     follow: dict[str, None] = {}
     nofollow: dict[str, None] = {}
-    for href, unfollowed in found.pages:
-        url = resolve(href)
+    for href, unfollowed in pages:
+        url = resolved.get(href, _UNSEEN)  # menus repeat links: most hrefs were seen before
+        if url is _UNSEEN:
+            url = resolve(href)
         if url is not None:
             (nofollow if unfollowed else follow).setdefault(url, None)
     resources = dict.fromkeys(url for url in map(resolve, found.resources) if url is not None and url not in follow)
@@ -123,14 +132,14 @@ class _Resolver:
         self.resolved: dict[str, str | None] = {}
 
     def __call__(self, href: str | None) -> str | None:
-        if not href or href.startswith(_SKIPPED):
-            return None
         url = self.resolved.get(href, _UNSEEN)
         if url is _UNSEEN:
-            try:
-                url = resolve_href(href, self.base)
-            except UrlError:
-                url = None
+            url = None
+            if href and not href.startswith(_SKIPPED):
+                try:
+                    url = resolve_href(href, self.base)
+                except UrlError:
+                    pass
             self.resolved[href] = url
         return url
 
