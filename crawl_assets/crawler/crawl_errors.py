@@ -5,11 +5,22 @@ the run fails with it (crawl_assets/defs/assets/failures.py).
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+
+import duckdb
+
+# A write the disk refused for want of room: full, over the user's quota, over the size limit.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 class CrawlError(Exception):
     """An error whose message a person acts on; raise a subclass."""
+
+    # Whether Dagster's retry policy may run the step again: the one place each kind of
+    # error says so (crawl_assets/defs/assets/failures.py reads it).
+    retry_helps = True
 
 
 class CrawlInputError(CrawlError, ValueError):
@@ -17,11 +28,30 @@ class CrawlInputError(CrawlError, ValueError):
     Bloom filter file, a partition date). Nothing already crawled was changed; running again
     cannot help until the input is fixed, so Dagster does not retry it."""
 
+    retry_helps = False
 
-class BatchStopped(CrawlError):
-    """A fetch batch stopped before its end (the disk filled up, another run holds the
-    partition) and kept its last checkpoint: run it again once the cause is gone and it
-    resumes from there."""
+
+class DiskFull(CrawlError):
+    """The disk under the data root is full. A retry minutes later meets the same full disk,
+    so the run fails at once with this sentence, and a person frees space and runs it again."""
+
+    retry_helps = False
+
+
+class BatchStopped(DiskFull):
+    """A fetch batch stopped before its end because the disk filled up, and kept its last
+    checkpoint: run it again once there is room and it resumes from there."""
+
+
+def disk_full_reason(exc: BaseException) -> str | None:
+    """The system's words ("No space left on device") when `exc` is a write the disk refused for
+    want of room, else None: an OSError with such an errno, or DuckDB's IOException for one
+    (it carries the system's text only)."""
+    if isinstance(exc, OSError):
+        return os.strerror(exc.errno) if exc.errno in DISK_FULL_ERRNOS else None
+    if isinstance(exc, duckdb.IOException):
+        return next((os.strerror(code) for code in DISK_FULL_ERRNOS if os.strerror(code) in str(exc)), None)
+    return None
 
 
 def print_uncaught_crawl_errors(program: str) -> None:

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from ..crawler.content.minhash_check import jaccard, text_from_warc
 from ..crawler.content.simhash import clusters, near_duplicate_pairs
+from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..storage.layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
 from ..storage.shared_root import connect, read_table
@@ -26,7 +27,7 @@ def dedup_inputs(root: Path, date: str) -> tuple[Path, ...]:
     """The fetch logs of every day up to and including `date`."""
     logs = readable_parquet(shard_files(root, "fetch_log", through=date))
     if not logs:
-        raise FileNotFoundError(f"no fetch logs under {root / 'fetch_log'} up to {date}: "
+        raise CrawlInputError(f"no fetch logs under {root / 'fetch_log'} up to {date}: "
                                 "materialise fetch_log first")
     return logs
 
@@ -70,7 +71,7 @@ def load_simhash_index(root: Path, date: str) -> tuple[pa.Table, pa.Table]:
     """(fingerprints, pairs) of the day's simhash_index."""
     path = fingerprints_file(root, date)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: materialise simhash_index for {date} first")
+        raise CrawlInputError(f"{path} is missing: materialise simhash_index for {date} first")
     return read_table(path), read_table(near_pairs_file(root, date))
 
 

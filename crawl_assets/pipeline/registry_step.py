@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 from rbloom import Bloom
 
+from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, build_filter, measured_fp_rate
 from ..storage.layout import url_registry_file
 from ..storage.shared_root import connect
@@ -85,7 +86,7 @@ def load_registry_urls(root: Path, date: str) -> pa.Table:
     """The url column of the day's registry: what the seen filter is built from."""
     path = url_registry_file(root, date)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: materialise url_registry for {date} first")
+        raise CrawlInputError(f"{path} is missing: materialise url_registry for {date} first")
     return connect().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
 
 

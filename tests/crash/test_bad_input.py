@@ -1,14 +1,19 @@
 """Every bad input gets one sentence that names it and says what to do, at the command line and
 as the Dagster run's failure, and nothing already crawled is changed."""
 
+import errno
+import importlib
+import os
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from dagster import DagsterEventType, instance_for_test, materialize
 
 from crawl_assets.cli import cycle
+from crawl_assets.crawler.archive.warc import stop_if_disk_full
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.seed_files import read_seed_files
 from crawl_assets.crawler.url_policy.url_bloom import build_filter, load_filter, save_filter
@@ -277,3 +282,79 @@ def test_an_unreadable_checkpoint_is_named_with_what_to_do(tmp_path):
     (folder / CHECKPOINT_DIR / "state.json").write_text('{"sequence": 3, "finis')  # cut short by hand
     with pytest.raises(CrawlInputError, match=r"checkpoint .*state.json cannot be read .*delete the folder"):
         run_fetch_step(settings_for(tmp_path), "s00", FetchInputs(FRONTIER_SCHEMA.empty_table()), folder, "t")
+
+
+def run_events(instance, run_id) -> list:
+    return [e.dagster_event.event_type for e in instance.all_logs(run_id) if e.dagster_event]
+
+
+def raw_enospc(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def warc_writer_enospc(settings, shard, inputs, folder, *args, **kwargs):
+    stop_if_disk_full(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), folder)
+
+
+@pytest.mark.parametrize("patched, failing", [("write_parquet_atomic", raw_enospc),
+                                              ("run_fetch_step", warc_writer_enospc)])
+def test_a_full_disk_fails_the_fetch_batch_at_once_with_its_sentence(tmp_path, monkeypatch, patched, failing):
+    from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
+    from crawl_assets.defs.assets import fetch as fetch_module
+
+    root = tmp_path / "data"
+    frontier = frontier_file(root, DAY, "s00")
+    frontier.parent.mkdir(parents=True)
+    pq.write_table(FRONTIER_SCHEMA.empty_table(), frontier)  # nothing to fetch: no network
+    monkeypatch.setattr(fetch_module, patched, failing)
+    with instance_for_test() as instance:
+        result = materialize([fetch_batch], instance=instance, resources=resources_for(tmp_path),
+                             partition_key=fetch_partition_key(DAY, "s00"), raise_on_error=False)
+        reason = cycle.failure_reason(instance, result.run_id)
+        kinds = run_events(instance, result.run_id)
+    assert reason.startswith("the disk holding ") and " is full (No space left on device): " in reason, reason
+    assert ("free some space there, then materialise fetch_batch for 2026-11-29|s00 again" in reason
+            or "the fetch batch stopped at its last checkpoint; free some space and run it again" in reason), reason
+    assert DagsterEventType.STEP_UP_FOR_RETRY not in kinds and kinds.count(DagsterEventType.STEP_START) == 1
+
+
+def test_a_full_disk_in_the_close_prints_the_disk_full_sentence(tmp_path, monkeypatch):
+    from dagster import AssetKey
+
+    from crawl_assets.defs.assets import ALL_ASSETS
+
+    change_stats_module = importlib.import_module("crawl_assets.defs.assets.change_stats")  # not the asset
+
+    def full(*args, **kwargs):  # as DuckDB says it (an OSError is the fetch test's)
+        raise duckdb.IOException('IO Error: Could not write file "x.tmp": No space left on device')
+
+    monkeypatch.setattr(change_stats_module, "estimate_changes", full)  # DuckDB spills, then writes
+    write_fetch_log(tmp_path / "data", DAY, [fetch_row("http://a.example/", "2026-11-29T10:00:00")])
+    with instance_for_test() as instance:
+        result = materialize(ALL_ASSETS, selection=[AssetKey("change_stats")], partition_key=DAY,
+                             instance=instance, resources=resources_for(tmp_path), raise_on_error=False)
+        reason = cycle.failure_reason(instance, result.run_id)
+    assert reason == (f"the disk holding {tmp_path / 'data'} is full (No space left on device): "
+                      f"free some space there, then materialise change_stats for {DAY} again")
+
+
+def test_dedup_without_fetch_logs_names_what_to_materialise_first(tmp_path):
+    from dagster import AssetKey
+
+    from crawl_assets.defs.assets import ALL_ASSETS
+
+    with instance_for_test() as instance:
+        result = materialize(ALL_ASSETS, selection=[AssetKey("simhash_index")], partition_key=DAY,
+                             instance=instance, resources=resources_for(tmp_path), raise_on_error=False)
+        reason = cycle.failure_reason(instance, result.run_id)
+    assert reason == (f"no fetch logs under {tmp_path / 'data' / 'fetch_log'} up to {DAY}: "
+                      "materialise fetch_log first")
+
+
+def test_every_asset_fails_with_its_crawl_error_sentence():
+    from crawl_assets.defs.assets import ALL_ASSETS
+    from crawl_assets.defs.assets.failures import fails_with_crawl_errors
+
+    wrapper = fails_with_crawl_errors(lambda: None).__code__
+    unwrapped = [a.op.name for a in ALL_ASSETS if a.op.compute_fn.decorated_fn.__code__ is not wrapper]
+    assert unwrapped == []

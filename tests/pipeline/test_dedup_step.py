@@ -4,6 +4,7 @@ each host's near-duplicate ratio."""
 import pyarrow as pa
 import pytest
 
+from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.pipeline.dedup_step import build_clusters, build_simhash_index, dedup_inputs
 from crawl_files import fetch_row, settings_for, write_fetch_log
 
@@ -65,5 +66,5 @@ def test_minhash_confirmation_rejects_pairs_whose_texts_differ(tmp_path):
 
 
 def test_without_fetch_logs_the_error_says_what_to_materialise(tmp_path):
-    with pytest.raises(FileNotFoundError, match="materialise fetch_log first"):
+    with pytest.raises(CrawlInputError, match="materialise fetch_log first"):
         dedup_inputs(tmp_path, DAY)

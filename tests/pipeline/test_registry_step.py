@@ -6,6 +6,7 @@ from datetime import date, datetime, timezone
 import pyarrow as pa
 import pytest
 
+from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.url_bloom import measured_fp_rate
 from crawl_assets.pipeline.crawl_history import history_through
 from crawl_assets.pipeline.registry_step import (
@@ -130,5 +131,5 @@ def test_the_seen_filter_is_sized_for_the_whole_registry(items):
 
 
 def test_a_missing_registry_says_what_to_materialise(tmp_path):
-    with pytest.raises(FileNotFoundError, match="materialise url_registry for 2026-11-29"):
+    with pytest.raises(CrawlInputError, match="materialise url_registry for 2026-11-29"):
         load_registry_urls(tmp_path, DAY)

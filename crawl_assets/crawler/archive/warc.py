@@ -10,7 +10,6 @@ cuts a file back to that length when the batch resumes). A full disk stops the b
 from __future__ import annotations
 
 import base64
-import errno
 import hashlib
 import io
 import os
@@ -23,7 +22,7 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from ..crawl_errors import BatchStopped
+from ..crawl_errors import BatchStopped, disk_full_reason
 from ..vocabulary import WarcRecordKind
 
 try:  # ISA-L's deflate: on the demo web's pages, level 2 makes files the size of zlib
@@ -121,7 +120,7 @@ class Exchange:
 
 def stop_if_disk_full(exc: OSError, directory: Path) -> None:
     """A full disk stops the batch at its last checkpoint (BatchStopped); other errors are the caller's."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+    if disk_full_reason(exc):
         raise BatchStopped(f"the disk holding {directory} is full ({exc.strerror}): the fetch batch "
                            "stopped at its last checkpoint; free some space and run it again to resume") from exc
 

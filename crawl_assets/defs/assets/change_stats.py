@@ -14,11 +14,13 @@ from ...storage.layout import host_changes_file, write_parquet_atomic
 from ..metadata_tables import arrow_table
 from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 
 @asset(group_name="recrawl", partitions_def=daily_partitions,
        deps=[AssetKey("fetch_log"), AssetKey("change_evidence"),
              AssetDep(AssetKey("change_stats"), partition_mapping=PREVIOUS_DAY)])
+@fails_with_crawl_errors
 def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Per URL: visits, changes between visits (text beyond the near-duplicate threshold; a 304
     is unchanged), the estimated change rate and how much of it is the URL's own evidence."""

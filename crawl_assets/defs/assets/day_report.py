@@ -16,11 +16,13 @@ from ..metadata_tables import arrow_table, counts_table, picture, table_metadata
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
 from ..run_status import failed_fetch_runs
+from .failures import fails_with_crawl_errors
 from .fetch import DROPPED_URLS, FETCH_LOG
 
 
 @asset(group_name="report", partitions_def=daily_partitions,
        deps=[AssetKey(FETCH_LOG), AssetKey(DROPPED_URLS), AssetKey("change_stats")])
+@fails_with_crawl_errors
 def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Status classes, drop reasons, the hosts spaced widest and answering 429 most, the status
     mix of every day so far and the day's change rates (pictures), the shards missing."""

@@ -11,11 +11,13 @@ from ...storage.layout import priorities_file, priority_hosts_file, write_parque
 from ..metadata_tables import counts_table, parquet_metadata
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
+from .failures import fails_with_crawl_errors
 
 
 @asset(group_name="recrawl", partitions_def=daily_partitions,
        deps=[AssetKey("change_stats"), AssetKey("links"), AssetKey("dropped_urls"),
              AssetKey("near_duplicate_clusters")])
+@fails_with_crawl_errors
 def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Freshness-optimal refresh frequencies (Cho and Garcia-Molina 2003) within the daily and
     per-host budgets, a share for never-fetched URLs, a small budget for trap and
