@@ -39,7 +39,7 @@ def test_definitions_load_and_validate():
     assert {(c.asset_key.to_user_string(), c.name) for c in graph.asset_check_keys} == {
         ("fetch_log", "frontier_accounted_for"), ("fetch_log", "polite_spacing"),
         ("warc_archive", "warc_offsets_match"), ("seen_url_filter", "fp_rate_within_target"),
-        ("crawl_catalog", "row_counts_match_files")}
+        ("crawl_catalog", "row_counts_match_files"), ("crawl_catalog", "warc_files_whole")}
     # The jobs (and Dagster's implicit asset job), the nightly schedule starting a day's
     # frontier_job at 02:00 UTC, and the sensors chaining a day's stages after it.
     assert {job.name for job in defs.resolve_all_job_defs()} == {

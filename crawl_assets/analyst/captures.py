@@ -9,6 +9,9 @@ Every command takes --catalog PATH (default: the catalog of the current settings
 data/crawl.duckdb). From Python: `Captures(catalog).captures_of(url)`, `.capture(url, date)`,
 `.export(query, out_path)`.
 
+`list` flags a capture whose WARC file is shorter than its index says (cut short after its
+batch wrote it) or missing, prints what to do on stderr and exits with status 1.
+
 A URL is looked up by its SURT key, as pywb does (so http/https and a leading www. find the
 same captures); when some captures have exactly the URL given, only those are returned.
 A revisit is resolved to the record that holds its payload: by digest and the WARC-Refers-To
@@ -36,6 +39,7 @@ from ..crawler.archive.warc_index import url_key
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.vocabulary import WarcRecordKind
 from ..pipeline.catalog_step import rebuilt_if_moved
+from ..pipeline.checks_step import warc_cut_short
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect, is_remote
 
@@ -65,6 +69,13 @@ LIMIT 1
 """
 
 
+# Where the last indexed record of one WARC file ends: a shorter file was cut short.
+INDEXED_END_SQL = """
+SELECT max("offset" + length) FROM captures
+WHERE CAST(date AS VARCHAR) = $date AND shard = $shard AND filename = $filename
+"""
+
+
 class CaptureLookupError(Exception):
     """A look-up that cannot be answered; the message says why and what to do."""
 
@@ -76,6 +87,7 @@ class CaptureInfo:
     url: str
     captured_at: datetime
     crawl_date: str  # the day's partition (YYYY-MM-DD) whose fetch batch wrote the record
+    shard: str  # and its shard
     status: int | None
     mime: str | None
     digest: str | None
@@ -182,7 +194,7 @@ class Captures:
     def _info(self, row: dict) -> CaptureInfo:
         day = row["date"].isoformat() if hasattr(row["date"], "isoformat") else str(row["date"])
         path = warc_dir(self.data_root, day, row["shard"]) / row["filename"]
-        return CaptureInfo(row["url"], row["captured_at"], day, row["status"], row["mime"], row["digest"],
+        return CaptureInfo(row["url"], row["captured_at"], day, row["shard"], row["status"], row["mime"], row["digest"],
                            row["warc_type"], row["profile"], row["refers_to_uri"], row["refers_to_date"],
                            path, row["offset"], row["length"])
 
@@ -191,6 +203,18 @@ class Captures:
         found = self._infos(CAPTURES_OF_SQL, {"key": url_key(url)})
         exact = [c for c in found if c.url == url]
         return exact or found
+
+    def cut_short(self, captures: list[CaptureInfo]) -> dict[Path, str]:
+        """The WARC files of these captures that are shorter than their index says, or missing,
+        each with the sentence that says what to do (the catalog's warc_files_whole check)."""
+        damaged = {}
+        for c in {c.path: c for c in captures}.values():
+            params = {"date": c.crawl_date, "shard": c.shard, "filename": c.path.name}
+            end = self.con.execute(INDEXED_END_SQL, params).fetchone()[0]
+            sentence = warc_cut_short(c.path, c.crawl_date, c.shard, end)
+            if sentence:
+                damaged[c.path] = sentence
+        return damaged
 
     def capture(self, url: str, when: str | datetime | None = None) -> CaptureContent:
         """The capture of `url` closest to `when` (a day: the latest capture of that day's
@@ -299,12 +323,18 @@ def default_catalog() -> tuple[Path, object]:
     return settings.catalog_path, settings.data_root
 
 
-def _print_list(captures: list[CaptureInfo], url: str) -> None:
+def _print_list(captures: list[CaptureInfo], url: str, damaged: dict[Path, str]) -> None:
+    """One line a capture; one in a damaged WARC file is flagged, and each damaged file's
+    sentence follows on stderr."""
     print(f"{len(captures)} capture(s) of {url}")
     for c in captures:
         what = c.warc_type if not c.profile else f"revisit ({c.profile.rsplit('/', 1)[-1]})"
+        flag = "  DAMAGED FILE (below)" if c.path in damaged else ""
         print(f"  {c.captured_at:%Y-%m-%dT%H:%M:%SZ}  {c.status if c.status is not None else '-':>3}  "
-              f"{c.mime or '-':<24} {what:<36} {c.path.name}@{c.offset}")
+              f"{c.mime or '-':<24} {what:<36} {c.path.name}@{c.offset}{flag}")
+    sys.stdout.flush()
+    for sentence in damaged.values():
+        print(f"captures: {sentence}", file=sys.stderr)
 
 
 def _print_content(content: CaptureContent, headers_only: bool) -> None:
@@ -348,7 +378,10 @@ def main(argv: list[str] | None = None) -> int:
                 found = captures.captures_of(args.url)
                 if not found:
                     raise CaptureLookupError(f"no capture of {args.url} in {captures.catalog}")
-                _print_list(found, args.url)
+                damaged = captures.cut_short(found)
+                _print_list(found, args.url, damaged)
+                if damaged:
+                    return 1
             elif args.command == "show":
                 _print_content(captures.capture(args.url, args.date), args.headers_only)
             else:

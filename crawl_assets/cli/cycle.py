@@ -94,7 +94,15 @@ class CycleReport:
 
 
 def failure_reason(instance: DagsterInstance, run_id: str) -> str:
-    """What made a run fail, in its own words: a crawl error's sentence (defs/assets/failures.py)."""
+    """What made a run fail, in its own words: a blocking check's sentence (defs/checks.py; the
+    step's own error only says that a check failed), else a crawl error's sentence
+    (defs/assets/failures.py)."""
+    checks = [entry.dagster_event.event_specific_data
+              for entry in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)]
+    failed = [f"check {c.check_name} failed: {c.description or 'see it in the UI'}"
+              for c in checks if not c.passed and c.blocking]
+    if failed:
+        return "; ".join(failed)
     for entry in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
         failure = entry.dagster_event.step_failure_data
         if failure.user_failure_data and failure.user_failure_data.description:

@@ -34,6 +34,9 @@ SEEN_FILTER_CHECKS = [
 CATALOG_CHECKS = [
     AssetCheckSpec("row_counts_match_files", asset="crawl_catalog", blocking=True,
                    description="Each plain view has exactly the rows of its Parquet files."),
+    AssetCheckSpec("warc_files_whole", asset="crawl_catalog", blocking=True,
+                   description="Every indexed WARC file, of every day so far, reaches the end of its last "
+                               "indexed record: a file cut short after its batch loses captures."),
 ]
 # Catalog views that read one table's files as they are.
 PLAIN_VIEWS = {"fetches": "fetch_log", "links": "links", "frontier": "frontier", "dropped_urls": "dropped_urls"}
@@ -46,7 +49,16 @@ def _result(spec: AssetCheckSpec, verdict: Verdict) -> AssetCheckResult:
     if verdict.measured is not None:
         metadata["measured"] = verdict.measured
     return AssetCheckResult(asset_key=spec.asset_key, check_name=spec.name, passed=verdict.passed,
-                            metadata=metadata, severity=AssetCheckSeverity.ERROR)
+                            metadata=metadata, severity=AssetCheckSeverity.ERROR,
+                            description=_first_failure(verdict))
+
+
+def _first_failure(verdict: Verdict) -> str | None:
+    """A failed check's description: its first example, the sentence a command prints."""
+    if verdict.passed or not verdict.examples:
+        return None
+    more = f" (and {verdict.failures - 1} more: the check's examples list them)" if verdict.failures > 1 else ""
+    return verdict.examples[0] + more
 
 
 def fetch_check_results(settings: CrawlSettings, fetch_log: pa.Table, frontier: pa.Table,
@@ -63,4 +75,6 @@ def seen_filter_check_results(measured_fp_rate: float, target_fp_rate: float) ->
 
 def catalog_check_results(root: Path, catalog_path: Path) -> list[AssetCheckResult]:
     globs = {view: glob_of(root, table) for view, table in PLAIN_VIEWS.items()}
-    return [_result(CATALOG_CHECKS[0], checks_step.catalog_row_counts(catalog_path, globs))]
+    row_counts, warc_files = CATALOG_CHECKS
+    return [_result(row_counts, checks_step.catalog_row_counts(catalog_path, globs)),
+            _result(warc_files, checks_step.warc_files_whole(catalog_path, root))]

@@ -12,7 +12,9 @@ import pyarrow as pa
 from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
+from ..storage.layout import warc_dir
 from ..storage.shared_root import connect
+from .fetch_step import REFETCH_TAG
 
 # Clock tolerance of the politeness check: the fetch log stamps wall-clock starts and rounds
 # durations to the microsecond, the engine spaces requests on the monotonic clock.
@@ -93,6 +95,37 @@ def _fastwarc_records(path: Path) -> dict[int, tuple[str | None, str]]:
     with open(path, "rb") as stream:
         return {record.stream_pos: (record.headers.get("WARC-Target-URI"), record.headers.get("WARC-Type"))
                 for record in FastWarcIterator(stream, parse_http=False)}
+
+
+# Each WARC file the catalog's captures view indexes, and the byte where its last record ends.
+INDEXED_ENDS_SQL = """
+SELECT CAST(date AS VARCHAR) AS date, shard, filename, max("offset" + length) AS indexed_end
+FROM captures GROUP BY ALL ORDER BY ALL
+"""
+
+
+def warc_cut_short(path: Path, date: str, shard: str, indexed_end: int) -> str | None:
+    """The sentence for a WARC file shorter than where its index says its last record ends (cut
+    by a half copy, a disk error, another tool), or missing; None when it is whole. The fetch
+    batch's own check read it whole, so only fetching the shard again restores the records."""
+    size = path.stat().st_size if path.exists() else None
+    if size is not None and size >= indexed_end:
+        return None
+    state = "is missing" if size is None else f"is cut short ({size:,} bytes)"
+    return (f"{path} {state}, but its index has records up to byte {indexed_end:,}: the captures past "
+            f"the cut cannot be read; materialise fetch_batch {date}|{shard} again with the run tag "
+            f"{REFETCH_TAG}=true to fetch the shard again")
+
+
+def warc_files_whole(catalog_path: Path, root: Path) -> Verdict:
+    """Every WARC file the catalog indexes, of every day so far, is at least as long as the end
+    of its last indexed record (a size and an index footer per file, no reading of records)."""
+    with connect(str(catalog_path), read_only=True) as con:
+        views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        ends = con.execute(INDEXED_ENDS_SQL).fetchall() if "captures" in views else []
+    sentences = (warc_cut_short(warc_dir(root, date, shard) / name, date, shard, end)
+                 for date, shard, name, end in ends)
+    return _verdict([sentence for sentence in sentences if sentence])
 
 
 def seen_filter_rate(measured_fp_rate: float, target_fp_rate: float) -> Verdict:

@@ -36,6 +36,9 @@ from .warc_index_step import index_warc_files
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob
 CHECKPOINT_DIR = "checkpoint"  # the batch's progress (crawler/batches/checkpoint.py): a rerun resumes from it
+# A finished batch is not fetched again unless its run carries this tag ("true"): then it
+# starts over and its earlier WARC files are moved aside (run_fetch_step).
+REFETCH_TAG = "recrawl/refetch"
 
 
 # -- inputs, one loader each ------------------------------------------------------------

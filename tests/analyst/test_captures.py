@@ -112,3 +112,40 @@ def test_a_copied_data_root_is_looked_up_in_its_own_folder(two_day_crawl, tmp_pa
         assert str(copy) in view_sql and f"{two_day_crawl.root}/" not in view_sql
         found = moved.captures_of(home(two_day_crawl))
         assert [c.crawl_date for c in found] == [DAY1, DAY2] and found[0].path.is_relative_to(copy)
+
+
+def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_crawl, tmp_path, capsys):
+    import shutil
+
+    from dagster import AssetKey, instance_for_test, materialize
+
+    from crawl_assets.analyst import captures as command
+    from crawl_assets.cli import cycle
+    from crawl_assets.defs.assets import ALL_ASSETS
+    from crawl_assets.defs.resources import CrawlSettingsResource
+
+    copy = tmp_path / "data"  # the archives only: the next day's catalog is built over them
+    shutil.copytree(two_day_crawl.root / "warc", copy / "warc")
+    url = home(two_day_crawl)
+    with Captures(two_day_crawl.settings.catalog_path) as original:
+        day_one = original.captures_of(url)[0]
+    cut = copy / day_one.path.relative_to(two_day_crawl.root)
+    cut.write_bytes(cut.read_bytes()[:day_one.offset + day_one.length - 1])  # ends inside the home page
+    resources = {"crawl_settings": CrawlSettingsResource(data_root=str(copy), seeds_dir=str(tmp_path / "seeds"),
+                                                         settings_files=[])}
+    with instance_for_test() as instance:  # the next day's close builds the catalog and checks it
+        result = materialize(ALL_ASSETS, selection=[AssetKey("crawl_catalog")], partition_key=DAY2,
+                             instance=instance, resources=resources, raise_on_error=False)
+        reason = cycle.failure_reason(instance, result.run_id)
+    sentence = (f"{cut} is cut short ({cut.stat().st_size:,} bytes), but its index has records up to byte ")
+    refetch = f"materialise fetch_batch {DAY1}|{day_one.shard} again with the run tag recrawl/refetch=true"
+    assert not result.success and reason.startswith(f"check warc_files_whole failed: {sentence}"), reason
+    assert refetch in reason and "more" not in reason, reason  # the one damaged file
+
+    assert command.main(["--catalog", str(copy / "crawl.duckdb"), "list", url]) == 1
+    out, err = capsys.readouterr()
+    day_one_line, day_two_line = out.splitlines()[1:]
+    assert day_one_line.endswith(f"{cut.name}@{day_one.offset}  DAMAGED FILE (below)")
+    assert "DAMAGED" not in day_two_line  # day two's file is whole
+    (line,) = [line for line in err.splitlines() if line.startswith("captures: ")]  # not Dagster's log lines
+    assert line.startswith(f"captures: {sentence}") and refetch in line, err

@@ -41,7 +41,7 @@ def test_two_days_of_the_catalog_built_at_once_both_land_whole(tmp_path):
     for day, (success, materialized, checks) in results.items():
         assert success, day
         assert materialized == [(day, day)]
-        assert checks == [True]  # the catalog it built has exactly the files' rows
+        assert checks == [True, True]  # the catalog it built has exactly the files' rows, whole WARC files
     with duckdb.connect(str(tmp_path / "crawl.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM fetches").fetchone()[0] == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("crawl.duckdb")] == ["crawl.duckdb"]

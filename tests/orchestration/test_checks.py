@@ -74,3 +74,29 @@ def test_catalog_rows_equal_the_files(tmp_path):
     assert checks_step.catalog_row_counts(good, {"fetches": glob}).passed
     verdict = checks_step.catalog_row_counts(bad, {"fetches": glob})
     assert verdict.examples == ("fetches: 2 rows, its files hold 3",)
+
+
+def test_warc_files_shorter_than_their_index_or_missing_are_named(tmp_path):
+    index = tmp_path / "warc" / "date=2026-11-20" / "shard=s01"
+    index.mkdir(parents=True)
+    pq.write_table(pa.table({"filename": ["whole.warc.gz", "whole.warc.gz", "cut.warc.gz", "gone.warc.gz"],
+                             "offset": [0, 60, 0, 0], "length": [60, 40, 120, 10]}), index / "index.parquet")
+    (index / "whole.warc.gz").write_bytes(b"x" * 100)  # its last record ends at byte 100
+    (index / "cut.warc.gz").write_bytes(b"x" * 119)
+    catalog = tmp_path / "crawl.duckdb"
+    with duckdb.connect(str(catalog)) as con:
+        con.execute(f"CREATE VIEW captures AS SELECT * FROM read_parquet('{tmp_path}/warc/date=*/shard=*/*.parquet', "
+                    "hive_partitioning = true)")
+    verdict = checks_step.warc_files_whole(catalog, tmp_path)
+    assert verdict.failures == 2
+    cut, gone = verdict.examples
+    assert cut.startswith(f"{index / 'cut.warc.gz'} is cut short (119 bytes), but its index has records up to byte 120: ")
+    assert gone.startswith(f"{index / 'gone.warc.gz'} is missing, but its index has records up to byte 10: ")
+    assert cut.endswith("materialise fetch_batch 2026-11-20|s01 again with the run tag recrawl/refetch=true "
+                        "to fetch the shard again")
+    (index / "cut.warc.gz").write_bytes(b"x" * 120)
+    (index / "gone.warc.gz").write_bytes(b"x" * 10)
+    assert checks_step.warc_files_whole(catalog, tmp_path).passed
+    empty = tmp_path / "empty.duckdb"  # no fetch batch yet: no captures view
+    duckdb.connect(str(empty)).close()
+    assert checks_step.warc_files_whole(empty, tmp_path).passed

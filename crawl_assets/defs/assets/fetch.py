@@ -35,7 +35,7 @@ from dagster import (
 )
 
 from ...pipeline.day_order import check_in_order
-from ...pipeline.fetch_step import FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
+from ...pipeline.fetch_step import REFETCH_TAG, FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
 from ...pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ...storage.layout import (
     change_evidence_file, dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic,
@@ -50,9 +50,6 @@ from .failures import fails_with_crawl_errors
 FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS = "fetch_log", "warc_archive", "links", "dropped_urls"
 CHANGE_EVIDENCE = "change_evidence"
 FETCH_ASSETS = (FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS, CHANGE_EVIDENCE)
-# A finished batch is not fetched again unless its run carries this tag ("true"): then it
-# starts over and its earlier WARC files are moved aside (pipeline/fetch_step.py).
-REFETCH_TAG = "recrawl/refetch"
 
 with warnings.catch_warnings():  # these mappings are marked beta; they are the documented way
     warnings.simplefilter("ignore")
