@@ -211,7 +211,7 @@ class Captures:
         for c in {c.path: c for c in captures}.values():
             params = {"date": c.crawl_date, "shard": c.shard, "filename": c.path.name}
             end = self.con.execute(INDEXED_END_SQL, params).fetchone()[0]
-            sentence = warc_cut_short(c.path, c.crawl_date, c.shard, end)
+            sentence = warc_cut_short(c.path, c.crawl_date, c.shard, end, self.data_root)
             if sentence:
                 damaged[c.path] = sentence
         return damaged

@@ -14,6 +14,7 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect
+from .day_order import crawled_days
 from .fetch_step import REFETCH_TAG
 
 # Clock tolerance of the politeness check: the fetch log stamps wall-clock starts and rounds
@@ -104,17 +105,22 @@ FROM captures GROUP BY ALL ORDER BY ALL
 """
 
 
-def warc_cut_short(path: Path, date: str, shard: str, indexed_end: int) -> str | None:
+def warc_cut_short(path: Path, date: str, shard: str, indexed_end: int, root: Path) -> str | None:
     """The sentence for a WARC file shorter than where its index says its last record ends (cut
     by a half copy, a disk error, another tool), or missing; None when it is whole. The fetch
-    batch's own check read it whole, so only fetching the shard again restores the records."""
+    batch's own check read it whole, so a copy of it, or fetching the shard again, restores the
+    records; a day with later days on top cannot be fetched again (day_order.check_in_order)."""
     size = path.stat().st_size if path.exists() else None
     if size is not None and size >= indexed_end:
         return None
     state = "is missing" if size is None else f"is cut short ({size:,} bytes)"
+    later = [day for day in crawled_days(root) if day > date]
+    remedy = (f"restore it from a copy: {date} lies beneath {later[-1]}, a later day, so it cannot be "
+              "fetched again, and without a copy those captures are lost") if later else (
+              f"restore it from a copy, or materialise fetch_batch {date}|{shard} again with the run tag "
+              f"{REFETCH_TAG}=true to fetch the shard again")
     return (f"{path} {state}, but its index has records up to byte {indexed_end:,}: the captures past "
-            f"the cut cannot be read; materialise fetch_batch {date}|{shard} again with the run tag "
-            f"{REFETCH_TAG}=true to fetch the shard again")
+            f"the cut cannot be read; {remedy}")
 
 
 def warc_files_whole(catalog_path: Path, root: Path) -> Verdict:
@@ -123,7 +129,7 @@ def warc_files_whole(catalog_path: Path, root: Path) -> Verdict:
     with connect(str(catalog_path), read_only=True) as con:
         views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
         ends = con.execute(INDEXED_ENDS_SQL).fetchall() if "captures" in views else []
-    sentences = (warc_cut_short(warc_dir(root, date, shard) / name, date, shard, end)
+    sentences = (warc_cut_short(warc_dir(root, date, shard) / name, date, shard, end, root)
                  for date, shard, name, end in ends)
     return _verdict([sentence for sentence in sentences if sentence])
 

@@ -124,8 +124,9 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
     from crawl_assets.defs.assets import ALL_ASSETS
     from crawl_assets.defs.resources import CrawlSettingsResource
 
-    copy = tmp_path / "data"  # the archives only: the next day's catalog is built over them
-    shutil.copytree(two_day_crawl.root / "warc", copy / "warc")
+    copy = tmp_path / "data"  # the archives (and the days' frontiers): the next day's catalog is built over them
+    for table in ("warc", "frontier"):
+        shutil.copytree(two_day_crawl.root / table, copy / table)
     url = home(two_day_crawl)
     with Captures(two_day_crawl.settings.catalog_path) as original:
         day_one = original.captures_of(url)[0]
@@ -138,9 +139,10 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
                              instance=instance, resources=resources, raise_on_error=False)
         reason = cycle.failure_reason(instance, result.run_id)
     sentence = (f"{cut} is cut short ({cut.stat().st_size:,} bytes), but its index has records up to byte ")
-    refetch = f"materialise fetch_batch {DAY1}|{day_one.shard} again with the run tag recrawl/refetch=true"
+    remedy = (f"restore it from a copy: {DAY1} lies beneath {DAY2}, a later day, so it cannot be fetched again, "
+               "and without a copy those captures are lost")
     assert not result.success and reason.startswith(f"check warc_files_whole failed: {sentence}"), reason
-    assert refetch in reason and "more" not in reason, reason  # the one damaged file
+    assert remedy in reason and "more" not in reason, reason  # the one damaged file
 
     assert command.main(["--catalog", str(copy / "crawl.duckdb"), "list", url]) == 1
     out, err = capsys.readouterr()
@@ -148,4 +150,4 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
     assert day_one_line.endswith(f"{cut.name}@{day_one.offset}  DAMAGED FILE (below)")
     assert "DAMAGED" not in day_two_line  # day two's file is whole
     (line,) = [line for line in err.splitlines() if line.startswith("captures: ")]  # not Dagster's log lines
-    assert line.startswith(f"captures: {sentence}") and refetch in line, err
+    assert line.startswith(f"captures: {sentence}") and remedy in line, err
