@@ -36,6 +36,10 @@ then ends its line with ' politeness=12' (after those), and `seeds` prints their
 --page-signals and --frames (both commands) add the page-signal host (signals.demo.test, see
 special_hosts/signal_hosts.py) and the frame-linked host (frames.demo.test, see
 special_hosts/frame_hosts.py): ' page_signals=1' and ' frames=1' end the serve line, in that order.
+
+--spa (both commands) adds the single-page-application hosts (spa-json.demo.test,
+spa-router.demo.test, spa-more.demo.test; see special_hosts/spa_hosts.py), whose pages and links
+exist only after their scripts run: ' spa=3' ends the serve line.
 """
 
 from __future__ import annotations

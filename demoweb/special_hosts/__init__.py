@@ -1,2 +1,2 @@
 """The opt-in special hosts (plugins.py lists them): hostile, trap, near-duplicate,
-politeness, page-signal and frame-linked hosts, each answering for its own host names."""
+politeness, page-signal, frame-linked and single-page-application hosts, each answering for its own host names."""

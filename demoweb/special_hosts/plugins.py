@@ -9,7 +9,8 @@ from .hostile_hosts import PLUGIN as HOSTILE
 from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
 from .politeness_hosts import PLUGIN as POLITENESS
 from .signal_hosts import PLUGIN as PAGE_SIGNALS
+from .spa_hosts import PLUGIN as SPA
 from .trap_hosts import PLUGIN as TRAPS
 
-PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS, FRAMES)
+PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS, FRAMES, SPA)
 PLUGIN_OPTIONS: tuple[str, ...] = tuple(p.option for p in PLUGINS)

@@ -1,0 +1,65 @@
+"""The single-page-application hosts (demoweb/special_hosts/spa_hosts.py), read from the model
+without a server: a plain fetch of any page but spa-more's items sees a shell with no link, and
+the links a browser would see come from the JSON endpoints and the router's script."""
+
+import json
+import re
+from urllib.parse import urlsplit
+
+from crawl_assets.crawler.content.links import scan_page
+from demoweb import DemoWeb
+from demoweb.special_hosts.spa_hosts import spa_hosts
+
+
+def served(web, url):
+    parts = urlsplit(url)
+    return web.respond(parts.hostname, parts.path + (f"?{parts.query}" if parts.query else ""))
+
+
+def test_a_plain_fetch_finds_no_page_link_on_any_shell():
+    web = DemoWeb(hosts=1, pages_per_host=2, spa=True)
+    hosts = {h.kind: h for h in spa_hosts(web)}
+    assert sorted(hosts) == ["json", "load_more", "routes"]
+    for host in hosts.values():
+        shells = host.pages if host.kind != "load_more" else host.pages[:1]
+        for url in shells:
+            answer = served(web, url)
+            assert answer.status == 200, url
+            scan = scan_page(answer.body, url)
+            assert scan.links == [] and "This site needs JavaScript" in answer.body.decode()
+            assert any(r.endswith("/static/app.js") for r in scan.resources)
+        assert set(host.js_only) == set(host.pages) - {host.home}
+
+
+def test_the_links_a_browser_sees_come_from_json_and_scripts():
+    web = DemoWeb(hosts=1, pages_per_host=2, spa=True)
+    hosts = {h.kind: h for h in spa_hosts(web)}
+    articles = hosts["json"]
+    base = articles.home.rstrip("/")
+    linked = {articles.home}
+    for url in articles.pages:
+        path = urlsplit(url).path
+        view = json.loads(served(web, f"{base}/api/pages{'/index' if path == '/' else path}.json").body)
+        assert view["text"].startswith(view["title"])
+        linked |= {base + href for href in view["links"]}
+    assert linked == set(articles.pages)
+    assert articles.disallowed == (base + "/tracking/beacon.js",)
+    assert "Disallow: /tracking/beacon.js" in served(web, base + "/robots.txt").body.decode()
+
+    router = hosts["routes"]
+    script = served(web, router.home + "static/app.js").body.decode()
+    routes = json.loads(re.search(r"var ROUTES = (\{.*\});", script).group(1))
+    assert {router.home.rstrip("/") + p for p in routes} == set(router.pages)
+
+    more = hosts["load_more"]
+    items, page = [], 0
+    while page is not None:
+        answer = json.loads(served(web, f"{more.home}api/items?page={page}").body)
+        items += [more.home.rstrip("/") + item["href"] for item in answer["items"]]
+        page = answer["next"]
+    assert items == list(more.js_only) and len(items) == 6
+    assert all(served(web, url).status == 200 for url in items)
+
+
+def test_the_hosts_are_opt_in():
+    assert spa_hosts(DemoWeb(hosts=1, pages_per_host=2)) == []
