@@ -116,6 +116,15 @@ class CrawlSettings:
     resolver_overrides: dict[str, str] = field(default_factory=dict)
     # Only hosts matching one of these patterns are crawled (empty: any host).
     host_scope: tuple[str, ...] = ()
+    # The render tier (crawler/rendering/): pages of hosts matching these patterns are rendered
+    # in headless Chromium after their plain fetch (empty: nothing is rendered), at most
+    # render_pool_size pages at once and render_daily_budget pages a day (all shards together).
+    render_hosts: tuple[str, ...] = ()
+    render_pool_size: int = 2
+    render_daily_budget: int = 1000
+    render_timeout_s: float = 30.0  # for one page, its scripts and clicks included
+    render_clicks: int = 5  # "load more" buttons pressed at most, one after another
+    chromium_path: str = "/usr/bin/chromium"
     network_exceptions: tuple[NetworkException, ...] = ()
 
     @property
@@ -183,7 +192,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 raise ValueError("only data_root may be a URL: this one is read on the local machine")
             path = Path(value)
             return path if path.is_absolute() else (base_dir / path).resolve()
-        if key == "host_scope":
+        if key in ("host_scope", "render_hosts"):
             return tuple(p.lower() for p in _strings(value))
         if key == "resolver_overrides":
             if not isinstance(value, dict):
@@ -216,7 +225,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 raise ValueError("needs at least one weight, all positive")
             return weights
         if key in ("daily_fetch_budget", "first_day_fetch_budget", "flagged_host_budget", "trap_min_refused",
-                   "not_found_retry_days",
+                   "not_found_retry_days", "render_daily_budget", "render_clicks",
                    "not_found_max_days", "gone_retry_days"):
             number = _whole_number(value)
             if number < 0:
@@ -231,7 +240,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
                 "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold", "max_parallel_shards",
-                "demote_min_pages"):
+                "demote_min_pages", "render_pool_size"):
             number = _whole_number(value)
             if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")

@@ -22,6 +22,7 @@ from ..crawler.batches.batch import run_fetch_batch
 from ..crawler.batches.checkpoint import BatchProgress
 from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table
 from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_index
 from ..crawler.vocabulary import DropReason, WarcRecordKind
@@ -168,6 +169,12 @@ class FetchCounts:
     noindex_pages: int = 0
     nofollow_pages: int = 0
     unfollowed_links: Mapping[str, int] = field(default_factory=dict)  # page_nofollow, nofollow_link
+    # The render tier (crawler/rendering/render_pass.py): pages rendered, pages that failed to,
+    # requests answered for the browser, and its requests refused by reason (robots, ...).
+    rendered_pages: int = 0
+    render_errors: int = 0
+    browser_requests: int = 0
+    refused_browser_requests: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -233,10 +240,19 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         nofollow_pages=sum(r.nofollow for r in output.records),
         unfollowed_links=dict(Counter(link.dropped_reason for link in output.links
                                       if link.dropped_reason in UNFOLLOWED)),
+        **render_counts(batch.render),
     )
     reused = batch.resumed_from is not None and batch.resumed_from.checkpoint.finished
     return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts, reused,
                        evidence)
+
+
+def render_counts(render: RenderCounts | None) -> dict:
+    """The render tier's part of FetchCounts (zeros when it rendered nothing)."""
+    if render is None:
+        return {}
+    return {"rendered_pages": render.rendered_pages, "render_errors": render.render_errors,
+            "browser_requests": render.browser_requests, "refused_browser_requests": dict(render.refused_requests)}
 
 
 def top_hosts_by_reason(dropped: Mapping[str, Mapping[str, int]], top: int = 20) -> dict[str, dict[str, int]]:

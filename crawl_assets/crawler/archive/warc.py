@@ -146,6 +146,7 @@ class WarcFileWriter:
         self._file: io.BufferedWriter | None = None
         self._writer: WARCWriter | None = None
         self._name = ""
+        self.last_record_id = ""  # WARC-Record-ID of the last response or revisit written
 
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -198,6 +199,25 @@ class WarcFileWriter:
             self._close_current()
         return location
 
+    def write_conversion(self, url: str, refers_to: str, date: str, body: bytes,
+                         content_type: str = "text/html; charset=utf-8") -> WarcLocation:
+        """A conversion record: `body` made from the response record `refers_to` (a record ID),
+        such as the DOM a browser built from a page (crawler/rendering/)."""
+        if self._file is None:
+            self._open()
+        assert self._file is not None
+        record = _record_bytes([
+            ("WARC-Date", date), ("WARC-Type", "conversion"), ("WARC-Record-ID", _record_id()),
+            ("WARC-Target-URI", url), ("WARC-Refers-To", refers_to),
+            ("WARC-Payload-Digest", payload_digest(body)), ("WARC-Block-Digest", payload_digest(body)),
+            ("Content-Type", content_type), ("Content-Length", str(len(body)))], body)
+        offset = self._file.tell()
+        self._write_bytes(record)
+        location = WarcLocation(self._name, offset, self._file.tell() - offset)
+        if self._file.tell() >= self.max_file_bytes:
+            self._close_current()
+        return location
+
     def _serialise(self, exchange: Exchange, revisit: Revisit | None, digest: str | None) -> tuple[bytes, bytes]:
         """The response (or revisit) and request records, byte for byte what warcio's
         WARCWriter writes for them (same fields in the same order), without its per-header
@@ -227,7 +247,7 @@ class WarcFileWriter:
             kind, payload = WarcRecordKind.REVISIT, b""
             if revisit.profile != IDENTICAL_PAYLOAD:
                 http_head = b""
-        record_id = _record_id()
+        record_id = self.last_record_id = _record_id()
         fields += [("WARC-Type", kind), ("WARC-Record-ID", record_id), ("WARC-Target-URI", exchange.url)]
         if kind == WarcRecordKind.RESPONSE and not digest:
             fields.append(("WARC-Payload-Digest", payload_digest(payload)))
@@ -292,6 +312,7 @@ class WarcFileWriter:
                 "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
             },
         )
+        self.last_record_id = response.rec_headers.get_header("WARC-Record-ID")
         return self._record_bytes_of(response), self._record_bytes_of(request)
 
     def _close_current(self) -> None:

@@ -36,6 +36,7 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("outlinks", pa.int32()),
     ("noindex", pa.bool_()),  # <meta name="robots"> or X-Robots-Tag said noindex (crawler/content/page_signals.py)
     ("nofollow", pa.bool_()),  # ... or nofollow: none of the page's links was followed
+    ("rendered", pa.bool_()),  # rendered in a browser: simhash and outlinks are the DOM's (crawler/rendering/)
 ])
 
 LINKS_SCHEMA = pa.schema([

@@ -15,6 +15,7 @@ from ..archive.warc import WarcFileWriter
 from ..fetching.engine import FetchEngine
 from ..fetching.fetch_record import BatchOutput
 from ..fetching.workbench import FetchTask
+from ..rendering.render_pass import RenderCounts, run_with_render
 from ..settings import CrawlSettings
 from ..url_policy.sharding import shard_of
 from ..url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
@@ -29,6 +30,7 @@ class BatchResult:
     output: BatchOutput
     warc_files: list[Path]
     resumed_from: ResumePoint | None = None  # the checkpoint it started from, with progress=
+    render: RenderCounts | None = None  # what the render tier did (None: no host of it)
 
 
 def in_scope(host: str, settings: CrawlSettings) -> bool:
@@ -68,9 +70,10 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
                              known_payloads=payloads, max_pages=max_pages)
+        scope = functools.partial(in_scope, settings=settings)
         if point is None:
-            output = engine.run_blocking(tasks)
-            return BatchResult(output, warc.close())
+            render = run_with_render(engine, settings, tasks, scope)
+            return BatchResult(engine.output, warc.close(), render=render)
         warc.adopt([warc_dir / name for name in point.warc.kept])
         restore(engine, point)
         checkpointer = Checkpointer(progress, engine, warc, point)
@@ -80,7 +83,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
             engine.top_up = feeder.top_up
             feeder.start()
         try:
-            engine.run_blocking(point.tasks, on_tick=checkpointer.tick, tick_s=settings.checkpoint_interval_s)
+            render = run_with_render(engine, settings, point.tasks, scope, on_tick=checkpointer.tick,
+                                     tick_s=settings.checkpoint_interval_s)
         except BaseException:
             warc.abandon()  # like a kill: the last checkpoint is the state to resume from
             raise
@@ -88,4 +92,4 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
             if point.disk is not None:
                 point.disk.close()
     output = checkpointer.finish()
-    return BatchResult(output, warc.closed_files, point)
+    return BatchResult(output, warc.closed_files, point, render)

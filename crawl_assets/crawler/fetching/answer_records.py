@@ -32,6 +32,15 @@ class FoundLinks(NamedTuple):
 NO_LINKS = FoundLinks([])
 
 
+def found_links(follow: list[str], nofollow: list[str], page_nofollow: bool) -> FoundLinks:
+    """A page's links as followed and not (the page's nofollow leaves all of them)."""
+    if page_nofollow:
+        return FoundLinks([], follow + nofollow, DropReason.PAGE_NOFOLLOW)
+    if nofollow:
+        return FoundLinks(follow, nofollow, DropReason.NOFOLLOW_LINK)
+    return FoundLinks(follow)
+
+
 class AnswerRecorder:
     def __init__(self, warc: WarcFileWriter, max_body_bytes: int, traps: TrapDefences,
                  known_payloads: dict[str, tuple[str, str]] | None = None, agent: str = ""):
@@ -42,6 +51,10 @@ class AnswerRecorder:
         self.max_body_bytes = max_body_bytes
         self.traps = traps
         self._archived: dict[str, tuple[str, str]] = dict(known_payloads or {})
+        # The render tier (crawler/rendering/) sets keep_pages(host): the HTML answers of those
+        # hosts are kept, URL -> (answer, its response record's ID), for the browser to load.
+        self.keep_pages = None
+        self.kept: dict[str, tuple[HopResult, str]] = {}
 
     def record(self, task: FetchTask, hop: HopResult, verdict: Verdict) -> tuple[FetchRecord, FoundLinks]:
         """The fetch-log row of this answer, and the outlinks of its content."""
@@ -75,6 +88,8 @@ class AnswerRecorder:
                 directives |= header_directives((v for k, v in exchange.response_headers
                                                  if k.lower() == "x-robots-tag"), self.agent)
             found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
+            if self.keep_pages is not None and revisit is None and self.keep_pages(task.host):
+                self.kept[task.url] = (hop, self.warc.last_record_id)
             if facts.too_large:
                 status_class, error = StatusClass.TOO_LARGE, "decoded body is larger than the size cap"
         record = FetchRecord(
@@ -91,11 +106,7 @@ class AnswerRecorder:
 
     @staticmethod
     def _links(follow: list[str], nofollow: list[str], page_nofollow: bool) -> FoundLinks:
-        if page_nofollow:
-            return FoundLinks([], follow + nofollow, DropReason.PAGE_NOFOLLOW)
-        if nofollow:
-            return FoundLinks(follow, nofollow, DropReason.NOFOLLOW_LINK)
-        return FoundLinks(follow)
+        return found_links(follow, nofollow, page_nofollow)
 
     def _revisit_for(self, task: FetchTask, exchange: Exchange, truncated: bool) -> tuple[str | None, Revisit | None]:
         """(payload digest, revisit): a 304, or a payload archived before, is written as a

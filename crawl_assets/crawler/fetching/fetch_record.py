@@ -42,6 +42,8 @@ class FetchRecord:
     # an index; nofollow = none of its links followed.
     noindex: bool = False
     nofollow: bool = False
+    # Rendered in a browser (crawler/rendering/): simhash and outlinks are the rendered DOM's.
+    rendered: bool = False
 
 
 @dataclass

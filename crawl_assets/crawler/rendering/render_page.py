@@ -1,0 +1,113 @@
+"""Render one page: open it in a fresh browser context whose every request is answered by the
+crawler (PoliteFetcher), or refused; let its scripts run until the network is quiet, press its
+"load more" buttons a few times, and keep the DOM. The page's own document is served from the
+plain fetch's answer when there is one, so rendering asks the host for the page only once."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..content.decoding import DecodingError, decode_body
+from ..fetching.http_exchange import HopResult
+from .browser import BrowserPool
+from .polite_fetch import PoliteFetcher, Refusal
+
+# Headers that describe the bytes as sent: the browser gets the decoded body.
+BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+MORE_BUTTON = re.compile(r"\bmore\b", re.I)  # "Load more", "Show more", "More"
+QUIET_S = 0.3  # a page has settled when no request was in flight for this long
+
+
+@dataclass
+class Rendered:
+    url: str
+    dom: str = ""
+    requests: list[str] = field(default_factory=list)  # URLs the browser asked for, answered
+    refused: list[Refusal] = field(default_factory=list)
+    error: str | None = None
+
+
+def _fulfilment(hop: HopResult, limit: int) -> dict:
+    exchange = hop.exchange
+    try:
+        body = decode_body(exchange.body, hop.header("content-encoding"), limit)[0]
+    except DecodingError:
+        body = b""
+    headers = {k: v for k, v in exchange.response_headers if k.lower() not in BODY_HEADERS}
+    return {"status": exchange.status, "headers": headers, "body": body}
+
+
+class Traffic:
+    """The browser's requests in flight, and when the last one ended."""
+
+    def __init__(self):
+        self.in_flight, self.last = 0, time.monotonic()
+
+    @contextmanager
+    def one(self):
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            self.last = time.monotonic()
+
+    async def settled(self, timeout_s: float) -> None:
+        """Wait until nothing was in flight for QUIET_S (counted from now at the earliest)."""
+        self.last = max(self.last, time.monotonic())
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.in_flight == 0 and time.monotonic() - self.last >= QUIET_S:
+                return
+            await asyncio.sleep(0.05)
+
+
+async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, document: HopResult | None,
+                      timeout_s: float, clicks: int) -> Rendered:
+    result = Rendered(url)
+    limit = fetcher.settings.max_body_bytes
+    traffic = Traffic()
+
+    async def answer(route) -> None:
+        with traffic.one():
+            await serve(route)
+
+    async def serve(route) -> None:
+        nonlocal document
+        request = route.request
+        if request.method != "GET" or not request.url.startswith(("http://", "https://")):
+            result.refused.append(Refusal(request.url, "not_a_get"))
+            await route.abort("blockedbyclient")
+            return
+        if document is not None and request.url == url:
+            hop, document = document, None  # the plain fetch's answer, served once
+        else:
+            hop = await fetcher.fetch(request.url)
+        if isinstance(hop, Refusal) or hop.exchange is None:
+            result.refused.append(hop if isinstance(hop, Refusal) else Refusal(request.url, "unreachable"))
+            await route.abort("blockedbyclient")
+            return
+        result.requests.append(request.url)
+        await route.fulfill(**_fulfilment(hop, limit))
+
+    async with pool.context() as context:
+        context.set_default_timeout(timeout_s * 1000)
+        await context.route("**/*", answer)
+        page = await context.new_page()
+        try:
+            await page.goto(url, wait_until="load")
+            await traffic.settled(timeout_s)
+            for _ in range(clicks):  # "load more": content a user would get by asking
+                button = page.get_by_role("button", name=MORE_BUTTON)
+                if not await button.count():
+                    break
+                await button.first.click()
+                await traffic.settled(timeout_s)
+            result.dom = await page.content()
+        except Exception as exc:  # noqa: BLE001 - a page that cannot render is recorded as such
+            result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return result

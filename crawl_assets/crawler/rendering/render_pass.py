@@ -1,0 +1,122 @@
+"""The render tier as part of a fetch batch: after the engine has fetched what it can, the
+pages of hosts that need JavaScript (settings.render_hosts) are rendered, and the links of
+their DOM are admitted like any others; the engine then fetches those, and their pages are
+rendered in turn, until nothing new is found or the batch's render budget is spent.
+
+For each rendered page the WARC holds the exchanges of every request the browser made
+(request/response records, written by PoliteFetcher) and the rendered DOM as a `conversion`
+record whose WARC-Refers-To is the page's response record; its fetch-log row gets the DOM's
+SimHash and outlink count and rendered=True. Pages of other hosts are never rendered, and no
+browser starts for a batch without a page to render."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+from collections.abc import Callable
+from fnmatch import fnmatch
+
+from ..content.body import examine
+from ..fetching.answer_records import AnswerRecorder, found_links
+from ..fetching.engine import FetchEngine, fewer_young_collections
+from ..fetching.workbench import FetchTask
+from ..settings import CrawlSettings
+from ..vocabulary import StatusClass
+from .browser import BrowserPool
+from .polite_fetch import PoliteFetcher
+from .render_page import Rendered, render_page
+
+
+def renders_host(host: str, settings: CrawlSettings) -> bool:
+    return any(fnmatch(host, pattern) for pattern in settings.render_hosts)
+
+
+def batch_render_budget(settings: CrawlSettings) -> int:
+    """A shard's part of the daily render budget."""
+    return math.ceil(settings.render_daily_budget / settings.shard_count)
+
+
+@dataclasses.dataclass
+class RenderCounts:
+    rendered_pages: int = 0
+    render_errors: int = 0
+    browser_requests: int = 0  # answered for the browser (the pages' own documents excluded)
+    refused_requests: dict[str, int] = dataclasses.field(default_factory=dict)  # reason -> requests
+
+
+class RenderPass:
+    def __init__(self, engine: FetchEngine, settings: CrawlSettings, in_scope: Callable[[str], bool]):
+        self.engine, self.settings = engine, settings
+        self.recorder: AnswerRecorder = engine.recorder
+        self.recorder.keep_pages = lambda host: renders_host(host, settings)
+        self.fetcher = PoliteFetcher(settings, engine.exchanger, engine.recorder.warc,
+                                     engine.workbench.hosts, engine.clock, in_scope)
+        self.budget = batch_render_budget(settings)
+        self.counts = RenderCounts()
+
+    def _due(self) -> list[int]:
+        """Indexes of fetch-log rows whose page waits to be rendered."""
+        kept = self.recorder.kept
+        return [i for i, r in enumerate(self.engine.output.records)
+                if r.url in kept and not r.rendered and r.status_class == StatusClass.OK]
+
+    async def run(self, tasks, **engine_options) -> None:
+        await self.engine.run(tasks, **engine_options)
+        due = self._due()
+        if not due or self.budget <= 0:
+            return
+        async with BrowserPool(self.settings.chromium_path, self.settings.render_pool_size) as pool:
+            while due and self.budget > 0:
+                due = due[:self.budget]
+                self.budget -= len(due)
+                await asyncio.gather(*(self._render(pool, i) for i in due))
+                if self.engine.workbench.busy():
+                    await self.engine.run([], **engine_options)
+                due = self._due()
+        await self.fetcher.close()
+        self.counts.browser_requests = self.fetcher.requests
+
+    async def _render(self, pool: BrowserPool, index: int) -> None:
+        record = self.engine.output.records[index]
+        hop, response_id = self.recorder.kept.pop(record.url)
+        rendered = await render_page(pool, self.fetcher, record.url, hop, self.settings.render_timeout_s,
+                                     self.settings.render_clicks)
+        for refusal in rendered.refused:
+            self.counts.refused_requests[refusal.reason] = self.counts.refused_requests.get(refusal.reason, 0) + 1
+        if rendered.error is not None:
+            self.counts.render_errors += 1
+            self.engine.output.records[index] = dataclasses.replace(
+                record, rendered=True, error=f"render failed: {rendered.error}")
+            return
+        self.counts.rendered_pages += 1
+        self.engine.output.records[index] = self._record_rendered(record, rendered, hop.exchange.record_date,
+                                                                  response_id)
+
+    def _record_rendered(self, record, rendered: Rendered, date: str, response_id: str):
+        dom = rendered.dom.encode("utf-8")
+        self.recorder.warc.write_conversion(record.url, response_id, date, dom)
+        facts = examine(dom, "text/html; charset=utf-8", None, record.url, self.settings.max_body_bytes,
+                        self.recorder.agent)
+        follow, unfollowed, reason = found_links(facts.outlinks, facts.nofollow_links, facts.directives.nofollow)
+        page = FetchTask(record.url, record.host, record.depth)
+        if follow or unfollowed:
+            self.engine.admission.links_found(page, follow, unfollowed, reason)
+        return dataclasses.replace(record, rendered=True, simhash=facts.simhash,
+                                   outlinks=len(follow) + len(unfollowed))
+
+
+def run_with_render(engine: FetchEngine, settings: CrawlSettings, tasks, in_scope: Callable[[str], bool],
+                    **engine_options) -> RenderCounts | None:
+    """engine.run_blocking(tasks), with the render pass when settings.render_hosts names hosts."""
+    if not settings.render_hosts:
+        engine.run_blocking(tasks, **engine_options)
+        return None
+    render = RenderPass(engine, settings, in_scope)
+
+    async def whole_batch() -> None:
+        await render.run(tasks, **engine_options)
+
+    with fewer_young_collections():
+        asyncio.run(whole_batch())
+    return render.counts
