@@ -121,7 +121,9 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
         FETCH_LOG: {
             **{name: getattr(counts, name) for name in (
                 "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
-                "noindex_pages", "nofollow_pages")},
+                "noindex_pages", "nofollow_pages", "rendered_pages", "render_errors", "browser_requests")},
+            # the render tier's browser requests the crawler did not make, by reason (robots, ...)
+            "refused_browser_requests": MetadataValue.json(dict(counts.refused_browser_requests)),
             **fetch_log_metadata(result.fetch_log),  # status tables, host tables, rows, columns
             "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
             "path": MetadataValue.path(str(fetch_log_file(root, date, shard))),
