@@ -9,11 +9,10 @@ URLs are left out as not planned. Without one (the first day) it holds every kno
 the budgets, shallowest first, at most settings.first_day_budget of them (the plan holds the
 daily budget on later days). DuckDB does the work in one pass over the
 known URLs: each URL's fate (kept, or left out and why) is decided once and kept in a temporary table, from
-which both the frontier and the left-out counts are read. The query shape and the cheap trap
-rules are stated in SQL too (TRAP_SQL, QUERY_SHAPE_SQL); the rules that live in Python only (host
-scope, shard, depth, repeated path segments, the blocklist) are called vectorised over Arrow
-batches: scope and shard once per distinct host, the trap rules for the few URLs SQL cannot
-decide. A URL deeper than max_depth is left out whatever the plan says: the fetch batch would
+which both the frontier and the left-out counts are read. The rules written in Python are
+called over Arrow batches: host scope and shard once per distinct host, depth, the trap rules
+and the query shape (crawler/url_policy/trap_defences.py, their one home) vectorised over the
+URLs. A URL deeper than max_depth is left out whatever the plan says: the fetch batch would
 refuse it (one rule for both, crawler/url_policy/depth_limit.py).
 """
 
@@ -31,7 +30,7 @@ from ..crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.url_policy.sharding import shard_key, shard_of
-from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
+from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, query_shapes
 from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of
 from ..storage.shared_root import connect
@@ -106,8 +105,8 @@ known AS (
 -- shape of each URL with a query, and the plan's word on it (NULL: not in the plan).
 rules AS (
     SELECT known.url, hosts.host, known.depth, hosts.scoped, hosts.shard_no, hosts.shard,
-           CASE WHEN hosts.scoped THEN {trap_sql} END AS trap,
-           CASE WHEN hosts.scoped THEN {query_shape_sql} END AS query_shape,
+           CASE WHEN hosts.scoped THEN trap_reason(known.url, hosts.host) END AS trap,
+           CASE WHEN hosts.scoped THEN query_shape(known.url) END AS query_shape,
            {plan_columns}
     FROM known JOIN hosts USING (host_hash, host_hash_1) {plan_join}
 ),
@@ -167,29 +166,6 @@ FROM (
     FROM host_ranked
 )
 """
-
-# The URL rules of crawler/url_policy/trap_defences.py in SQL, so that Python is called only where SQL
-# cannot decide (test_frontier_step checks both agree URL by URL):
-# - TrapDefences.intrinsic_reason: too long, too many query parameters ("&" count), repeated
-#   path segments (the macros of register_url_rules: aligned runs of 1-3 segments, looked at
-#   only when the path has max_path_repeats slashes or more; scheme:// and the host's slash
-#   add three), in that order; with a blocklist, Python's rule is asked for the rest;
-# - query_shape: the path's digit runs as 9, "?", the parameter names (each "&" piece up to
-#   its "=") sorted, joined by "&".
-QUERY_SQL = "substr(url, strpos(url, '?') + 1)"
-TRAP_SQL = f"""CASE
-    WHEN length(url) > $max_url_length THEN '{DropReason.URL_TOO_LONG}'
-    WHEN strpos(url, '?') > 0 AND length({QUERY_SQL}) - length(replace({QUERY_SQL}, '&', '')) >= $max_query_params
-      THEN '{DropReason.TOO_MANY_QUERY_PARAMS}'
-    -- (a CASE, not AND: DuckDB evaluates both sides of an AND for every row)
-    WHEN CASE WHEN strlen(url) - strlen(replace(url, '/', '')) >= $max_path_repeats + 3
-              THEN repeated_path_segments(url) ELSE false END THEN '{DropReason.REPEATED_PATH_SEGMENTS}'
-    WHEN $every_url THEN trap_reason(url, host)
-END"""
-QUERY_SHAPE_SQL = f"""CASE WHEN strpos(url, '?') > 0 AND length(url) > strpos(url, '?') THEN
-    regexp_replace(split_part(url, '?', 1), '[0-9]+', '9', 'g') || '?' ||
-    array_to_string(list_sort(list_transform(string_split({QUERY_SQL}, '&'), lambda p: split_part(p, '=', 1))), '&')
-END"""
 
 # Link targets of earlier days (files written before the trap defences lack dropped_reason).
 LINKS_PART = """
@@ -267,7 +243,6 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     (recrawl_plan.plan_path) or a table; None without a plan."""
     con = connect(config={"memory_limit": MEMORY_LIMIT})
     register_url_rules(con, settings)
-    blocklist = Blocklist.read(settings.blocklist_file)
     if isinstance(plan, pa.Table):
         con.register("plan", plan.select(["url", "planned", "plan_rank", "level"]))
     elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
@@ -278,10 +253,6 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
         "out_of_scope": DropReason.OUT_OF_SCOPE,
         "too_deep": DropReason.DEPTH,
         "not_planned": DropReason.NOT_PLANNED,
-        "max_url_length": settings.max_url_length,
-        "max_path_repeats": settings.max_path_repeats,
-        "max_query_params": settings.max_query_params,
-        "every_url": bool(blocklist.hosts or blocklist.url_patterns),
     }
     links_part = ""
     if inputs.links:
@@ -291,8 +262,7 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     candidates = CANDIDATES_CTE.format(links_part=links_part)
     con.execute(HOSTS_SQL.format(candidates=candidates),
                 {name: judged_params[name] for name in ("seeds", "links") if name in judged_params})
-    con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS, trap_sql=TRAP_SQL,
-                                  query_shape_sql=QUERY_SHAPE_SQL, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
+    con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
                                   plan_join="" if plan is None else PLAN_JOIN), judged_params)
     con.execute(FATES_SQL, {
         "max_pages_per_host": settings.max_pages_per_host,
@@ -324,25 +294,8 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     return FrontierResult(frontier, counts)
 
 
-# trap_defences.repeated_segments in SQL: the path's non-empty segments, and for each width w
-# of 1-3 its aligned blocks of w segments; a run of more than max_path_repeats equal blocks
-# in a row is max_path_repeats equal neighbours in a row ("1" in a string of comparisons).
-# `list_transform([x], lambda v: ...)[1]` names a value once instead of computing it again.
-SEGMENT_MACROS = """
-CREATE OR REPLACE TEMP MACRO path_segments(url) AS
-    list_filter(string_split(regexp_extract(split_part(url, '?', 1), '://[^/]*/(.*)', 1), '/'), lambda s: s <> '');
-CREATE OR REPLACE TEMP MACRO repeated_path_segments(url) AS list_transform([path_segments(url)], lambda segs:
-    list_bool_or(list_transform([1, 2, 3], lambda w:
-        list_transform([list_transform(range(0, len(segs) // w), lambda b: list_slice(segs, b * w + 1, b * w + w))],
-                       lambda blocks: contains(array_to_string(list_transform(range(1, len(blocks)),
-                           lambda j: CASE WHEN blocks[j] = blocks[j + 1] THEN '1' ELSE '0' END), ''),
-                           repeat('1', {repeats})))[1])))[1];
-"""
-
-
 def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) -> None:
-    """The rules the frontier SQL calls: SQL macros, and Python rules vectorised over Arrow."""
-    con.execute(SEGMENT_MACROS.format(repeats=int(settings.max_path_repeats)))
+    """The Python rules the frontier SQL calls, each over Arrow batches."""
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
 
     def shard(hosts: pa.Array) -> pa.Array:
@@ -357,13 +310,11 @@ def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) 
     def deeper(depths: pa.Array) -> pa.Array:
         return pa.array(too_deep(depths.to_numpy(zero_copy_only=False), settings.max_depth), pa.bool_())
 
-    def trap_reason(urls: pa.Array, hosts: pa.Array) -> pa.Array:
-        return pa.array(list(map(traps.intrinsic_reason, urls.to_pylist(), hosts.to_pylist())), pa.string())
-
     con.create_function("shard_of", shard, ["VARCHAR"], "INTEGER", type="arrow")
     con.create_function("shard_key", key, ["INTEGER"], "VARCHAR", type="arrow")
     con.create_function("in_scope", scoped, ["VARCHAR"], "BOOLEAN", type="arrow")
     con.create_function("too_deep", deeper, ["INTEGER"], "BOOLEAN", type="arrow")
     # NULL is a real answer ("no trap"): special null handling.
-    con.create_function("trap_reason", trap_reason, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
+    con.create_function("trap_reason", traps.intrinsic_reasons, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
                         null_handling="special")
+    con.create_function("query_shape", query_shapes, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")

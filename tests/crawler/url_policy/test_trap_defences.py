@@ -1,10 +1,13 @@
 import fnmatch
 import random
 
+import pyarrow as pa
 import pytest
+from hypothesis import Phase, find, given, settings
+from hypothesis import strategies as st
 
-from crawl_assets.crawler.url_policy.trap_defences import (Blocklist, TrapDefences, TrapLimits, repeated_segments,
-                                                query_shape, url_patterns_regex)
+from crawl_assets.crawler.url_policy.trap_defences import (Blocklist, TrapDefences, TrapLimits, query_shape,
+                                                           query_shapes, repeated_segments, url_patterns_regex)
 
 
 def test_query_shapes_blank_digits_and_values_and_sort_parameter_names():
@@ -86,3 +89,49 @@ def test_the_blocklists_url_patterns_match_what_fnmatch_matches():
         expected = any(fnmatch.fnmatchcase(url, p) for p in patterns)
         assert bool(regex.match(url)) == expected, url
         assert (blocklist.reason(url, "shop.test") is not None) == expected
+
+
+# -- the two forms of the URL rules: one URL at a time, and over Arrow arrays -------------------
+
+# Pieces that meet the rules' edges: digits (ASCII and not), "&", "=", "?" and "#" in the path
+# and the query, repeated segments, non-ASCII text, percent escapes, empty pieces.
+PIECES = st.sampled_from(["a", "b", "cal", "2031", "x9y", "é", "٣", "%C3%A9", "&", "=", "a=1", "?", "#f", ""])
+
+
+@st.composite
+def urls(draw) -> str:
+    """A URL of the crawl's shape, or (one in five) any text at all."""
+    if draw(st.integers(0, 4)) == 0:
+        return draw(st.text(max_size=40))
+    host = draw(st.sampled_from(["h.test", "h1.test", "ü.test", "a.test:81"]))
+    run = [draw(st.sampled_from(["a", "a/b", "é/x9y", "2031"]))] * draw(st.integers(0, 4))  # repeated segments
+    path = "/".join(draw(st.lists(PIECES, max_size=4)) + run + draw(st.lists(PIECES, max_size=2)))
+    params = draw(st.lists(st.tuples(PIECES, PIECES), max_size=6))
+    query = "&".join(f"{name}={value}" if value else name for name, value in params)
+    mark = draw(st.sampled_from(["", "?", "??"])) if not query else "?"
+    return f"http://{host}/{path}{mark}{query}" + draw(st.sampled_from(["", "#top", "#a?b&c"]))
+
+
+LIMITS = TrapLimits(max_url_length=64, max_query_params=3, max_path_repeats=2)
+BLOCKLISTS = [Blocklist(), Blocklist(hosts=("h1.test",), url_patterns=("*/cal*",))]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(urls(), max_size=40), st.sampled_from(BLOCKLISTS))
+def test_the_vectorised_trap_rules_agree_with_the_scalar_ones(batch, blocklist):
+    traps = TrapDefences(LIMITS, blocklist)
+    hosts = [url.partition("://")[2].partition("/")[0] for url in batch]
+    assert traps.intrinsic_reasons(pa.array(batch, pa.string()), pa.array(hosts, pa.string())).to_pylist() == [
+        traps.intrinsic_reason(url, host) for url, host in zip(batch, hosts)]
+    # Chunked as DuckDB hands them over.
+    assert query_shapes(pa.chunked_array([batch[:3], batch[3:]], pa.string())).to_pylist() == [
+        query_shape(url) for url in batch]
+
+
+@pytest.mark.parametrize("verdict", ["url_too_long", "too_many_query_params", "repeated_path_segments",
+                                     "blocklist_host", "blocklist_url", None])
+def test_the_generated_urls_meet_every_verdict(verdict):
+    """The property above is only as good as its URLs: some meet each verdict (find fails if none)."""
+    traps = TrapDefences(LIMITS, BLOCKLISTS[1])
+    find(urls(), lambda url: traps.intrinsic_reason(url, url.partition("://")[2].partition("/")[0]) == verdict
+         and (verdict is not None or query_shape(url) is not None), settings=settings(derandomize=True, database=None, max_examples=1000, phases=[Phase.generate]))
