@@ -45,8 +45,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
     """
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
-    fetched = fetch_begun(root, date)
-    if fetched and context.run.tags.get(REFETCH_TAG) != "true":
+    if (fetched := fetch_begun(root, date)) and context.run.tags.get(REFETCH_TAG) != "true":
         return kept_frontier(context, date, fetched)
     check_in_order(root, date)
     previous = wait_for_previous_day(root, date, settings.previous_day_wait_s, log=context.log.info)
