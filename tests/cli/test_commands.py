@@ -123,18 +123,37 @@ def test_make_ui_in_the_background_stops_on_sigterm(crawl, tmp_path):
     instance.dispose()
 
 
-def test_a_command_right_after_starts_its_own_daemon_which_goes_when_the_command_is_killed(crawl):
-    """Run after make ui stopped on the same DAGSTER_HOME (the test above): the command starts
-    its own dagster dev, where it used to take the stopped daemon for alive and wait for ever."""
-    cycle = crawl.cycle(DAY1)
+def services_line(command: subprocess.Popen) -> str:
+    """The line in which a cycle command says through which services it submits its runs."""
     lines = []
     while not any(line.startswith("submitting runs through") for line in lines):
-        line = cycle.stdout.readline()
-        assert line, lines  # the command ended before its dagster dev came up
+        line = command.stdout.readline()
+        assert line, lines  # the command ended before its services came up
         lines.append(line)
-    assert "(dagster dev started for this command)" in lines[-1], lines
+    return lines[-1]
+
+
+def test_a_command_right_after_starts_its_own_daemon_which_goes_when_the_command_is_killed(crawl):
+    """Run after make ui stopped on the same DAGSTER_HOME (the test above): the command starts
+    its own dagster dev, where it used to take the stopped daemon for alive and wait for ever.
+    A second command started while that dagster dev is up uses its daemon (two daemons on one
+    instance would both dequeue) and starts a webserver only."""
+    cycle = crawl.cycle(DAY1)
+    assert "(dagster dev started for this command)" in services_line(cycle)
     (supervisor,) = children(cycle.pid)
     assert any("dagster dev" in p for p in session_processes(supervisor))
+    second = crawl.cycle(DAY1)
+    try:
+        assert "(the running daemon)" in services_line(second)
+        (second_supervisor,) = children(second.pid)
+        assert not any("dagster dev" in p or "dagster-daemon" in p for p in session_processes(second_supervisor))
+    finally:
+        second.send_signal(signal.SIGKILL)
+        second.wait()
+    wait_until_gone(second_supervisor)  # its webserver
+    instance = crawl.instance()
+    assert daemon_running(instance)  # the first command's daemon is untouched
+    instance.dispose()
     cycle.send_signal(signal.SIGKILL)
     cycle.wait()
     wait_until_gone(supervisor)  # dagster dev, its webserver, daemon and code servers
