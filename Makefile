@@ -50,14 +50,13 @@ system-packages:
 	  echo "installing Debian's postgresql and redis-server for the cluster test"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; }
 
-# dagster-postgres and dagster-celery (the `cluster` extra) in a venv of their own: each of their
-# releases pins one dagster release exactly, and .venv keeps the project's (docs/SCALE.md).
-CLUSTER := .tools/cluster
-cluster-tools: $(CLUSTER)/.installed
-# After .venv's install: both editable installs compile the SimHash kernel into the same folder.
-$(CLUSTER)/.installed: pyproject.toml | $(INSTALLED)
-	test -x $(CLUSTER)/bin/python || $(PYTHON) -m venv --without-pip $(CLUSTER)
-	$(UV_INSTALL) --python $(CLUSTER)/bin/python -e '.[cluster]'
+# dagster-postgres and dagster-celery (the `cluster` extra) in .venv: each of their releases pins
+# one dagster release exactly, and the project pins that release (docs/SCALE.md).
+CLUSTER_INSTALLED := $(VENV)/.cluster-installed
+cluster-tools: $(CLUSTER_INSTALLED)
+# After .venv's own install: two uv installs into one venv at once would race.
+$(CLUSTER_INSTALLED): pyproject.toml | $(INSTALLED)
+	$(UV_INSTALL) --python $(BIN)/python -e '.[dev,cluster]'
 	touch $@
 
 # pywb (the replay test's `wayback` and `wb-manager`) in a venv of its own: it requires

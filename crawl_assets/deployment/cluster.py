@@ -74,7 +74,7 @@ def celery_app_args(env: Mapping[str, str] = os.environ) -> dict:
         from dagster_celery.executor import CeleryExecutor
     except ImportError:
         raise ClusterSetupError("dagster-celery is not installed here: install the cluster extra "
-                                "(make cluster-tools) and start the worker from that venv") from None
+                                "(make cluster-tools) and start the worker from the project's venv") from None
     return CeleryExecutor.for_cli(**settings).app_args()
 
 
