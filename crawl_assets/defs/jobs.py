@@ -28,7 +28,12 @@ FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
 FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS)  # fetch_log, warc_archive, links, dropped_urls, change_evidence
 CLOSE_STAGE = FETCH_STAGE.downstream(include_self=False)
 
-frontier_job = define_asset_job("frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions)
+# The UI shows this on the job's page: the clicks that run today's cycle (README, "Run today's
+# cycle"; tests/ui/test_dagster_ui.py clicks them). "Latest" is today: the partitions end today.
+frontier_job = define_asset_job(
+    "frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions,
+    description="Starts a crawl day. To run today's cycle: Materialize all… → Latest (today's partition) "
+                "→ Launch 1 run. The sensors then fetch every shard and close the day.")
 fetch_job = define_asset_job("fetch_job", selection=FETCH_STAGE, partitions_def=fetch_partitions)
 day_close_job = define_asset_job("day_close_job", selection=CLOSE_STAGE, partitions_def=daily_partitions)
 

@@ -1,11 +1,13 @@
 """The real Dagster UI in headless Chromium (Debian's chromium driven by Playwright; a browser is
 never downloaded): open the asset graph, open the fetch log (one of the four assets the
 fetch_batch step writes), launch one partition from the UI's own dialog, see the run succeed,
-save a screenshot under data/.
+save a screenshot under data/. And the README's daily path: Jobs, frontier_job, Materialize
+all…, Latest, Launch 1 run starts frontier_job for today's partition.
 
 Every wait is on a state (an element shown or hidden, a run finished), with generous limits: a
 loaded machine can take a minute to render the graph or start a run."""
 
+import datetime as dt
 import json
 import os
 import time
@@ -41,6 +43,29 @@ def ui_shows_first_visit_dialog(url: str) -> bool:
                                      data=json.dumps({"query": "query { shouldShowNux }"}).encode())
     with urllib.request.urlopen(request, timeout=60) as answer:
         return json.loads(answer.read())["data"]["shouldShowNux"]
+
+
+def graphql(url: str, query: str, variables: dict) -> dict:
+    request = urllib.request.Request(f"{url}/graphql", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"query": query, "variables": variables}).encode())
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.loads(answer.read())["data"]
+
+
+def frontier_run_ids(instance) -> set[str]:
+    return {record.dagster_run.run_id for record in instance.get_run_records(RunsFilter(job_name=frontier_job.name))}
+
+
+def launched_run(instance, before: set[str], timeout_s: float = 60):
+    """The one frontier_job run recorded since `before` was taken, finished or not."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        new = frontier_run_ids(instance) - before
+        if new:
+            assert len(new) == 1, new
+            return instance.get_run_by_id(new.pop())
+        time.sleep(0.5)
+    raise AssertionError(f"no new run of {frontier_job.name} within {timeout_s} s")
 
 
 def wait_for_run(instance, partition_key: str):
@@ -101,3 +126,45 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
             browser.close()
     assert SCREENSHOT.stat().st_size > 10_000
     assert (deployment.settings.data_root / "fetch_log" / f"date={DAY}" / f"shard={SHARD}" / "fetch_log.parquet").exists()
+
+
+TERMINATE = "mutation($runId: String!) { terminateRun(runId: $runId) { __typename } }"
+
+
+@pytest.mark.timeout(600)
+def test_run_todays_cycle_from_the_job_page(deployment):
+    """The README's daily path, click for click: the dialog opens with no partition chosen, and
+    Latest is today's (the daily partitions end today). The run's outcome is the crawl's business
+    (the orchestration tests'): the test checks what was launched, then stops it, so no day
+    starts in the shared deployment after its last test."""
+    days = {dt.datetime.now(dt.timezone.utc).date().isoformat()}  # today, either side of midnight
+    before = frontier_run_ids(deployment.instance)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.set_default_navigation_timeout(UI_TIMEOUT_MS)
+            page.goto(f"{deployment.service.url}/jobs")
+            page.get_by_text(frontier_job.name, exact=True).first.click()
+            page.get_by_text("To run today's cycle: Materialize all…").first.wait_for()  # the Info panel
+            page.get_by_role("button", name="Materialize all…").click()
+            dialog = page.get_by_role("dialog").first
+            # no partition is chosen until one clicks Latest: a greyed "Launch backfill" till then
+            assert dialog.get_by_role("button", name="Launch backfill").is_disabled()
+            dialog.get_by_role("button", name="Latest", exact=True).click()
+            dialog.get_by_role("button", name="Launch 1 run").click()
+            days.add(dt.datetime.now(dt.timezone.utc).date().isoformat())
+            run = launched_run(deployment.instance, before)
+        except Exception:
+            page.screenshot(path=str(FAILURE_SCREENSHOT), full_page=True)
+            raise
+        finally:
+            browser.close()
+    graphql(deployment.service.url, TERMINATE, {"runId": run.run_id})
+    assert run.tags["dagster/partition"] in days
+    assert DRIVER_TAG not in run.tags  # a UI run: the sensors fetch its shards and close its day
+    deadline = time.monotonic() + 120  # stopped (or, on a first day, already done) before the next test
+    while not deployment.instance.get_run_by_id(run.run_id).is_finished:
+        assert time.monotonic() < deadline, f"run {run.run_id} still going 120 s after it was terminated"
+        time.sleep(0.5)
