@@ -1,9 +1,15 @@
 """Freshness benchmark: five recrawl policies on a simulated web with known change rates.
 
-    .venv/bin/python bench/freshness.py [--urls 100000] [--days 90] [--budget-share 0.1]
-        [--hosts 1000] [--seed 7] [--first-day-last-modified] [--keep DIR]
+    .venv/bin/python bench/freshness.py [--scenario poisson|bursty] [--urls 100000] [--days 90]
+        [--budget-share 0.1] [--hosts 1000] [--seed 7] [--first-day-last-modified] [--keep DIR]
 
-The web: --urls pages on --hosts hosts. Each page changes as a Poisson process with its own
+Two webs. --scenario bursty (bursty_web.py, where its docstring says which published study
+each part follows): frozen hosts, pages that change at their host's releases, irregular
+template rebuilds that touch most of a host at once (bytes, not text), a few hot pages,
+sitemaps with <lastmod> on half the hosts; freshness is byte-level. The policies, the plan
+and the measures below are the same; its last line starts `freshness scenario=bursty`.
+
+The Poisson web (the default): --urls pages on --hosts hosts. Each page changes as a Poisson process with its own
 rate (changes a day), drawn from a skewed spread: 35 % never change, 35 % change every one
 to six months, 20 % every few days to a month, 8 % daily-ish, 2 % 2-10 times a day. Importance
 is power-law: w = 1 + in-links, in-links ~ Zipf(1.8) - 1. Hosts differ the way real ones do:
@@ -85,6 +91,8 @@ from crawl_assets.pipeline.change_stats.url_change_state import register_change_
 from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities  # noqa: E402
 from crawl_assets.pipeline.priorities.refresh_allocation import allocate  # noqa: E402
 from crawl_assets.storage.shared_root import connect  # noqa: E402
+from bench.bursty_web import build_bursty  # noqa: E402
+from bench.simulated_pages import ListedPages, Pages  # noqa: E402
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WARM_UP_DAYS = 30
@@ -106,6 +114,7 @@ class Web:
     churn: np.ndarray  # per host: a counter changes on every view
     urls: list[str]
     hosts: list[str]
+    bursty: object = None  # bursty_web.BurstyWeb: the listed changes of the bursty scenario
 
 
 def build_web(n: int, n_hosts: int, rng: np.random.Generator, host_budget: int) -> Web:
@@ -125,57 +134,6 @@ def build_web(n: int, n_hosts: int, rng: np.random.Generator, host_budget: int) 
                urls=urls, hosts=hosts)
 
 
-class Pages:
-    """The live pages and each policy's stored copies: per page the last fetch time F, the
-    first change after it c (the copy is fresh on [F, c)), and what was seen."""
-
-    def __init__(self, web: Web, rng: np.random.Generator, first_fetch: np.ndarray, born_on_day_0: bool = False):
-        self.web, self.rng = web, rng
-        n = len(web.rate)
-        self.fetched = first_fetch.copy()
-        self.next_change = first_fetch + self._exp(np.arange(n))
-        # Last-Modified at the first fetch: a change happened Exp(λ) before (a year for λ = 0);
-        # on a web born on day 0, no earlier than its start.
-        self.last_change = first_fetch - np.minimum(self._exp(np.arange(n)), 365.0)
-        if born_on_day_0:
-            self.last_change = np.maximum(self.last_change, 0.0)
-        self.version = np.zeros(n, dtype=np.int64)
-        self.views = np.zeros(n, dtype=np.int64)
-
-    def _exp(self, idx) -> np.ndarray:
-        rate = self.web.rate[idx]
-        with np.errstate(divide="ignore"):
-            return np.where(rate > 0, self.rng.exponential(1.0, len(idx)) / np.where(rate > 0, rate, 1), np.inf)
-
-    def day_measures(self, day: int, idx: np.ndarray, when: np.ndarray) -> tuple[float, float]:
-        """Importance-weighted fresh share and age over [day, day+1), for fetches `idx` at `when`
-        (must be called before `fetch` applies them)."""
-        end1 = np.full(len(self.fetched), day + 1.0)
-        end1[idx] = when
-        fresh = np.maximum(0.0, np.minimum(self.next_change, end1) - day)
-        age = _stale_integral(self.next_change, day, end1)
-        # The copies fetched today: fresh from `when` to their next change.
-        new_change = when + self._exp(idx)
-        fresh[idx] += np.maximum(0.0, np.minimum(new_change, day + 1.0) - when)
-        age[idx] += _stale_integral(new_change, when, np.full(len(idx), day + 1.0))
-        self._pending = (idx, when, new_change)
-        w = self.web.weight
-        return float((w * fresh).sum() / w.sum()), float((w * age).sum() / w.sum())
-
-    def fetch(self) -> np.ndarray:
-        """Apply today's fetches; returns whether each saw a real change."""
-        idx, when, new_change = self._pending
-        changed = self.next_change[idx] <= when
-        # Time reversal: the last change before `when` is Exp(λ) back, but not before the first.
-        back = when - self._exp(idx)
-        self.last_change[idx] = np.where(changed, np.maximum(self.next_change[idx], back), self.last_change[idx])
-        self.version[idx] += changed
-        self.views[idx] += 1
-        self.fetched[idx] = when
-        self.next_change[idx] = new_change
-        return changed
-
-
 def spearman(estimated: np.ndarray, truth: np.ndarray) -> float:
     """Spearman's rank correlation (ties take their mean rank) over the pages with an estimate."""
     known = ~np.isnan(estimated)
@@ -188,14 +146,6 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     ends = np.cumsum(counts)
     return ((ends - (counts - 1) / 2.0))[inverse]
-
-
-def _stale_integral(change, start, end) -> np.ndarray:
-    """∫ max(0, s - change) ds over [start, end): the age accumulated by a copy."""
-    c = np.asarray(change, dtype=np.float64)
-    a = np.maximum(start, np.minimum(c, end))
-    with np.errstate(invalid="ignore"):  # c = inf (never changes): no age, the where picks 0
-        return np.where(c < end, ((end - c) ** 2 - (a - c) ** 2) / 2, 0.0)
 
 
 def select(score: np.ndarray, web: Web, budget: int, eligible: np.ndarray) -> np.ndarray:
@@ -251,6 +201,7 @@ class Adaptive:
         self.spearman_days: tuple[int, ...] = ()
         self.spearman: dict[int, float] = {}  # day -> Spearman of change_rate with the true rate
         self.on_prior: dict[int, float] = {}  # day -> share of the URLs still on their pool's prior
+        self.lastmods: set[tuple[str, float]] = set()  # every (url, lastmod) a fetched sitemap listed
 
     def choose(self, day, pages, budget):
         return self.plan
@@ -262,8 +213,9 @@ class Adaptive:
         # The daily step, as the change_stats asset runs it: the day's fetches folded into the
         # day before's statistics (the first day: built from its fetches alone).
         # Its state files go under log_dir/change_stats/date=D/ (url_change_state.py).
+        self.lastmods.update(pages.lastmod_evidence(idx, when))
         stats = change_stats(str(self.log_dir / f"date={date}" / "*" / "*.parquet"), date, self.settings,
-                             previous=self.previous, state_root=self.log_dir)
+                             lastmod_evidence=self._evidence(), previous=self.previous, state_root=self.log_dir)
         self.previous = stats.state
         self.seconds += time.perf_counter() - t0
         if day in self.spearman_days:
@@ -271,6 +223,15 @@ class Adaptive:
             self.spearman[day], self.on_prior[day] = spearman(rate, self.web.rate), float(on_prior.mean())
         self._plan(stats.state, date)
         self.last_counts = (stats.counts, self.last_plan)
+
+    def _evidence(self) -> pa.Table | None:
+        """The sitemap dates seen so far, one row per (url, lastmod), as the change_stats
+        asset reads them (change_evidence.trusted_change_evidence); None without sitemaps."""
+        if not self.lastmods:
+            return None
+        urls, days = zip(*self.lastmods)
+        micros = np.round((EPOCH.timestamp() + np.asarray(days) * 86_400) * 1e6).astype(np.int64)
+        return pa.table({"url": list(urls), "lastmod": pa.array(micros, pa.timestamp("us", tz="UTC"))})
 
     def estimated_rates(self, state) -> tuple[np.ndarray, np.ndarray]:
         """change_stats' change_rate of every page (NaN for a page it does not list), and
@@ -320,12 +281,15 @@ def write_fetch_log(log_dir: Path, day: int, idx, when, changed, pages: Pages) -
     honest, lying, churn = web.honest_lm[host], web.lying_lm[host], web.churn[host]
     not_modified = honest & ~changed & (pages.views[idx] > 1)
     version, views = pages.version[idx], pages.views[idx]
-    # SimHash: a base per page and version (a real change moves many bits), and a counter
-    # on churning hosts that moves at most two bits between views.
+    # SimHash: a base per page and version of its text (a real change moves many bits), a
+    # template bit that flips with each change of the bytes alone (boilerplate: one bit), and
+    # a counter on churning hosts that moves at most two bits between views.
+    text_version = pages.text_version[idx]
     base = (np.asarray(idx, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-            ^ (version.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
-    counter = np.where(churn, np.uint64(1) << (views % 64).astype(np.uint64), np.uint64(0))
-    simhash = base ^ counter
+            ^ (text_version.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+    template = ((version - text_version) % 2).astype(np.uint64) << np.uint64(63)
+    counter = np.where(churn, np.uint64(1) << (views % 63).astype(np.uint64), np.uint64(0))
+    simhash = base ^ template ^ counter
     fetched_at = [EPOCH + timedelta(days=float(t)) for t in when]
     last_change = pages.last_change[idx]
     rows = {
@@ -358,7 +322,8 @@ def simulate(name, policy, web, days, budget, seed, born_on_day_0=False) -> tupl
     rng = np.random.default_rng(seed)
     n = len(web.rate)
     first = rng.uniform(0, 0.5, n)
-    pages = Pages(web, rng, first, born_on_day_0)  # day 0: every page fetched once
+    # day 0: every page fetched once
+    pages = Pages(web, rng, first, born_on_day_0) if web.bursty is None else ListedPages(web, web.bursty, first)
     pages.views[:] = 1
     policy.observe(0, np.arange(n), first, np.zeros(n, bool), pages)
     fresh, age = [], []
@@ -405,26 +370,40 @@ def main() -> int:
                         help="every page's history starts on the crawl's first day (its first Last-Modified "
                              "is that day's start or a later change)")
     parser.add_argument("--keep", type=Path, help="write the adaptive policy's fetch log here and keep it")
+    parser.add_argument("--scenario", choices=("poisson", "bursty"), default="poisson",
+                        help="poisson: every page its own Poisson process; bursty: hosts whose pages change "
+                             "together (bursty_web.py)")
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     from bench.measures import load_line
     if args.days <= WARM_UP_DAYS:
         parser.error(f"--days must exceed the {WARM_UP_DAYS}-day warm-up")
+    if args.scenario == "bursty" and args.first_day_last_modified:
+        parser.error("--first-day-last-modified is a case of the poisson scenario")
     settings = replace(CrawlSettings(), daily_fetch_budget=int(args.budget_share * args.urls))
     budget = settings.daily_fetch_budget
-    web = build_web(args.urls, args.hosts, np.random.default_rng(args.seed), settings.max_pages_per_host)
-    print(f"web: {args.urls} URLs on {args.hosts} hosts, {args.days} days, budget {budget} a day; "
+    rng = np.random.default_rng(args.seed)
+    if args.scenario == "bursty":
+        fields, listed = build_bursty(args.urls, args.hosts, rng, settings.max_pages_per_host, args.days, SLOW_DELAY_S)
+        web = Web(**fields, bursty=listed)
+    else:
+        web = build_web(args.urls, args.hosts, rng, settings.max_pages_per_host)
+    n = len(web.urls)
+    print(f"web: {n} URLs on {args.hosts} hosts, {args.days} days, budget {budget} a day; "
           f"mean rate {web.rate.mean():.3f}/day, {np.mean(web.rate == 0):.0%} never change, "
           f"{(web.host_cap < settings.max_pages_per_host).sum()} hosts capped at "
           f"{int(86_400 / SLOW_DELAY_S)} a day"
           + ("; every page born on day 0" if args.first_day_last_modified else ""))
+    if web.bursty is not None:
+        print(f"bursty: pages {web.bursty.kinds}; boilerplate-only share of the changes in the crawl's days "
+              f"{web.bursty.boilerplate_share:.2f}")
     born = args.first_day_last_modified
     optimal_f = allocate(web.rate, web.weight, web.host, web.host_cap, budget).frequency
     results = {}
     policies = {
-        "uniform": lambda: FrequencyPolicy(np.full(args.urls, budget / args.urls)),
+        "uniform": lambda: FrequencyPolicy(np.full(n, budget / n)),
         "proportional": lambda: FrequencyPolicy(proportional_frequency(web.rate, budget)),
-        "nutch_adaptive": lambda: NutchAdaptive(args.urls, args.urls / budget),
+        "nutch_adaptive": lambda: NutchAdaptive(n, n / budget),
         "optimal_periodic": lambda: FrequencyPolicy(optimal_f),
     }
     started = time.perf_counter()
@@ -453,7 +432,8 @@ def main() -> int:
     gap = (fresh["adaptive"] - fresh["uniform"]) / (fresh["optimal"] - fresh["uniform"])
     print(f"age (days, weighted): " + " ".join(f"{k}={v[1]:.3f}" for k, v in results.items()))
     print(load_line(load_at_start))
-    print(f"freshness urls={args.urls} days={args.days} adaptive={fresh['adaptive']:.4f} "
+    scenario = "" if args.scenario == "poisson" else f"scenario={args.scenario} "
+    print(f"freshness {scenario}urls={n} days={args.days} adaptive={fresh['adaptive']:.4f} "
           f"uniform={fresh['uniform']:.4f} proportional={fresh['proportional']:.4f} "
           f"nutch_adaptive={fresh['nutch_adaptive']:.4f} optimal={fresh['optimal']:.4f} gap_closed={gap:.3f} "
           f"rate_spearman_d2={ours.spearman[SPEARMAN_DAYS[0]]:.3f} "
