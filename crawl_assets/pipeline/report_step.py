@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..storage.layout import dropped_file, fetch_log_file, frontier_file
-from ..storage.shared_root import connect
+from ..storage.layout import dropped_file, fetch_log_file, frontier_file, host_events_file
+from ..storage.shared_root import connect, read_table
 from .change_stats.url_change_state import has_url_state, register_change_stats, url_state
 from .checks_step import frontier_accounted_for
 
@@ -82,6 +82,9 @@ class DayReport:
     hosts: HostTables
     status_mix: pa.Table  # date, status_class, pages: every day up to this one
     why_missing: dict[str, str] = field(default_factory=dict)  # shard -> why it has not landed
+    # the day's host events (change_stats' host_events.py: pages of a host changing together),
+    # None before change_stats has run for the day
+    host_events: pa.Table | None = None
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -139,7 +142,22 @@ def day_report(root: Path, date: str, shards: list[str], failed_runs: dict[str, 
     return DayReport(date=date, shards=tuple(shards), landed=landed, fetch_log=fetch_log,
                      status_classes=counts_by(fetch_log, "status_class"),
                      drop_reasons=counts_by(dropped, "reason", "urls") if dropped is not None else {},
-                     hosts=host_tables(fetch_log), status_mix=mix, why_missing=why_missing)
+                     hosts=host_tables(fetch_log), status_mix=mix, why_missing=why_missing,
+                     host_events=day_host_events(root, date))
+
+
+def day_host_events(root: Path, date: str) -> pa.Table | None:
+    """The hosts whose pages change_stats saw changing together on the day (host, pages moved,
+    revisits, share, events so far, events a day), most pages first."""
+    path = host_events_file(root, date)
+    if not path.exists():
+        return None
+    events = read_table(path)
+    events = events.filter(events["day_event"])
+    return events.select(["host", "last_event_pages", "last_event_revisits", "last_event_share", "events",
+                          "event_rate"]).rename_columns(["host", "pages_moved", "revisits", "share", "events",
+                                                         "events_a_day"]).sort_by([("pages_moved", "descending"),
+                                                                                   ("host", "ascending")])
 
 
 def missing_shards_text(report: DayReport) -> str:
@@ -168,6 +186,12 @@ def summary_markdown(report: DayReport) -> str:
     if most_429.num_rows:
         lines.append(f"- {most_429.num_rows} host(s) answered 429; most: {most_429['host'][0]} "
                      f"({most_429['http_429'][0]})")
+    events = report.host_events
+    if events is not None and events.num_rows:
+        top = ", ".join(f"{h} ({m} of {r} revisited)" for h, m, r in
+                        zip(*(events[c].to_pylist()[:3] for c in ("host", "pages_moved", "revisits"))))
+        lines.append(f"- {events.num_rows} host event(s), pages of one host changing together: {top}; "
+                     "the hosts' other pages are due")
     return "\n".join(lines)
 
 

@@ -65,6 +65,8 @@ url_state_delta_file = PartitionFile("change_stats", "url_state_delta.parquet")
 pattern_priors_file = PartitionFile("change_stats", "pattern_priors.parquet")
 pool_sums_file = PartitionFile("change_stats", "pool_sums.parquet")
 host_changes_file = PartitionFile("change_stats", "host_changes.parquet")
+# change_stats[D]'s host events: pages of one host seen changing together (host_events.py)
+host_events_file = PartitionFile("change_stats", "host_events.parquet")
 # recrawl_priorities[D]: every known URL's priority and the plan for the day after.
 priorities_file = PartitionFile("recrawl_priorities", "url_priorities.parquet")
 priority_hosts_file = PartitionFile("recrawl_priorities", "host_budgets.parquet")

@@ -19,6 +19,8 @@ from ..run_status import failed_fetch_runs
 from .failures import fails_with_crawl_errors
 from .fetch import DROPPED_URLS, FETCH_LOG
 
+TOP_HOST_EVENTS = 20
+
 
 @asset(group_name="report", partitions_def=daily_partitions,
        deps=[AssetKey(FETCH_LOG), AssetKey(DROPPED_URLS), AssetKey("change_stats")])
@@ -49,6 +51,9 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),
         "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
         "hosts_most_429": arrow_table(report.hosts.most_429),
+        # (the hosts with most pages seen moving together; the file has every host)
+        **({"host_events": arrow_table(report.host_events.slice(0, TOP_HOST_EVENTS))}
+           if report.host_events is not None else {}),
         **table_metadata(report.fetch_log),
         **pictures,
     })

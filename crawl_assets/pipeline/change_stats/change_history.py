@@ -195,6 +195,15 @@ _PER_URL = (
      _if("status_class = $not_modified AND {in_day}")),
     ("day_bytes_saved", "coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified AND {in_day}), 0)",
      "CASE WHEN status_class = $not_modified AND {in_day} THEN coalesce(prev_body_bytes, 0) ELSE 0 END"),
+    # the day's revisits as a sample of their host (host_events.py): whether each moved (its
+    # payload or text changed), since when, over what interval
+    ("day_revisits", "count(*) FILTER ({revisit})", _if("{revisit}")),
+    ("day_moved", "count(*) FILTER ({revisit} AND {moved})", _if("{revisit} AND {moved}")),
+    ("moved_after_t", "max(prev_t) FILTER ({revisit} AND {moved})",
+     "CASE WHEN {revisit} AND {moved} THEN prev_t END"),
+    ("moved_by_t", "min(t) FILTER ({revisit} AND {moved})", "CASE WHEN {revisit} AND {moved} THEN t END"),
+    ("day_interval", "coalesce(sum(interval_days) FILTER ({revisit}), 0)",
+     "CASE WHEN {revisit} THEN interval_days ELSE 0 END"),
 )
 _PER_URL_TERMS = {
     "lm_pair": "prev_t IS NOT NULL AND lm IS NOT NULL AND prev_lm IS NOT NULL",
@@ -203,6 +212,8 @@ _PER_URL_TERMS = {
     "lm_span": "CASE WHEN changed THEN least(greatest(t - lm, 0), interval_days) ELSE interval_days END",
     "not_gone": "status NOT IN {gone}",  # (GONE_STATUSES, filled in by _per_url_sql)
     "in_day": "t >= $end_day - 1",
+    "revisit": "is_visit AND prev_t IS NOT NULL AND t >= $end_day - 1",
+    "moved": "(changed OR digest_moved)",
 }
 
 
@@ -267,7 +278,10 @@ SELECT d.k1, d.k2,
        coalesce(d.last_simhash, c.last_simhash) AS last_simhash,
        coalesce(d.last_body_bytes, c.last_body_bytes) AS last_body_bytes,
        c.interval_rate, c.interval_estimator,
-       d.day_visits, d.day_not_modified, d.day_bytes_saved
+       d.day_visits, d.day_not_modified, d.day_bytes_saved,
+       d.day_revisits, d.day_moved, d.moved_after_t, d.moved_by_t, d.day_interval,
+       coalesce(c.changes, 0) + coalesce(c.boilerplate_changes, 0) AS moves_before,
+       coalesce(c.visit_days, 0) AS days_before, coalesce(c.intervals, 0) AS intervals_before
 FROM window_history d
 JOIN window_names n USING (k1, k2)
 LEFT JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2

@@ -38,10 +38,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
-from ...storage.shared_root import connect, write_file_atomic
+from ...storage.layout import (host_events_file, pattern_priors_file, pool_sums_file, url_state_base_file,
+                               url_state_delta_file, write_parquet_atomic)
+from ...storage.shared_root import connect, read_table, write_file_atomic
 from .change_history import empty_state, every_url_state, fold_history, sql_literal
 from .change_rate_estimators import RateEstimator, bias_reduced_rate, irregular_mle_rate
+from .host_events import update_host_events
 from .pool_sums import pool_priors, update_pool_sums
 from .url_change_state import (STORED_COLUMNS, UrlState, needs_compaction, pooled_published_sql, published_sql,
                                register_latest_state)
@@ -81,6 +83,7 @@ class ChangeStats:
     counts: ChangeCounts
     rate_bands: pa.Table  # the distribution of estimated rates: band, changes_a_day_below, urls, share
     state: UrlState | None = None  # the files written (url_change_state.register_change_stats reads them)
+    host_events: pa.Table | None = None  # host_events.HOST_EVENTS_SCHEMA: pages of a host changing together
 
 
 # Bands of the estimated rate (changes a day) for the distribution a data team reads.
@@ -128,6 +131,7 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
             register_latest_state(con, previous, "state_before")
         fold_history(con, fetch_log_glob, start_day, end_day, settings.near_dup_threshold, lastmod_evidence)
         _own_estimates(con)
+        events = update_host_events(con, _host_events_before(previous), end_day - 1)
         every_url_state(con, lastmod_evidence is not None)
         # The pools' and hosts' sums: the day before's updated with the URLs the day changed.
         update_pool_sums(con, previous.sums if previous is not None else None, previous is not None)
@@ -135,7 +139,7 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         if state_root is None:
             urls, state = con.sql(published_sql("state_rows", "priors") + " ORDER BY url").to_arrow_table(), None
         else:
-            urls, state = None, _write_state(con, state_root, date, previous)
+            urls, state = None, _write_state(con, state_root, date, previous, events)
         rates = _url_rates(con)
         con.register("host_rates", rates.per_host)
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
@@ -143,10 +147,17 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         bands = rate_bands(rates.sorted_by_host, counts.urls)
     finally:
         con.close()
-    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands, state=state)
+    return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands, state=state, host_events=events)
 
 
-def _write_state(con, root, date: str | Date, previous: UrlState | None) -> UrlState:
+def _host_events_before(previous: UrlState | None) -> pa.Table | None:
+    """The day before's host events (None: a rebuild, or a day before them)."""
+    if previous is None or previous.host_events is None:
+        return None
+    return read_table(previous.host_events)
+
+
+def _write_state(con, root, date: str | Date, previous: UrlState | None, events: pa.Table) -> UrlState:
     """Day D's state files: a delta of the changed URLs over the day before's chain, or a base
     of every URL (a rebuild, or the chain grown past url_change_state's compaction rule)."""
     day = date if isinstance(date, str) else date.isoformat()
@@ -160,7 +171,9 @@ def _write_state(con, root, date: str | Date, previous: UrlState | None) -> UrlS
         state = UrlState(previous.base, (*previous.deltas, url_state_delta_file(root, day)))
     copy_atomic(con, "SELECT * FROM priors", pattern_priors_file(root, day))
     copy_atomic(con, "SELECT * FROM pool_sums", pool_sums_file(root, day))
-    return UrlState(state.base, state.deltas, pattern_priors_file(root, day), pool_sums_file(root, day))
+    write_parquet_atomic(events, host_events_file(root, day))
+    return UrlState(state.base, state.deltas, pattern_priors_file(root, day), pool_sums_file(root, day),
+                    host_events_file(root, day))
 
 
 def end_of(date: str | Date) -> float:

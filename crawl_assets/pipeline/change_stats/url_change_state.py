@@ -27,7 +27,8 @@ import duckdb
 import pyarrow as pa
 
 from ...crawler.crawl_errors import CrawlInputError
-from ...storage.layout import pattern_priors_file, pool_sums_file, url_state_base_file, url_state_delta_file
+from ...storage.layout import (host_events_file, pattern_priors_file, pool_sums_file, url_state_base_file,
+                               url_state_delta_file)
 from ...storage.shared_root import connect, parquet_file
 from .change_history import STATE_COLUMNS, sql_literal
 from .change_rate_estimators import RateEstimator
@@ -47,6 +48,7 @@ class UrlState:
     deltas: tuple = ()  # oldest first; the newest row of a URL wins
     priors: object | None = None
     sums: object | None = None  # the day's pool sums (pool_sums.py); None in a layout before them
+    host_events: object | None = None  # the day's host events (host_events.py); None before them
 
     def files(self) -> tuple:
         return (self.base, *self.deltas)
@@ -65,9 +67,9 @@ def url_state(root, date: str) -> UrlState:
             priors = pattern_priors_file(root, date)
             if not priors.exists():
                 raise CrawlInputError(f"{priors} is missing: materialise change_stats for {date} again")
-            sums = pool_sums_file(root, date)
+            sums, events = pool_sums_file(root, date), host_events_file(root, date)
             return UrlState(url_state_base_file(root, day), tuple(reversed(deltas)), priors,
-                            sums if sums.exists() else None)
+                            sums if sums.exists() else None, events if events.exists() else None)
         delta = url_state_delta_file(root, day)
         if not delta.exists():
             raise CrawlInputError(

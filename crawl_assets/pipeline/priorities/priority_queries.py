@@ -86,7 +86,9 @@ def register_stats(con, change_stats, columns: set[str]) -> None:
                     "FROM change_stats_urls")
         register_latest_state(con, change_stats, "change_stats_state")
         con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats_state")
+        _register_host_events(con, change_stats.host_events)
         return
+    _register_host_events(con, None)
     times = "epoch(last_visit_at) / 86400.0 AS last_visit_t, epoch(last_fetched_at) / 86400.0 AS last_fetch_t"
     if isinstance(change_stats, pa.Table):
         con.register("change_stats_table", change_stats.select(sorted(columns)))
@@ -102,6 +104,18 @@ def register_stats(con, change_stats, columns: set[str]) -> None:
             raise ValueError(f"change_stats file {str(change_stats)!r} cannot be read as change_stats' URL table "
                              f"(materialise change_stats first): {exc}") from None
     con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats")
+
+
+def _register_host_events(con, path) -> None:
+    """View host_events (host, event_after_t, event_before_t, event_share): each host's last
+    event (change_stats' host_events.py), empty without one."""
+    if path is None:
+        con.execute("CREATE VIEW host_events AS SELECT NULL::VARCHAR AS host, NULL::DOUBLE AS event_after_t, "
+                    "NULL::DOUBLE AS event_before_t, NULL::DOUBLE AS event_share LIMIT 0")
+        return
+    con.execute("CREATE VIEW host_events AS SELECT host, epoch(last_event_after) / 86400.0 AS event_after_t, "
+                "epoch(last_event_before) / 86400.0 AS event_before_t, last_event_share AS event_share "
+                f"FROM read_parquet({sql_literal(str(path))}) WHERE last_event_after IS NOT NULL")
 
 
 def _inlink_counts(con, known: pa.Table, inlinks: pa.Table | None) -> np.ndarray:
@@ -174,15 +188,21 @@ stats AS (
            CASE WHEN last_status IN ($not_found, $gone) AND gone_streak > 0 THEN $code_gone
                 WHEN last_visit_t IS NULL AND last_status_class IN {no_content} THEN $code_gone
                 WHEN last_visit_t IS NULL THEN $code_discovery ELSE $code_refresh END::TINYINT AS kind_code,
-           change_rate, last_visit_t, last_fetch_t, last_status, gone_streak, pending_change
-    FROM change_stats
+           change_rate, last_visit_t, last_fetch_t, last_status, gone_streak, pending_change,
+           -- a copy older than its host's last event is stale with the event's share, one
+           -- fetched while the event may have been under way with a part of it (host_events.py)
+           CASE WHEN last_visit_t < e.event_after_t THEN e.event_share
+                WHEN last_visit_t < e.event_before_t
+                THEN e.event_share * (e.event_before_t - last_visit_t) / (e.event_before_t - e.event_after_t)
+                ELSE 0 END AS event_stale
+    FROM change_stats LEFT JOIN host_events e USING (host)
 )
 SELECT k.pos, CASE WHEN k.pos IS NULL THEN c.k1 END AS k1, CASE WHEN k.pos IS NULL THEN c.k2 END AS k2,
        coalesce(c.kind_code, $code_discovery) AS kind_code,
        coalesce(c.change_rate, 'NaN'::DOUBLE) AS own_change_rate,
        coalesce(c.last_visit_t, 'NaN'::DOUBLE) AS last_visit_t, coalesce(c.last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t,
        coalesce(c.last_status, 0) AS last_status, coalesce(c.gone_streak, 0) AS gone_streak,
-       coalesce(c.pending_change, false) AS pending_change
+       coalesce(c.pending_change, false) AS pending_change, coalesce(c.event_stale, 0.0) AS event_stale
 FROM known k FULL OUTER JOIN stats c ON c.k1 = k.k1 AND c.k2 = k.k2
 """
 

@@ -73,7 +73,7 @@ def schedule(pages: dict, caps: pa.Table, now: float, settings):
 
 # The pages table's columns due_and_gain reads.
 DUE_AND_GAIN_COLUMNS = ("change_rate", "importance", "last_visit_t", "last_fetch_t", "gone_streak", "last_status",
-                        "pending_change", "kind_code")
+                        "pending_change", "event_stale", "kind_code")
 
 
 def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: float, mean_interval: float,
@@ -88,12 +88,14 @@ def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: fl
     last_visit, last_fetch = pages["last_visit_t"], pages["last_fetch_t"]  # NaN: never
     streak, status = pages["gone_streak"], pages["last_status"]
     pending = pages["pending_change"].astype(bool, copy=False)
+    # the chance the copy went stale in its host's last event (0: none since the copy)
+    event = pages["event_stale"] if "event_stale" in pages else np.zeros(len(rate))
     kind = pages["kind_code"]
     f = frequency
     fresh, new, gone = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE))
     with np.errstate(divide="ignore", invalid="ignore"):
         due_t = np.where(fresh & (f > 0), last_visit + 1 / f, np.nan)
-    due_t = np.where(fresh & pending, now, due_t)
+    due_t = np.where(fresh & (pending | (event > 0)), now, due_t)
     due_t = np.where(new, now, due_t)
     not_found_wait = np.minimum(settings.not_found_retry_days * 2.0 ** np.maximum(streak - 1, 0),
                                 settings.not_found_max_days)
@@ -107,9 +109,10 @@ def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: fl
         fresh_days = np.where(rate > 0, -np.expm1(-rate * interval) / rate, interval)
         if settings.recrawl_objective == AGE:
             stale = np.where(rate > 0, elapsed + np.expm1(-rate * elapsed) / rate, 0.0)  # E[age] now
-            stale = np.where(pending, np.maximum(stale, 1.0), stale)
+            stale = np.where(pending, np.maximum(stale, 1.0), np.maximum(stale, event))
         else:
-            stale = np.where(pending, 1.0, -np.expm1(-rate * elapsed))  # P(changed since)
+            # P(changed since): by its own rate, or in its host's event
+            stale = np.where(pending, 1.0, np.maximum(-np.expm1(-rate * elapsed), event))
     gain = np.nan_to_num(weight * fresh_days * np.where(fresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0)))
     today = np.floor(now)
     due_day = np.maximum(np.floor(due_t), today)  # overdue URLs are due today

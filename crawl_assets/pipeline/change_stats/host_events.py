@@ -1,0 +1,118 @@
+"""Host events: several pages of one host changing together, read from one day's visits.
+
+Real changes are correlated: a site-wide template rebuild or a release touches most of a host
+at once, and a rate estimated for each URL alone learns nothing from a rebuild seen on another
+page. The day's revisits are a sample of each host's pages (the classic way to detect such
+changes: Cho and Ntoulas 2002, "Effective change detection using sampling"); a host event is a
+day on which, among the host's revisited pages,
+
+- at least EVENT_MIN_PAGES moved (the payload or the text changed since our previous copy),
+- they are at least EVENT_MIN_SHARE of the host's revisited pages,
+- and their own histories did not expect it: the moves' surprise, the sum over moved pages
+  of e^{-r d} (r: the page's moves a day before today, d: the interval; 1 for a page with no
+  history), is at least EVENT_MIN_SURPRISE (two hot pages changing as usual are no event).
+
+The event happened after the latest of the moved pages' previous visits and before the
+first of their visits that saw it (`last_event_after`, `last_event_before`): the copy of
+every other page of the host fetched before that window is stale with about the share of
+revisited pages that moved (`last_event_share`), and one fetched inside it with that share
+times the part of the window after its fetch (the event's moment taken uniform in the
+window). The priorities step makes those pages due at once (priority_queries.py).
+
+A page whose every earlier revisit moved, STEADY_MIN_INTERVALS of them or more (a per-view
+counter, an ad), says nothing about the host and is left out. Per host the table also keeps how often
+events happen: `events` since the host was first watched (a day with at least
+EVENT_MIN_PAGES revisits), and `event_rate` = events a day since then.
+
+change_stats[D] writes the table (host_events.parquet: one row per host ever watched), the
+day before's updated with day D's detections; a full rebuild judges the last day alone.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+EVENT_MIN_PAGES = 2
+EVENT_MIN_SHARE = 0.5
+EVENT_MIN_SURPRISE = 1.5
+STEADY_MIN_INTERVALS = 2
+
+HOST_EVENTS_SCHEMA = pa.schema([
+    ("host", pa.string()),
+    ("watched_since", pa.timestamp("us", tz="UTC")),  # the first day with EVENT_MIN_PAGES revisits
+    ("events", pa.int64()),
+    ("event_rate", pa.float64()),  # events a day since watched_since
+    ("day_event", pa.bool_()),  # an event detected on the table's day
+    ("last_event_day", pa.date32()),
+    ("last_event_after", pa.timestamp("us", tz="UTC")),  # the event came after this
+    ("last_event_before", pa.timestamp("us", tz="UTC")),  # and before this
+    ("last_event_share", pa.float64()),  # of the revisited pages, the share that moved
+    ("last_event_pages", pa.int64()),  # pages seen moving
+    ("last_event_revisits", pa.int64()),  # the host's revisited pages that day
+])
+
+# Per URL of the day (table `touched`, change_history's day columns): whether it counts as a
+# sample of its host (a revisit today, not a page that moved on every earlier revisit), and
+# whether and how surprisingly it moved.
+_SAMPLES_SQL = f"""
+SELECT host, day_moved > 0 AS moved, moved_after_t, moved_by_t,
+       CASE WHEN moves_before = 0 OR days_before <= 0 THEN 1.0
+            ELSE exp(-moves_before / days_before * day_interval) END AS surprise
+FROM touched
+WHERE day_revisits > 0 AND NOT (intervals_before >= {STEADY_MIN_INTERVALS} AND moves_before >= intervals_before)
+"""
+
+_DAY_SQL = f"""
+SELECT host, count(*) AS revisits, count(*) FILTER (moved) AS moved,
+       coalesce(sum(surprise) FILTER (moved), 0) AS surprise,
+       max(moved_after_t) FILTER (moved) AS event_after_t, min(moved_by_t) FILTER (moved) AS event_before_t
+FROM ({_SAMPLES_SQL}) GROUP BY host
+"""
+
+# The day before's table updated with the day's hosts ($day_start: day D's start, in days).
+_UPDATE_SQL = f"""
+WITH day AS (
+    SELECT *, moved >= {EVENT_MIN_PAGES} AND moved >= {EVENT_MIN_SHARE!r} * revisits
+              AND surprise >= {EVENT_MIN_SURPRISE!r} AS is_event
+    FROM ({_DAY_SQL})
+),
+merged AS (
+    SELECT coalesce(d.host, p.host) AS host,
+           coalesce(p.watched_since, CASE WHEN d.revisits >= {EVENT_MIN_PAGES}
+                                          THEN make_timestamptz(CAST($day_start * 86400000000 AS BIGINT)) END)
+             AS watched_since,
+           coalesce(p.events, 0) + CASE WHEN d.is_event THEN 1 ELSE 0 END AS events,
+           coalesce(d.is_event, false) AS day_event,
+           CASE WHEN d.is_event THEN CAST(make_timestamptz(CAST($day_start * 86400000000 AS BIGINT)) AS DATE)
+                ELSE p.last_event_day END AS last_event_day,
+           CASE WHEN d.is_event THEN make_timestamptz(CAST(d.event_after_t * 86400000000 AS BIGINT))
+                ELSE p.last_event_after END AS last_event_after,
+           CASE WHEN d.is_event THEN make_timestamptz(CAST(d.event_before_t * 86400000000 AS BIGINT))
+                ELSE p.last_event_before END AS last_event_before,
+           CASE WHEN d.is_event THEN d.moved / d.revisits ELSE p.last_event_share END AS last_event_share,
+           CASE WHEN d.is_event THEN d.moved ELSE p.last_event_pages END AS last_event_pages,
+           CASE WHEN d.is_event THEN d.revisits ELSE p.last_event_revisits END AS last_event_revisits
+    FROM day d FULL OUTER JOIN host_events_before p USING (host)
+)
+SELECT host, watched_since, events,
+       events / greatest($day_start + 1 - epoch(watched_since) / 86400.0, 1.0) AS event_rate,
+       day_event, last_event_day, last_event_after, last_event_before, last_event_share, last_event_pages, last_event_revisits
+FROM merged WHERE watched_since IS NOT NULL
+ORDER BY host
+"""
+
+
+def empty_host_events() -> pa.Table:
+    return HOST_EVENTS_SCHEMA.empty_table()
+
+
+def update_host_events(con, before: pa.Table | None, day_start: float) -> pa.Table:
+    """The host events table after day D (`day_start`: its start, in days since the epoch)
+    from temp table `touched` (the day's URLs with change_history's day columns) and the
+    day before's table (None: none)."""
+    con.register("host_events_before", before if before is not None else empty_host_events())
+    try:
+        table = con.sql(_UPDATE_SQL, params={"day_start": day_start}).to_arrow_table()
+    finally:
+        con.unregister("host_events_before")
+    return table.cast(HOST_EVENTS_SCHEMA)
