@@ -109,6 +109,7 @@ class BurstyWeb:
     sitemap_of_host: np.ndarray  # per host: its sitemap's page index, -1 for none
     listed_by: np.ndarray  # per page: the page index of its host's sitemap, -1 for none
     kinds: dict  # page counts per kind, for the printed summary
+    host_event_times: dict  # per host: its rebuilds and releases (to check detected host events)
     boilerplate_share: float  # of the byte-level changes in the crawl's days
 
 
@@ -154,17 +155,22 @@ def build_bursty(n: int, n_hosts: int, rng: np.random.Generator, host_budget: in
     owner = np.repeat(np.arange(n), counts)
     add(owner, end - rng.uniform(0, 1, len(owner)) * (end + history[owner]), True)
     by_host = [np.flatnonzero(host == h) for h in range(n_hosts)]
+    event_times = {}
     for h in np.flatnonzero(~frozen):
         members = by_host[h]
         if not len(members):
             continue
         touch = rng.uniform(*REBUILD_TOUCH)
-        for t in _renewal(rng, REBUILD_GAP_DAYS, REBUILD_GAP_SIGMA, end):
+        rebuilds = _renewal(rng, REBUILD_GAP_DAYS, REBUILD_GAP_SIGMA, end)
+        event_times[int(h)] = rebuilds
+        for t in rebuilds:
             hit = members[rng.random(len(members)) < touch]
             add(hit, t + rng.uniform(0, REBUILD_SPREAD_DAYS, len(hit)), False)
         rate[members] += touch / _mean_gap(REBUILD_GAP_DAYS, REBUILD_GAP_SIGMA)
         released = members[release[members]]
-        for t in _renewal(rng, RELEASE_GAP_DAYS, RELEASE_GAP_SIGMA, end):
+        releases = _renewal(rng, RELEASE_GAP_DAYS, RELEASE_GAP_SIGMA, end)
+        event_times[int(h)] = np.sort(np.concatenate([rebuilds, releases]))
+        for t in releases:
             add(released, t + rng.uniform(0, REBUILD_SPREAD_DAYS, len(released)), True)
             follow = np.repeat(released, rng.poisson(RELEASE_FOLLOW_UPS, len(released)))
             add(follow, t + rng.exponential(RELEASE_FOLLOW_UP_DAYS, len(follow)), True)
@@ -190,6 +196,7 @@ def build_bursty(n: int, n_hosts: int, rng: np.random.Generator, host_budget: in
         sitemap_of_host=sitemap_of_host, listed_by=np.concatenate([sitemap_of_host[host], np.full(len(sitemap_hosts), -1)]),
         kinds={"frozen-host": int(frozen[host].sum()), "hot": int(hot.sum()), "release": int(release.sum()),
                "ordinary": int(ordinary.sum()), "sitemap": len(sitemap_hosts)},
+        host_event_times=event_times,
         boilerplate_share=float(np.mean(~is_text[crawl])) if crawl.any() else 0.0)
     inlinks = np.concatenate([np.minimum(rng.zipf(1.8, size=n) - 1, 100_000), np.zeros(len(sitemap_hosts), np.int64)])
     delay = np.where(rng.random(n_hosts) < 0.05, slow_delay_s, 1.0)

@@ -202,6 +202,9 @@ class Adaptive:
         self.spearman: dict[int, float] = {}  # day -> Spearman of change_rate with the true rate
         self.on_prior: dict[int, float] = {}  # day -> share of the URLs still on their pool's prior
         self.lastmods: set[tuple[str, float]] = set()  # every (url, lastmod) a fetched sitemap listed
+        self.host_events = [0, 0]  # change_stats' host events: detected, and true (bursty web: a rebuild
+        # or a release of the host inside the event's window)
+        self.host_number = {h: i for i, h in enumerate(web.hosts)}
 
     def choose(self, day, pages, budget):
         return self.plan
@@ -217,12 +220,25 @@ class Adaptive:
         stats = change_stats(str(self.log_dir / f"date={date}" / "*" / "*.parquet"), date, self.settings,
                              lastmod_evidence=self._evidence(), previous=self.previous, state_root=self.log_dir)
         self.previous = stats.state
+        self._count_host_events(stats.host_events)
         self.seconds += time.perf_counter() - t0
         if day in self.spearman_days:
             rate, on_prior = self.estimated_rates(stats.state)
             self.spearman[day], self.on_prior[day] = spearman(rate, self.web.rate), float(on_prior.mean())
         self._plan(stats.state, date)
         self.last_counts = (stats.counts, self.last_plan)
+
+    def _count_host_events(self, events: pa.Table | None) -> None:
+        if events is None:
+            return
+        day = events.filter(events["day_event"]).to_pylist()
+        self.host_events[0] += len(day)
+        if self.web.bursty is None:
+            return
+        for e in day:
+            times = self.web.bursty.host_event_times.get(self.host_number[e["host"]], np.zeros(0))
+            after, before = ((e[k] - EPOCH).total_seconds() / 86_400 for k in ("last_event_after", "last_event_before"))
+            self.host_events[1] += bool(((times > after) & (times <= before)).any())
 
     def _evidence(self) -> pa.Table | None:
         """The sitemap dates seen so far, one row per (url, lastmod), as the change_stats
@@ -421,6 +437,8 @@ def main() -> int:
               f"last day: {stats.visits} visits, {stats.changes} changes, {stats.boilerplate_changes} "
               f"boilerplate-only, 304 share {stats.not_modified_share:.2f}, {stats.lm_trusted_hosts} hosts "
               f"with trusted Last-Modified; {plan.capped_hosts} hosts at their cap")
+        print(f"  adaptive: {ours.host_events[0]} host events detected"
+              + (f", {ours.host_events[1]} of them a rebuild or release of the host" if web.bursty else ""))
         print("  adaptive: Spearman of estimated with true rates over every URL: "
               + ", ".join(f"day {d} {ours.spearman[d]:.3f} ({ours.on_prior[d]:.0%} on the prior)"
                           for d in ours.spearman_days))

@@ -199,6 +199,7 @@ _PER_URL = (
     # payload or text changed), since when, over what interval
     ("day_revisits", "count(*) FILTER ({revisit})", _if("{revisit}")),
     ("day_moved", "count(*) FILTER ({revisit} AND {moved})", _if("{revisit} AND {moved}")),
+    ("day_changed", "count(*) FILTER ({revisit} AND changed)", _if("{revisit} AND changed")),
     ("moved_after_t", "max(prev_t) FILTER ({revisit} AND {moved})",
      "CASE WHEN {revisit} AND {moved} THEN prev_t END"),
     ("moved_by_t", "min(t) FILTER ({revisit} AND {moved})", "CASE WHEN {revisit} AND {moved} THEN t END"),
@@ -279,7 +280,7 @@ SELECT d.k1, d.k2,
        coalesce(d.last_body_bytes, c.last_body_bytes) AS last_body_bytes,
        c.interval_rate, c.interval_estimator,
        d.day_visits, d.day_not_modified, d.day_bytes_saved,
-       d.day_revisits, d.day_moved, d.moved_after_t, d.moved_by_t, d.day_interval,
+       d.day_revisits, d.day_moved, d.day_changed, d.moved_after_t, d.moved_by_t, d.day_interval,
        coalesce(c.changes, 0) + coalesce(c.boilerplate_changes, 0) AS moves_before,
        coalesce(c.visit_days, 0) AS days_before, coalesce(c.intervals, 0) AS intervals_before
 FROM window_history d

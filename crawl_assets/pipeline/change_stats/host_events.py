@@ -6,7 +6,10 @@ page. The day's revisits are a sample of each host's pages (the classic way to d
 changes: Cho and Ntoulas 2002, "Effective change detection using sampling"); a host event is a
 day on which, among the host's revisited pages,
 
-- at least EVENT_MIN_PAGES moved (the payload or the text changed since our previous copy),
+- at least EVENT_MIN_PAGES moved: the text changed since our previous copy, or the payload
+  alone on a page seen not moving before (a page whose payload moved on its first revisit
+  may carry a counter, and one whose every revisit moved does: a template rebuild is told
+  from a counter by a page that once stood still),
 - they are at least EVENT_MIN_SHARE of the host's revisited pages,
 - and their own histories did not expect it: the moves' surprise, the sum over moved pages
   of e^{-r d} (r: the page's moves a day before today, d: the interval; 1 for a page with no
@@ -19,8 +22,8 @@ revisited pages that moved (`last_event_share`), and one fetched inside it with 
 times the part of the window after its fetch (the event's moment taken uniform in the
 window). The priorities step makes those pages due at once (priority_queries.py).
 
-A page whose every earlier revisit moved, STEADY_MIN_INTERVALS of them or more (a per-view
-counter, an ad), says nothing about the host and is left out. Per host the table also keeps how often
+A page whose every earlier revisit moved (a per-view counter, an ad) says nothing about the
+host and is left out of the sample. Per host the table also keeps how often
 events happen: `events` since the host was first watched (a day with at least
 EVENT_MIN_PAGES revisits), and `event_rate` = events a day since then.
 
@@ -35,7 +38,6 @@ import pyarrow as pa
 EVENT_MIN_PAGES = 2
 EVENT_MIN_SHARE = 0.5
 EVENT_MIN_SURPRISE = 1.5
-STEADY_MIN_INTERVALS = 2
 
 HOST_EVENTS_SCHEMA = pa.schema([
     ("host", pa.string()),
@@ -54,12 +56,13 @@ HOST_EVENTS_SCHEMA = pa.schema([
 # Per URL of the day (table `touched`, change_history's day columns): whether it counts as a
 # sample of its host (a revisit today, not a page that moved on every earlier revisit), and
 # whether and how surprisingly it moved.
-_SAMPLES_SQL = f"""
-SELECT host, day_moved > 0 AS moved, moved_after_t, moved_by_t,
+_SAMPLES_SQL = """
+SELECT host, day_changed > 0 OR (day_moved > 0 AND intervals_before > moves_before) AS moved,
+       moved_after_t, moved_by_t,
        CASE WHEN moves_before = 0 OR days_before <= 0 THEN 1.0
             ELSE exp(-moves_before / days_before * day_interval) END AS surprise
 FROM touched
-WHERE day_revisits > 0 AND NOT (intervals_before >= {STEADY_MIN_INTERVALS} AND moves_before >= intervals_before)
+WHERE day_revisits > 0 AND NOT (intervals_before > 0 AND moves_before >= intervals_before)
 """
 
 _DAY_SQL = f"""

@@ -17,9 +17,10 @@ from crawl_assets.pipeline.report_step import day_report, summary_markdown
 
 from crawl_files import fetch_row, write_fetch_log
 
-DAY0, DAY1, DAY2 = "2026-03-01", "2026-03-02", "2026-03-03"
+DAYS = ("2026-03-01", "2026-03-02", "2026-03-03")
+PLAN_DAY = "2026-03-04"
 PAGES = 6
-# Two fetches a day: each page's fair share is a visit every six days, none due on day 2 alone.
+# Two fetches a day: each page's fair share is a visit every six days, none due by then alone.
 SETTINGS = replace(CrawlSettings(), daily_fetch_budget=2, discovery_share=0.0)
 REBUILT, QUIET = "rebuilt.test", "quiet.test"
 
@@ -28,37 +29,41 @@ def url(host: str, i: int) -> str:
     return f"https://{host}/docs/{i}"
 
 
-def page(host: str, i: int, when: str, template: int = 0) -> dict:
+def page(host: str, i: int, day: str, template: int = 0) -> dict:
     """A page's answer: its text's SimHash, one bit flipped by a template rebuild (boilerplate
     under the near-duplicate threshold), and the digest of the whole payload."""
     text = int.from_bytes(hashlib.sha256(url(host, i).encode()).digest()[:8], "big") >> 1
-    return fetch_row(url(host, i), when, digest=f"{host}/{i}/{template}", sha256=f"{host}/{i}/{template}",
-                     payload_digest=f"{host}/{i}/{template}", simhash=text ^ (template << 63), bytes=5000)
+    digest = f"{host}/{i}/{template}"
+    return fetch_row(url(host, i), f"{day}T02:00:{i:02d}", digest=digest, sha256=digest, payload_digest=digest,
+                     simhash=text ^ (template << 63), bytes=5000)
+
+
+def step(root, day: str, rows: list[dict], previous):
+    """The day's fetch log written and the change_stats daily step run on it."""
+    write_fetch_log(root, day, rows)
+    return change_stats(str(root / "fetch_log" / f"date={day}" / "*" / "*.parquet"), day, SETTINGS,
+                        previous=previous, state_root=root).state
 
 
 def crawl(root) -> None:
-    """Day 0: every page of both hosts; day 1: two pages of each host revisited: the rebuilt
-    host's after a template rebuild, the quiet host's unchanged."""
-    write_fetch_log(root, DAY0, [page(h, i, f"{DAY0}T02:00:{i:02d}") for h in (REBUILT, QUIET)
-                                 for i in range(PAGES)])
-    write_fetch_log(root, DAY1, [page(REBUILT, i, f"{DAY1}T02:00:{i:02d}", template=1) for i in range(2)]
-                    + [page(QUIET, i, f"{DAY1}T02:00:{i:02d}") for i in range(2)])
-    day0 = change_stats(str(root / "fetch_log" / f"date={DAY0}" / "*" / "*.parquet"), DAY0, SETTINGS,
-                        state_root=root)
-    change_stats(str(root / "fetch_log" / f"date={DAY1}" / "*" / "*.parquet"), DAY1, SETTINGS,
-                 previous=day0.state, state_root=root)
+    """Day 0: every page of both hosts; days 1 and 2: two pages of each host revisited,
+    unchanged on day 1; on day 2 the rebuilt host's after a template rebuild."""
+    state = step(root, DAYS[0], [page(h, i, DAYS[0]) for h in (REBUILT, QUIET) for i in range(PAGES)], None)
+    state = step(root, DAYS[1], [page(h, i, DAYS[1]) for h in (REBUILT, QUIET) for i in range(2)], state)
+    step(root, DAYS[2], [page(REBUILT, i, DAYS[2], template=1) for i in range(2)]
+         + [page(QUIET, i, DAYS[2]) for i in range(2)], state)
 
 
-def plan_of_day_two(root) -> dict[str, dict]:
+def plan_of_the_next_day(root) -> dict[str, dict]:
     known = [url(h, i) for h in (QUIET, REBUILT) for i in range(PAGES)]
     known_urls = pa.table({"url": known, "host": [u.split("/")[2] for u in known]})
-    plan = recrawl_priorities(url_state(root, DAY1), None, None, known_urls, DAY2, SETTINGS)
+    plan = recrawl_priorities(url_state(root, DAYS[2]), None, None, known_urls, PLAN_DAY, SETTINGS)
     return {row["url"]: row for row in plan.urls.to_pylist()}
 
 
 def test_a_rebuild_seen_on_two_pages_makes_the_hosts_other_pages_due(tmp_path):
     crawl(tmp_path)
-    rows = plan_of_day_two(tmp_path)
+    rows = plan_of_the_next_day(tmp_path)
     others = range(2, PAGES)
     assert all(rows[url(REBUILT, i)]["due"] for i in others)
     assert not any(rows[url(QUIET, i)]["due"] for i in others)
@@ -71,29 +76,26 @@ def test_a_rebuild_seen_on_two_pages_makes_the_hosts_other_pages_due(tmp_path):
 
 def test_change_stats_and_the_day_report_show_the_event(tmp_path):
     crawl(tmp_path)
-    events = {row["host"]: row for row in pq.read_table(url_state(tmp_path, DAY1).host_events).to_pylist()}
+    events = {row["host"]: row for row in pq.read_table(url_state(tmp_path, DAYS[2]).host_events).to_pylist()}
     rebuilt, quiet = events[REBUILT], events[QUIET]
     assert (rebuilt["day_event"], rebuilt["events"], rebuilt["last_event_pages"], rebuilt["last_event_revisits"],
             rebuilt["last_event_share"]) == (True, 1, 2, 2, 1.0)
-    assert rebuilt["last_event_after"].isoformat().startswith(f"{DAY0}T02:00:01")  # the later of the two
+    # after the later of the two pages' previous visits, before the first that saw it
+    assert (rebuilt["last_event_after"].isoformat(), rebuilt["last_event_before"].isoformat()) == \
+        (f"{DAYS[1]}T02:00:01+00:00", f"{DAYS[2]}T02:00:00+00:00")
     assert (quiet["day_event"], quiet["events"], quiet["last_event_after"]) == (False, 0, None)
-    report = day_report(tmp_path, DAY1, ["s00"])
+    report = day_report(tmp_path, DAYS[2], ["s00"])
     assert report.host_events["host"].to_pylist() == [REBUILT]
     assert f"1 host event(s), pages of one host changing together: {REBUILT} (2 of 2 revisited)" \
         in summary_markdown(report)
 
 
 def test_pages_that_always_change_are_no_host_event(tmp_path):
-    """Pages whose every earlier revisit moved (a counter, a feed) say nothing of their host:
-    their first moves are news (an event on day 1), their later ones what they always do."""
+    """Pages whose payload moves on every fetch (a counter) say nothing of their host, and a
+    payload that moved on a page's first revisit is no news (it may be the counter)."""
     host, days = "busy.test", [f"2026-03-0{d + 1}" for d in range(4)]
-    write_fetch_log(tmp_path, days[0], [page(host, i, f"{days[0]}T02:00:{i:02d}") for i in range(PAGES)])
+    state = step(tmp_path, days[0], [page(host, i, days[0]) for i in range(PAGES)], None)
     for d, day in enumerate(days[1:], start=1):
-        write_fetch_log(tmp_path, day, [page(host, i, f"{day}T02:00:{i:02d}", template=d % 2) for i in range(2)])
-    state = None
-    for day in days:
-        state = change_stats(str(tmp_path / "fetch_log" / f"date={day}" / "*" / "*.parquet"), day, SETTINGS,
-                             previous=state, state_root=tmp_path).state
-    each_day = [pq.read_table(url_state(tmp_path, day).host_events).to_pylist() for day in days[1:]]
-    assert [[(e["events"], e["day_event"]) for e in rows] for rows in each_day] == [[(1, True)], [(1, False)],
-                                                                                    [(1, False)]]
+        state = step(tmp_path, day, [page(host, i, day, template=d % 2) for i in range(PAGES)], state)
+    events = pq.read_table(url_state(tmp_path, days[-1]).host_events).to_pylist()
+    assert [(e["host"], e["events"]) for e in events] == [(host, 0)]
