@@ -45,8 +45,8 @@ from .change_history import empty_state, every_url_state, fold_history, sql_lite
 from .change_rate_estimators import RateEstimator, bias_reduced_rate, irregular_mle_rate
 from .host_events import update_host_events
 from .pool_sums import pool_priors, update_pool_sums
-from .url_change_state import (STORED_COLUMNS, UrlState, needs_compaction, pooled_published_sql, published_sql,
-                               register_latest_state)
+from .url_change_state import (PRIOR_COLUMNS, STORED_COLUMNS, UrlState, needs_compaction, pooled_published_sql,
+                               published_sql, register_latest_state)
 
 # Intervals count as regular (bias-reduced estimator) when the longest is within this share
 # of the mean of the shortest; daily batches fetch a URL at varying hours.
@@ -131,7 +131,7 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
             register_latest_state(con, previous, "state_before")
         fold_history(con, fetch_log_glob, start_day, end_day, settings.near_dup_threshold, lastmod_evidence)
         _own_estimates(con)
-        events = update_host_events(con, _host_events_before(previous), end_day - 1)
+        events = update_host_events(con, _host_events_before(previous), end_day - 1, _rates_before(con, previous))
         every_url_state(con, lastmod_evidence is not None)
         # The pools' and hosts' sums: the day before's updated with the URLs the day changed.
         update_pool_sums(con, previous.sums if previous is not None else None, previous is not None)
@@ -148,6 +148,15 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
     finally:
         con.close()
     return ChangeStats(urls=urls, hosts=hosts, counts=counts, rate_bands=bands, state=state, host_events=events)
+
+
+def _rates_before(con, previous: UrlState | None) -> str | None:
+    """The query of the day before's rates of the day's URLs (temp table carry, their state
+    before the day, with the day before's priors), None for a full rebuild."""
+    if previous is None or previous.priors is None:
+        return None
+    priors = f"(SELECT {', '.join(PRIOR_COLUMNS)} FROM read_parquet({sql_literal(str(previous.priors))}))"
+    return published_sql("carry", priors)
 
 
 def _host_events_before(previous: UrlState | None) -> pa.Table | None:

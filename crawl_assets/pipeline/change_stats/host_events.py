@@ -11,9 +11,11 @@ day on which, among the host's revisited pages,
   may carry a counter, and one whose every revisit moved does: a template rebuild is told
   from a counter by a page that once stood still),
 - they are at least EVENT_MIN_SHARE of the host's revisited pages,
-- and their own histories did not expect it: the moves' surprise, the sum over moved pages
-  of e^{-r d} (r: the page's moves a day before today, d: the interval; 1 for a page with no
-  history), is at least EVENT_MIN_SURPRISE (two hot pages changing as usual are no event).
+- and far more than the pages' own rates expected: with p = 1 - e^{-λ d} the chance a
+  revisited page changed over its interval d by its rate λ in the day before's change_stats
+  (its own evidence and its pool's prior), the moves exceed Σp by at least EVENT_MIN_EXCESS
+  and by at least EVENT_MIN_Z standard deviations (√Σp(1-p)): pages of an independent web
+  that change as often as they usually do are no event, however many of them the day revisits.
 
 The event happened after the latest of the moved pages' previous visits and before the
 first of their visits that saw it (`last_event_after`, `last_event_before`): the copy of
@@ -28,7 +30,8 @@ events happen: `events` since the host was first watched (a day with at least
 EVENT_MIN_PAGES revisits), and `event_rate` = events a day since then.
 
 change_stats[D] writes the table (host_events.parquet: one row per host ever watched), the
-day before's updated with day D's detections; a full rebuild judges the last day alone.
+day before's updated with day D's detections; a full rebuild (no day before, no rates to
+expect moves from) detects none.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ import pyarrow as pa
 
 EVENT_MIN_PAGES = 2
 EVENT_MIN_SHARE = 0.5
-EVENT_MIN_SURPRISE = 1.5
+EVENT_MIN_EXCESS = 1.5
+EVENT_MIN_Z = 3.0
 
 HOST_EVENTS_SCHEMA = pa.schema([
     ("host", pa.string()),
@@ -53,21 +57,20 @@ HOST_EVENTS_SCHEMA = pa.schema([
     ("last_event_revisits", pa.int64()),  # the host's revisited pages that day
 ])
 
-# Per URL of the day (table `touched`, change_history's day columns): whether it counts as a
-# sample of its host (a revisit today, not a page that moved on every earlier revisit), and
-# whether and how surprisingly it moved.
+# Per URL of the day (table `touched`, change_history's day columns; `rate_before`: its rate
+# in the day before's change_stats): whether it counts as a sample of its host (a revisit
+# today, not a page that moved on every earlier revisit), whether it moved, and the chance
+# that it would have by its rate.
 _SAMPLES_SQL = """
-SELECT host, day_changed > 0 OR (day_moved > 0 AND intervals_before > moves_before) AS moved,
-       moved_after_t, moved_by_t,
-       CASE WHEN moves_before = 0 OR days_before <= 0 THEN 1.0
-            ELSE exp(-moves_before / days_before * day_interval) END AS surprise
-FROM touched
-WHERE day_revisits > 0 AND NOT (intervals_before > 0 AND moves_before >= intervals_before)
+SELECT t.host, t.day_changed > 0 OR (t.day_moved > 0 AND t.intervals_before > t.moves_before) AS moved,
+       t.moved_after_t, t.moved_by_t, 1 - exp(-coalesce(r.change_rate, 0) * t.day_interval) AS p
+FROM touched t LEFT JOIN rate_before r USING (k1, k2)
+WHERE t.day_revisits > 0 AND NOT (t.intervals_before > 0 AND t.moves_before >= t.intervals_before)
 """
 
 _DAY_SQL = f"""
 SELECT host, count(*) AS revisits, count(*) FILTER (moved) AS moved,
-       coalesce(sum(surprise) FILTER (moved), 0) AS surprise,
+       count(*) FILTER (moved) - sum(p) AS excess, sqrt(sum(p * (1 - p))) AS spread,
        max(moved_after_t) FILTER (moved) AS event_after_t, min(moved_by_t) FILTER (moved) AS event_before_t
 FROM ({_SAMPLES_SQL}) GROUP BY host
 """
@@ -76,7 +79,7 @@ FROM ({_SAMPLES_SQL}) GROUP BY host
 _UPDATE_SQL = f"""
 WITH day AS (
     SELECT *, moved >= {EVENT_MIN_PAGES} AND moved >= {EVENT_MIN_SHARE!r} * revisits
-              AND surprise >= {EVENT_MIN_SURPRISE!r} AS is_event
+              AND excess >= {EVENT_MIN_EXCESS!r} AND excess >= {EVENT_MIN_Z!r} * spread AS is_event
     FROM ({_DAY_SQL})
 ),
 merged AS (
@@ -109,13 +112,18 @@ def empty_host_events() -> pa.Table:
     return HOST_EVENTS_SCHEMA.empty_table()
 
 
-def update_host_events(con, before: pa.Table | None, day_start: float) -> pa.Table:
+def update_host_events(con, before: pa.Table | None, day_start: float, rates_before: str | None) -> pa.Table:
     """The host events table after day D (`day_start`: its start, in days since the epoch)
-    from temp table `touched` (the day's URLs with change_history's day columns) and the
-    day before's table (None: none)."""
+    from temp table `touched` (the day's URLs with change_history's day columns), the query
+    `rates_before` of the day before's rates (k1, k2, change_rate; None: a full rebuild,
+    which detects none) and the day before's table (None: none)."""
+    if rates_before is None:
+        return empty_host_events()
     con.register("host_events_before", before if before is not None else empty_host_events())
+    con.execute(f"CREATE TEMP TABLE rate_before AS SELECT k1, k2, change_rate FROM ({rates_before})")
     try:
         table = con.sql(_UPDATE_SQL, params={"day_start": day_start}).to_arrow_table()
     finally:
         con.unregister("host_events_before")
+        con.execute("DROP TABLE rate_before")
     return table.cast(HOST_EVENTS_SCHEMA)
