@@ -51,9 +51,14 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),
         "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
         "hosts_most_429": arrow_table(report.hosts.most_429),
-        # (the hosts with most pages seen moving together; the file has every host)
-        **({"host_events": arrow_table(report.host_events.slice(0, TOP_HOST_EVENTS))}
-           if report.host_events is not None else {}),
+        **host_events_metadata(report),
         **table_metadata(report.fetch_log),
         **pictures,
     })
+
+
+def host_events_metadata(report) -> dict:
+    """The day's host events with most pages seen moving together (the file has every host)."""
+    if report.host_events is None:
+        return {}
+    return {"host_events": arrow_table(report.host_events.slice(0, TOP_HOST_EVENTS))}
