@@ -51,9 +51,7 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),
         "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
         "hosts_most_429": arrow_table(report.hosts.most_429),
-        **host_events_metadata(report),
-        **table_metadata(report.fetch_log),
-        **pictures,
+        **table_metadata(report.fetch_log), **pictures, **host_events_metadata(report),
     })
 
 
