@@ -36,8 +36,16 @@ class Deployment:
     settings_files: list[str]
     web: DemoWebProcess
 
-    def queue(self, **tags) -> RunQueue:
-        return RunQueue(self.service.url, self.instance, extra_tags=tags)
+    def queue(self, data_root: Path | None = None, **tags) -> RunQueue:
+        """Submits runs to the deployment; with `data_root`, runs read and write there (run
+        config) instead of the deployment's root, so a test's days are its own: each day must
+        come after the crawl's newest, and the tests sharing the root run in file order."""
+        return RunQueue(self.service.url, self.instance, data_root and self.run_config(data_root), tags)
+
+    def run_config(self, data_root: Path) -> dict:
+        """Run config of this deployment's settings over another data root."""
+        return {"resources": {"crawl_settings": {"config": {"data_root": str(data_root),
+                                                            "seeds_dir": str(self.settings.seeds_dir)}}}}
 
 
 def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:

@@ -18,7 +18,6 @@ import pytest
 from dagster import AssetKey, DagsterRunStatus, DailyPartitionsDefinition, MultiPartitionsDefinition, RunsFilter
 
 from crawl_assets.cli.cycle import submit_cycle
-from crawl_assets.cli.launcher import RunQueue
 from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.definitions import defs
 from crawl_assets.defs.jobs import DRIVER_TAG
@@ -37,10 +36,6 @@ mutation($params: LaunchBackfillParams!) {
     ... on Error { message }
   }
 }"""
-
-
-def settings_config(data_root, seeds_dir) -> dict:
-    return {"resources": {"crawl_settings": {"config": {"data_root": str(data_root), "seeds_dir": str(seeds_dir)}}}}
 
 
 def every_asset_over(days: list[str], shards: list[str]) -> list[dict]:
@@ -109,13 +104,13 @@ def test_a_two_day_backfill_builds_what_two_nightly_cycles_build(deployment, tmp
     shards = settings.shard_keys()
     nightly_root, backfill_root = tmp_path / "nightly", tmp_path / "backfill"
 
-    queue = RunQueue(url, instance, settings_config(nightly_root, settings.seeds_dir), {DRIVER_TAG: "test"})
+    queue = deployment.queue(nightly_root, **{DRIVER_TAG: "test"})
     lines = []
     for day in DAYS:
         report = submit_cycle(day, queue, shards, len(shards), lines.append)
         assert not report.failed_shards and report.close.succeeded, lines
 
-    backfill_config = settings_config(backfill_root, settings.seeds_dir)
+    backfill_config = deployment.run_config(backfill_root)
     backfill_id = launch_backfill(url, every_asset_over(DAYS, shards), backfill_config)
     status = wait_for_backfill(instance, backfill_id)
     runs = instance.get_run_records(RunsFilter(tags={"dagster/backfill": backfill_id}))

@@ -1,4 +1,5 @@
-"""Runs through a real instance: `dagster dev` dequeues them under dagster.yaml's limits."""
+"""Runs through a real instance: `dagster dev` dequeues them under dagster.yaml's limits, into a
+data root of the module's own (the deployment's is the partial-day and UI tests' crawl)."""
 
 import pytest
 from dagster import DagsterRunStatus
@@ -13,8 +14,13 @@ DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"
 pytestmark = pytest.mark.timeout(1800)
 
 
-def test_two_days_of_one_shard_never_run_at_once(deployment):
-    queue = deployment.queue(**{DRIVER_TAG: "test"})
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("run_queue")
+
+
+def test_two_days_of_one_shard_never_run_at_once(deployment, root):
+    queue = deployment.queue(root, **{DRIVER_TAG: "test"})
     lines = []
     # Day 2's frontier is built once day 1 has closed (day order), so day 1 runs whole first.
     day1 = submit_cycle(DAY1, queue, deployment.settings.shard_keys(), 2, lines.append)
@@ -35,14 +41,14 @@ def test_two_days_of_one_shard_never_run_at_once(deployment):
         tags = deployment.instance.get_run_by_id(run.run_id).tags
         assert tags[SHARD_TAG] == run.label[-4:-1]  # the key the limit counts
     for day, shard in ((DAY1, "s00"), (DAY2, "s00"), (DAY1, "s01")):
-        assert fetch_log_file(deployment.settings.data_root, day, shard).exists()
+        assert fetch_log_file(root, day, shard).exists()
     # Day 2 closes on what landed, so later days' frontiers can be built.
     (close,) = queue.run_all([daily_spec(day_close_job.name, DAY2)], 1, lines.append)
     assert close.succeeded, lines
 
 
-def test_a_cycle_runs_every_stage_as_runs_in_the_instance(deployment):
-    queue = deployment.queue(**{DRIVER_TAG: "test"})
+def test_a_cycle_runs_every_stage_as_runs_in_the_instance(deployment, root):
+    queue = deployment.queue(root, **{DRIVER_TAG: "test"})
     lines = []
     report = submit_cycle(DAY3, queue, deployment.settings.shard_keys(), 2, lines.append)
 
@@ -55,5 +61,5 @@ def test_a_cycle_runs_every_stage_as_runs_in_the_instance(deployment):
     assert sum("success" in line for line in lines) == 4, lines
     assert report.summary().startswith(f"cycle {DAY3}: wall time ")
     assert report.wall_s >= max(run.seconds for run in report.fetches)
-    assert fetch_log_file(deployment.settings.data_root, DAY3, "s01").exists()
+    assert fetch_log_file(root, DAY3, "s01").exists()
 

@@ -161,9 +161,16 @@ def test_run_todays_cycle_from_the_job_page(deployment):
             raise
         finally:
             browser.close()
-    graphql(deployment.service.url, TERMINATE, {"runId": run.run_id})
     assert run.tags["dagster/partition"] in days
     assert DRIVER_TAG not in run.tags  # a UI run: the sensors fetch its shards and close its day
+    # Terminated once its process runs: a run still being launched would miss the cancel and
+    # wait out previous_day_wait_s for the day before, which no test closes.
+    deadline = time.monotonic() + 120
+    while deployment.instance.get_run_by_id(run.run_id).status in (DagsterRunStatus.QUEUED,
+                                                                    DagsterRunStatus.STARTING):
+        assert time.monotonic() < deadline, f"run {run.run_id} did not start within 120 s"
+        time.sleep(0.5)
+    graphql(deployment.service.url, TERMINATE, {"runId": run.run_id})
     deadline = time.monotonic() + 120  # stopped (or, on a first day, already done) before the next test
     while not deployment.instance.get_run_by_id(run.run_id).is_finished:
         assert time.monotonic() < deadline, f"run {run.run_id} still going 120 s after it was terminated"
