@@ -67,6 +67,11 @@ class DropReason(StrEnum):
 
 # Refusals that a later cycle may lift: the URL stays known and comes back.
 BATCH_LIMITS = frozenset({DropReason.DEPTH, DropReason.HOST_BUDGET, DropReason.DAY_BUDGET})
+# Refusals of the trap defences (crawler/url_policy/trap_defences.py): the demo's and the
+# day report's "trap URLs refused".
+TRAP_DEFENCES = frozenset({DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
+                           DropReason.REPEATED_PATH_SEGMENTS, DropReason.BLOCKLIST_HOST, DropReason.BLOCKLIST_URL,
+                           DropReason.DEMOTED_HOST, DropReason.HOST_GROWTH_CAPPED, DropReason.PATTERN_BUDGET})
 
 
 class WarcRecordKind(StrEnum):

@@ -94,6 +94,11 @@ class ClusterCounts:
     pairs_rejected_by_minhash: int
     hosts_over_demotion_ratio: int
 
+    @property
+    def near_duplicate_share(self) -> float:
+        """Pages that are not their group's representative, of every page."""
+        return round((self.pages_in_groups - self.groups) / self.pages, 4) if self.pages else 0.0
+
 
 @dataclass(frozen=True)
 class ClusterResult:

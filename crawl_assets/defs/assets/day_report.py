@@ -7,6 +7,7 @@ account for the day's frontier, is missing from the day, and the report names it
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
+from ...pipeline.day_figures import day_figures
 from ...pipeline.report_charts import change_rate_png, status_mix_png
 from ...pipeline.report_step import (
     change_rates, day_report as build_day_report, missing_shards_text, summary_markdown,
@@ -44,6 +45,7 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         pictures |= picture("change_rates", folder / "change_rates.png", histogram, f"Change rates on {date}")
     return MaterializeResult(metadata={
         "partial": report.partial,
+        **day_figures(settings.data_root, date).fetch_numbers(),  # numbers: the Plots tab draws them
         "shards_landed": len(report.landed),
         "missing_shards": missing_shards_text(report) or "none",
         "summary": MetadataValue.md(summary),

@@ -62,5 +62,6 @@ def near_duplicate_clusters(context: AssetExecutionContext, config: ClusterConfi
     write_parquet_atomic(result.host_quality, host_dup_ratio_file(root, date))
     return MaterializeResult(metadata={
         **vars(result.counts),
+        "near_duplicate_share": result.counts.near_duplicate_share,
         "path": MetadataValue.path(str(near_clusters_file(root, date))),
     })

@@ -36,6 +36,7 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
         "plan_for": next_day(date),
         "budget": counts.budget,
         "planned": counts.planned,
+        "planned_refreshes": counts.refresh_planned,
         "refresh_share_of_plan": round(counts.refresh_planned / planned, 4),
         "discovery_share_of_plan": round(counts.discovery_planned / planned, 4),
         "gone_share_of_plan": round(counts.gone_planned / planned, 4),
