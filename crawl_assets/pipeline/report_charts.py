@@ -13,6 +13,8 @@ import pyarrow as pa
 SIZE_IN = (6.4, 3.2)
 DPI = 80  # about 500 x 250 pixels: small enough to embed in the day's metadata
 MIN_BAR_SLOTS = 7  # the x axis holds at least a week
+MIN_RATE_SPAN = 4.0  # the histogram's x axis spans at least this factor
+RATE_TICKS = 5  # labelled ticks on its x axis, evenly spaced on the log scale
 
 
 def _pyplot():
@@ -56,14 +58,31 @@ def status_mix_png(status_mix: pa.Table) -> bytes:
     return _png(figure)
 
 
+def rate_bin_edges(values: np.ndarray, bins: int) -> np.ndarray:
+    """Log-spaced bin edges over the rates. On a first day every URL has its pattern's prior, often
+    one rate for all: the range is widened to a factor of four around it (a bar between readable
+    ticks, not a sliver under overprinted ones)."""
+    low, high = float(values.min()), float(values.max())
+    if high < low * MIN_RATE_SPAN:
+        middle = np.sqrt(low * high)
+        low, high = middle / np.sqrt(MIN_RATE_SPAN), middle * np.sqrt(MIN_RATE_SPAN)
+        bins = min(bins, 8)
+    return np.logspace(np.log10(low), np.log10(high), bins + 1)
+
+
 def change_rate_png(rates: Sequence[float], bins: int = 30) -> bytes:
     """Histogram of estimated changes a day per URL (log scale: rates span orders of magnitude)."""
     values = np.asarray([r for r in rates if r is not None and r > 0], dtype=float)
     figure, axes = _pyplot().subplots(figsize=SIZE_IN)
     if values.size:
-        edges = np.logspace(np.log10(values.min()), np.log10(values.max()) + 1e-9, bins + 1)
+        edges = rate_bin_edges(values, bins)
         axes.hist(values, bins=edges)
         axes.set_xscale("log")
+        axes.minorticks_off()  # matplotlib labels minor ticks on a short log axis, over each other
+        ticks = np.geomspace(edges[0], edges[-1], RATE_TICKS)
+        axes.set_xticks(ticks, [f"{t:.2g}" for t in ticks], fontsize=8)
+    else:
+        axes.text(0.5, 0.5, "no change rates yet", ha="center", va="center", transform=axes.transAxes)
     axes.set_xlabel("estimated changes a day")
     axes.set_ylabel("URLs")
     axes.set_title(f"Change rates of {values.size:,} URLs")

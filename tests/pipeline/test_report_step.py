@@ -3,11 +3,12 @@
 import io
 
 import matplotlib.image
+import numpy as np
 import pyarrow as pa
 
 from crawl_assets.crawler.batches.arrow_schemas import DROPPED_SCHEMA
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.pipeline.report_charts import change_rate_png, status_mix_png
+from crawl_assets.pipeline.report_charts import change_rate_png, rate_bin_edges, status_mix_png
 from crawl_assets.pipeline.report_step import day_report, host_tables, summary_markdown
 from crawl_assets.storage.layout import dropped_file, frontier_file, write_parquet_atomic
 
@@ -100,3 +101,17 @@ def test_pictures_are_small_pngs(tmp_path):
         pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
         assert pixels.shape[:2] == (256, 512) and len(png) < 60_000
         assert pixels[..., :3].std() > 0.05  # something is drawn
+
+
+def test_a_first_days_single_change_rate_gets_a_readable_histogram():
+    """A first day: every URL on its pattern's prior, one rate for all. The bins span a factor of
+    four around it (not 1e-9 of it), in eight bins; several rates keep their own range and bins."""
+    rate = 0.0345
+    edges = rate_bin_edges(np.array([rate] * 50), bins=30)
+    assert len(edges) == 9 and edges[0] < rate < edges[-1]
+    assert abs(edges[-1] / edges[0] - 4.0) < 1e-9
+    png = change_rate_png([rate] * 50)
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
+    assert pixels.shape[:2] == (256, 512)
+    many = rate_bin_edges(np.array([0.001, 0.5, 2.0]), bins=30)
+    assert len(many) == 31 and (many[0], many[-1]) == (0.001, 2.0)
