@@ -45,6 +45,7 @@ def test_near_duplicates_cluster_around_the_first_fetched_page(tmp_path):
     counts = result.counts
     assert (counts.pages, counts.groups, counts.pages_in_groups, counts.near_pairs) == (6, 1, 3, 3)
     assert counts.hosts_over_demotion_ratio == 1 and counts.pairs_rejected_by_minhash == 0
+    assert counts.near_duplicate_share == 0.3333  # two of the six pages are not their group's representative
 
 
 def test_minhash_confirmation_rejects_pairs_whose_texts_differ(tmp_path):
