@@ -44,7 +44,7 @@ def two_day_crawl(tmp_path_factory) -> TwoDayCrawl:
     so day two answers 304 for every page it saw on day one; the near-duplicate hosts serve
     byte-identical mirrors, archived as identical-payload revisits."""
     folder = tmp_path_factory.mktemp("analyst")
-    with DemoWebProcess(seed=7, hosts=6, pages_per_host=12, near_duplicates=True,
+    with DemoWebProcess(seed=7, hosts=6, pages_per_host=12, near_duplicates=True, traps=True,
                         access_log=folder / "access_log.parquet") as server:
         resource = write_test_settings(folder, server.web, seed_hosts=3)
         with DagsterInstance.ephemeral() as instance:
