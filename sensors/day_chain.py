@@ -58,7 +58,7 @@ def _kept(record) -> bool:
 
 @sensor(job=fetch_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=DAY_CHAIN_INTERVAL_S)
 def fetch_after_frontier(context: SensorEvaluationContext):
-    """frontier_snapshot[D] landed: fetch_batch[D|s] for every shard s (each run carries its
+    """frontier_snapshot[D] landed: fetch_job[D|s] for every shard s (each run carries its
     shard tag, so dagster.yaml's one-run-per-shard limit holds). A frontier kept by a re-run
     starts nothing; one built by a refetch of the day passes the refetch on to every shard."""
     cursor = int(context.cursor) if context.cursor else None

@@ -75,7 +75,7 @@ class CycleReport:
 
     @property
     def failed_shards(self) -> list[str]:
-        """The shard of each failed fetch run, from its label fetch_batch[D|s03]."""
+        """The shard of each failed fetch run, from its label fetch_job[D|s03]."""
         return [run.label.removesuffix("]").rsplit("|", 1)[1] for run in self.fetches if not run.succeeded]
 
     @property
@@ -133,7 +133,7 @@ def fetch_spec(date: str, shard: str, refetch: bool = False) -> RunSpec:
     """refetch: fetch a shard that finished before again (else its run changes nothing)."""
     key = str(fetch_partition_key(date, shard))
     tags = partition_tags(fetch_partitions, key) | ({REFETCH_TAG: "true"} if refetch else {})
-    return RunSpec(f"fetch_batch[{key}]", fetch_job.name, tags)
+    return RunSpec(f"{fetch_job.name}[{key}]", fetch_job.name, tags)  # the job's name, as the UI shows the run
 
 
 def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
@@ -233,9 +233,11 @@ def today() -> str:
 
 
 def run_days(days: list[str], shards: list[str] | None = None,
-             progress: Callable[[str], None] = print, refetch: bool = False) -> list[CycleReport]:
+             progress: Callable[[str], None] = print, refetch: bool = False,
+             before_day: Callable[[str], None] = lambda day: None) -> list[CycleReport]:
     """Cycles for `days` in order through the instance in DAGSTER_HOME (started services
-    stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message."""
+    stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message.
+    before_day(day) runs before each day's runs are submitted (the demo moves its web's clock)."""
     settings = load_settings()
     check_days(days, settings.start_date)
     check_in_order(settings.data_root, days[0])
@@ -251,6 +253,7 @@ def run_days(days: list[str], shards: list[str] | None = None,
                  f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
         queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: "cli"})
         for day in days:
+            before_day(day)
             report = submit_cycle(day, queue, shards, settings.max_parallel_shards, progress, refetch,
                                   whole_day)
             reports.append(dataclasses.replace(report, skipped_seed_lines=bad_seed_lines))

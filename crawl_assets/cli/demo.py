@@ -1,44 +1,88 @@
-"""`make demo`: serve the bundled demo web on loopback, run one recrawl cycle for today's
-partition through Dagster, stop the demo web, and print what the crawl produced.
+"""`make demo`: serve the bundled demo web on loopback, crawl several days of it through
+Dagster (the web's pages change between days as its change model says), stop the demo web, and
+print what each day's recrawl did: pages fetched, new, changed, unchanged, bytes saved, trap
+URLs refused, near-duplicate groups and the plan for the next day.
 
-    python -m crawl_assets.cli.demo [--date YYYY-MM-DD]
+    python -m crawl_assets.cli.demo [--date YYYY-MM-DD] [--days N]
+
+The demo starts over in its own data root (settings/demo.toml: data/demo), so it can be run
+again on the same day; a real crawl's data/ is not touched.
 """
 
 import argparse
 import datetime as dt
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
 
 import duckdb
 
-from ..crawler.crawl_errors import CrawlError, print_uncaught_crawl_errors
+from ..crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_crawl_errors
 
 if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
 from ..crawler.settings import load_settings
+from ..pipeline.day_figures import DayFigures, day_figures
 from .cycle import STOPPED, CycleFailed, run_days, today
 from .launcher import LaunchError
 from demoweb.ordinary.change_model import EPOCH
 from demoweb.process import DemoWebProcess, DemoWebStartError
 
 DEMO_PORT = 8471
-DEMO_HOSTS = 50
-DEMO_SEED = 1
+DEMO_DAYS = 3  # a first day of discovery, then two of recrawl (about 4 minutes on two cores)
+DEMO_ROOT_NAME = "demo"  # the demo clears its data root only if the folder has this name
+# The demo web: 50 ordinary hosts (data/seeds/demo/demo.txt), its trap and near-duplicate hosts
+# (special_hosts.txt). Script-only hosts: add "spa": True (and their homes to the seeds).
+DEMO_WEB = {"hosts": 50, "seed": 1, "traps": True, "near_duplicates": True}
 
 EXAMPLE_QUERIES = [
-    "SELECT status_class, count(*) AS pages FROM pages GROUP BY ALL ORDER BY pages DESC;",
-    "SELECT target_host, count(DISTINCT source) AS linking_pages FROM links\n"
-    "  GROUP BY ALL ORDER BY linking_pages DESC LIMIT 5;",
+    "SELECT date, count(*) AS records, count(*) FILTER (WHERE warc_type = 'revisit') AS revisits "
+    "FROM captures GROUP BY date ORDER BY date;",
+    "SELECT representative, cluster_size, count(*) AS urls FROM near_duplicates WHERE cluster_size > 1 "
+    "GROUP BY ALL ORDER BY urls DESC LIMIT 5;",
 ]
 
+# The per-day table: (heading, what it shows of a day's figures).
+COLUMNS = [
+    ("day", lambda f: f.date),
+    ("fetched", lambda f: f.pages_fetched),
+    ("new", lambda f: f.new_urls),
+    ("changed", lambda f: f.changed),
+    ("304", lambda f: f.not_modified),
+    ("same", lambda f: f.identical),
+    ("bytes saved", lambda f: f.bytes_saved),
+    ("trap URLs refused", lambda f: f.trap_refusals),
+    ("near-dup groups", lambda f: f.near_duplicate_groups),
+    ("planned next day", lambda f: f.planned_for_tomorrow),
+]
+LEGEND = ("fetched: answered requests; new: first full answer of a URL; changed: a new payload; "
+          "304 and same: unchanged (Not Modified, or the same payload again); bytes saved: by the 304s")
 
-def demo_web(day: int, access_log: Path) -> DemoWebProcess:
-    """The demo web in its own process, so it does not share a CPU core's GIL with the crawler."""
-    return DemoWebProcess(port=DEMO_PORT, hosts=DEMO_HOSTS, seed=DEMO_SEED, day=day,
-                          access_log=access_log)
+
+class DemoWebDays:
+    """The demo web, served afresh for each crawl day as its change model has it on that day."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.server: DemoWebProcess | None = None
+        self.access_logs: list[Path] = []
+
+    def serve(self, date: str) -> None:
+        self.stop()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        access_log = self.log_dir / f"access_log-{date}.parquet"
+        day = (dt.date.fromisoformat(date) - EPOCH.date()).days  # the demo web's own clock
+        self.server = DemoWebProcess(port=DEMO_PORT, day=day, access_log=access_log, **DEMO_WEB).start()
+        self.access_logs.append(access_log)
+        print(f"{date}: {self.server.ready_line}", flush=True)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
 
 def sql_command(catalog: Path, query: str) -> str:
@@ -47,50 +91,71 @@ def sql_command(catalog: Path, query: str) -> str:
             f"{shlex.quote(' '.join(query.split()))}")
 
 
-def summary(catalog: Path, data_root: Path, date: str, access_log: Path) -> str:
+def aligned(rows: list[list[str]]) -> list[str]:
+    """Rows of cells as lines: the first column left-aligned, the others right-aligned, every
+    column as wide as its widest cell (a long name moves the column, not the row)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                             for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+
+
+def cell(value) -> str:
+    return "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def figures_lines(days: list[DayFigures]) -> list[str]:
+    return aligned([[heading for heading, _ in COLUMNS]] + [[cell(get(f)) for _, get in COLUMNS] for f in days])
+
+
+def summary(catalog: Path, data_root: Path, dates: list[str], access_logs: list[Path]) -> str:
     con = duckdb.connect(str(catalog), read_only=True)
     by_status = con.execute(
         "SELECT coalesce(status::VARCHAR, status_class) AS status, count(*) FROM fetches "
-        "WHERE date = ? GROUP BY ALL ORDER BY 1", [date]).fetchall()
-    views = [r[0] for r in con.execute(
-        "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1").fetchall()]
-    rows = {v: con.execute(f"SELECT count(*) FROM {v}").fetchone()[0] for v in views}
-    warcs = sorted((data_root / "warc" / f"date={date}").glob("shard=*/*.warc.gz"))
-    log = con.execute(f"""
-        WITH r AS (SELECT host, start, "end",
-                          lag("end") OVER (PARTITION BY host ORDER BY start) AS prev_end
-                   FROM read_parquet('{access_log}'))
-        SELECT count(*), count(DISTINCT host), min(start - prev_end) FROM r""").fetchone()
+        "GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
+    log = con.execute("SELECT count(*), count(DISTINCT host) FROM read_parquet($logs)",
+                      {"logs": [str(p) for p in access_logs]}).fetchone()
     con.close()
-    lines = [f"Recrawl cycle {date}: done", "", "Pages per HTTP status:"]
-    lines += [f"  {status:>14}  {n}" for status, n in by_status]
-    lines += ["", f"WARC files written: {len(warcs)} ({sum(p.stat().st_size for p in warcs):,} bytes) "
-              f"under {data_root / 'warc' / f'date={date}'}"]
-    lines += ["", f"Catalog {catalog}:"] + [f"  {v:>10}  {n:,} rows" for v, n in rows.items()]
-    lines += ["", f"Demo web access log: {log[0]} requests to {log[1]} hosts, closest two requests "
-              f"to one host {log[2] or 0:.3f} s apart ({access_log})"]
+    warcs = sorted((data_root / "warc").glob("date=*/shard=*/*.warc.gz"))
+    lines = [f"Recrawl of the demo web, {len(dates)} days ({dates[0]} .. {dates[-1]}): done", ""]
+    lines += figures_lines([day_figures(data_root, date) for date in dates])
+    lines += [f"  ({LEGEND})", "", "Answers per HTTP status, every day:"]
+    lines += aligned([[status, f"{n:,}"] for status, n in by_status])
+    lines += ["", f"WARC files: {len(warcs)} ({sum(p.stat().st_size for p in warcs):,} bytes) under "
+              f"{data_root / 'warc'}; the demo web answered {log[0]:,} requests to {log[1]} hosts"]
     # Commands that run as printed (no `duckdb` command is installed; see crawl_assets/analyst/sql.py).
-    lines += ["", "Try it (read-only; docs/CATALOG.md describes every view):"]
+    lines += ["", f"Try it (read-only; docs/CATALOG.md describes every view of {catalog}):"]
     lines += [f"  {sql_command(catalog, q)}" for q in EXAMPLE_QUERIES]
     return "\n".join(lines)
 
 
+def demo_days(last: str, count: int) -> list[str]:
+    end = dt.date.fromisoformat(last)
+    return [(end - dt.timedelta(days=n)).isoformat() for n in reversed(range(count))]
+
+
+def start_over(data_root) -> None:
+    """The demo's days end today, so an earlier demo's files would be newer days: clear them."""
+    if not isinstance(data_root, Path) or data_root.name != DEMO_ROOT_NAME:
+        raise CrawlInputError(f"the demo clears its data root, and {data_root} is not a folder named "
+                              f"{DEMO_ROOT_NAME!r}: run it with RECRAWL_SETTINGS=settings/demo.toml (make demo)")
+    shutil.rmtree(data_root, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--date", default=today(), help="the day's partition (default: today, UTC)")
+    parser.add_argument("--date", default=today(), help="the last day's partition (default: today, UTC)")
+    parser.add_argument("--days", type=int, default=DEMO_DAYS, help=f"days to crawl (default {DEMO_DAYS})")
     args = parser.parse_args(argv)
     settings = load_settings()
-    day = (dt.date.fromisoformat(args.date) - EPOCH.date()).days  # the demo web's own clock
-    access_log = settings.data_root / "demoweb" / f"access_log-{args.date}.parquet"
+    dates = demo_days(args.date, max(args.days, 1))
     started = time.monotonic()
+    web = DemoWebDays(settings.data_root / "demoweb")
     try:
-        server = demo_web(day, access_log).start()
+        start_over(settings.data_root)
+        run_days(dates, progress=lambda line: print(line, flush=True), before_day=web.serve)
     except DemoWebStartError as exc:
         print(f"demo failed: {exc} (is port {DEMO_PORT} busy?)", file=sys.stderr)
         return 1
-    print(server.ready_line, flush=True)
-    try:
-        run_days([args.date], progress=lambda line: print(line, flush=True))
     except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)
         return 1
@@ -98,9 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         print(STOPPED, file=sys.stderr)
         return 130
     finally:
-        server.stop()  # started above (a `with` block would start it a second time)
-    print(summary(settings.catalog_path, settings.data_root, args.date, access_log))
-    print(f"\n(cycle took {time.monotonic() - started:.1f} s; `make ui` shows the runs)")
+        web.stop()
+    print(summary(settings.catalog_path, settings.data_root, dates, web.access_logs))
+    print(f"\n(the demo took {time.monotonic() - started:.0f} s; `make ui SETTINGS=settings/demo.toml` shows its runs)")
     return 0
 
 

@@ -41,7 +41,7 @@ class PartitionFile:
 # The table: every partition file a step writes, by the asset that writes it.
 # frontier_snapshot[D], a file per shard
 frontier_file = PartitionFile("frontier", "frontier.parquet", per_shard=True)
-# fetch_batch[D|shard]: the batch's WARC files (and their indexes) in warc_dir; change evidence
+# fetch_job[D|shard] (its step fetch_batch): the batch's WARC files (and their indexes) in warc_dir; change evidence
 # is the sitemap and feed entries with a date that the batch found.
 fetch_log_file = PartitionFile("fetch_log", "fetch_log.parquet", per_shard=True)
 links_file = PartitionFile("links", "links.parquet", per_shard=True)

@@ -12,7 +12,7 @@ import httpx
 from crawl_assets.cli.demo import summary
 from crawl_assets.crawler.settings import PROJECT_ROOT
 
-from conftest import DAY2, free_port, require_pywb, running_wayback
+from conftest import DAY1, DAY2, free_port, require_pywb, running_wayback
 
 PREFIX = ".venv/bin/python -m crawl_assets.analyst."
 
@@ -22,8 +22,33 @@ def run_shell(command, env=None):
                           timeout=120, env=env)
 
 
+def demo_summary(crawl) -> str:
+    return summary(crawl.settings.catalog_path, crawl.root, [DAY1, DAY2], [crawl.access_log])
+
+
+def test_the_demo_summary_shows_each_days_recrawl_in_aligned_columns(two_day_crawl):
+    """One row a day under one heading, every column lined up with its heading: day one
+    discovers (all new, no 304), day two answers 304 for what day one saw and counts the bytes
+    that saved, and only the session-id trap's pages changed (the web did not); the trap hosts'
+    refusals, the near-duplicate groups and the next day's plan are counted."""
+    lines = demo_summary(two_day_crawl).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:2] == ["day", "fetched"])
+    heading, day1, day2 = lines[at:at + 3]
+    ends = [m.end() for m in re.finditer(r"\S+(?: \S+)*", heading)]
+    assert len(ends) == 10
+    for row in (day1, day2):  # each right-aligned number ends where its heading ends
+        assert [m.end() for m in re.finditer(r"\S+", row)][1:] == ends[1:], (heading, row)
+    one = dict(zip(["fetched", "new", "changed", "304", "same", "saved", "traps", "groups", "planned"],
+                   (int(v.replace(",", "")) for v in day1.split()[1:])))
+    two = dict(zip(one, (int(v.replace(",", "")) for v in day2.split()[1:])))
+    assert day1.split()[0] == DAY1 and day2.split()[0] == DAY2
+    assert one["new"] > 50 and one["304"] == one["changed"] == one["saved"] == 0
+    assert two["304"] > 50 and two["saved"] > 100_000 and 0 < two["changed"] < 50  # the session-id trap's pages
+    assert one["traps"] > 0 and one["groups"] > 0 and one["planned"] > 0
+
+
 def test_every_command_the_demo_summary_prints_runs(two_day_crawl):
-    text = summary(two_day_crawl.settings.catalog_path, two_day_crawl.root, DAY2, two_day_crawl.access_log)
+    text = demo_summary(two_day_crawl)
     commands = [line.strip() for line in text.splitlines() if line.strip().startswith(PREFIX)]
     assert len(commands) >= 2 and "duckdb -readonly" not in text
     for command in commands:

@@ -66,7 +66,7 @@ def test_queued_runs_a_live_daemon_serves_wait_as_long_as_they_need(instance):
     watch = DaemonWatch(instance, wait_s=0.2)
     beat(instance, time.time())
     for _ in range(10):  # a run held by its shard's limit stays queued; the daemon is alive
-        watch.check(["fetch_batch[2026-11-20|s00]"])
+        watch.check(["fetch_job[2026-11-20|s00]"])
         time.sleep(0.05)
     watch_idle = DaemonWatch(instance, wait_s=0.0)
     watch_idle.check([])  # nothing queued: no daemon needed

@@ -34,7 +34,7 @@ def test_two_days_of_one_shard_never_run_at_once(deployment, root):
                          lines.append)
     assert [run.status for run in runs] == [DagsterRunStatus.SUCCESS] * 3, lines
     by_label = {run.label: run for run in runs}
-    first, second = by_label[f"fetch_batch[{DAY1}|s00]"], by_label[f"fetch_batch[{DAY2}|s00]"]
+    first, second = by_label[f"fetch_job[{DAY1}|s00]"], by_label[f"fetch_job[{DAY2}|s00]"]
     assert first.end_time <= second.start_time or second.end_time <= first.start_time, (first, second)
 
     for run in runs:
@@ -53,7 +53,7 @@ def test_a_cycle_runs_every_stage_as_runs_in_the_instance(deployment, root):
     report = submit_cycle(DAY3, queue, deployment.settings.shard_keys(), 2, lines.append)
 
     assert report.frontier.succeeded and report.close.succeeded and not report.failed_shards, lines
-    assert sorted(run.label for run in report.fetches) == [f"fetch_batch[{DAY3}|s00]", f"fetch_batch[{DAY3}|s01]"]
+    assert sorted(run.label for run in report.fetches) == [f"fetch_job[{DAY3}|s00]", f"fetch_job[{DAY3}|s01]"]
     jobs = [deployment.instance.get_run_by_id(run.run_id).job_name
             for run in (report.frontier, *report.fetches, report.close)]
     assert jobs == ["frontier_job", "fetch_job", "fetch_job", "day_close_job"]

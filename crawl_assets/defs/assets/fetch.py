@@ -1,4 +1,4 @@
-"""The fetch of one day's host shard, fetch_batch[D|shard]: one run, five assets on the same
+"""The fetch of one day's host shard, fetch_job[D|shard] (this step, fetch_batch): one run, five assets on the same
 partitions, so the lineage graph shows the archives and what is built from them:
 
 - fetch_log: one row per request (status, timings, validators, where its WARC record is);
