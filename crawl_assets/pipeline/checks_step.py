@@ -117,7 +117,7 @@ def warc_cut_short(path: Path, date: str, shard: str, indexed_end: int, root: Pa
     later = [day for day in crawled_days(root) if day > date]
     remedy = (f"restore it from a copy: {date} lies beneath {later[-1]}, a later day, so it cannot be "
               "fetched again, and without a copy those captures are lost") if later else (
-              f"restore it from a copy, or materialise fetch_batch {date}|{shard} again with the run tag "
+              f"restore it from a copy, or launch fetch_job for {date}|{shard} again with the run tag "
               f"{REFETCH_TAG}=true to fetch the shard again")
     return (f"{path} {state}, but its index has records up to byte {indexed_end:,}: the captures past "
             f"the cut cannot be read; {remedy}")
