@@ -4,6 +4,7 @@ of what failed, and a few examples to look at."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pyarrow as pa
 from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
+from ..crawler.url_policy.url_bloom import FP_SAMPLE_SIZE
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect
 from .day_order import crawled_days
@@ -134,10 +136,15 @@ def warc_files_whole(catalog_path: Path, root: Path) -> Verdict:
     return _verdict([sentence for sentence in sentences if sentence])
 
 
-def seen_filter_rate(measured_fp_rate: float, target_fp_rate: float) -> Verdict:
-    """The Bloom filter's measured false-positive rate is within the rate it was sized for."""
-    failures = [] if measured_fp_rate <= target_fp_rate else [
-        f"measured {measured_fp_rate:.5f} > target {target_fp_rate:.5f}"]
+def seen_filter_rate(measured_fp_rate: float, target_fp_rate: float, sample_size: int = FP_SAMPLE_SIZE) -> Verdict:
+    """The Bloom filter's measured false-positive rate is within the rate it was sized for, give
+    or take the sample's own noise: a filter at exactly its target measures above it half the
+    time (0.00104 on 100,000 URLs is 0.4 standard errors over 0.001), so only a rate more than
+    three standard errors over the target fails."""
+    allowed = target_fp_rate + 3 * math.sqrt(target_fp_rate * (1 - target_fp_rate) / sample_size)
+    failures = [] if measured_fp_rate <= allowed else [
+        f"measured {measured_fp_rate:.5f} > target {target_fp_rate:.5f} (at most {allowed:.5f} "
+        f"on {sample_size:,} URLs)"]
     return _verdict(failures, measured=measured_fp_rate)
 
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 from rbloom import Bloom
 
 from ..crawler.crawl_errors import CrawlInputError
-from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, build_filter, measured_fp_rate
+from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, FP_SAMPLE_SIZE, build_filter, measured_fp_rate
 from ..storage.layout import url_registry_file
 from ..storage.shared_root import connect
 from .crawl_history import CrawlHistory
@@ -95,7 +95,7 @@ class SeenFilterCounts:
     elements: int
     bits: int
     target_fp_rate: float
-    measured_fp_rate: float  # on 100,000 made-up URLs never added
+    measured_fp_rate: float  # on FP_SAMPLE_SIZE made-up URLs never added
 
 
 def build_seen_filter(registry: pa.Table, fp_rate: float = DEFAULT_FP_RATE) -> Bloom:
@@ -106,4 +106,4 @@ def build_seen_filter(registry: pa.Table, fp_rate: float = DEFAULT_FP_RATE) -> B
 
 
 def describe_seen_filter(bloom: Bloom, elements: int, fp_rate: float = DEFAULT_FP_RATE) -> SeenFilterCounts:
-    return SeenFilterCounts(elements, bloom.size_in_bits, fp_rate, measured_fp_rate(bloom, 100_000))
+    return SeenFilterCounts(elements, bloom.size_in_bits, fp_rate, measured_fp_rate(bloom, FP_SAMPLE_SIZE))

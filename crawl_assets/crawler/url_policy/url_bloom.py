@@ -69,7 +69,10 @@ def load_filter(path: Path) -> Bloom:
         raise CrawlInputError(f"the seen-URL filter {path} cannot be read ({exc}): {redo}") from None
 
 
-def measured_fp_rate(bloom: Bloom, sample_size: int = 100_000, seed: int = 0) -> float:
+FP_SAMPLE_SIZE = 100_000  # held-out URLs the false-positive rate is measured on
+
+
+def measured_fp_rate(bloom: Bloom, sample_size: int = FP_SAMPLE_SIZE, seed: int = 0) -> float:
     """False-positive rate on URLs that were never added (a held-out, made-up sample)."""
     rng = random.Random(seed)
     held_out = (f"http://held-out-{rng.getrandbits(64):016x}.invalid/{n}" for n in range(sample_size))
