@@ -34,7 +34,7 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
 	cp dagster.yaml $@
 
-# Serve the demo web, crawl it for today's partition through Dagster, print a summary.
+# Serve the demo web, crawl three days of it (ending today) through Dagster into data/demo, print a table a day.
 demo: setup
 	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.cli.demo
 
@@ -91,7 +91,7 @@ crawl: setup
 
 # The demo web in the foreground (for `make ui SETTINGS=settings/demo.toml`); Ctrl-C stops it.
 demoweb: setup
-	$(BIN)/python -m demoweb serve --port 8471 --hosts 50 --access-log data/demoweb/access_log.parquet
+	$(BIN)/python -m demoweb serve --port 8471 --hosts 30 --pages-per-host 30 --traps --near-duplicates --access-log data/demoweb/access_log.parquet
 
 # Every output under data/ (tables, WARC files, filters, the catalog, work_dir), whatever new
 # ones come; the seed lists, the blocklist and Dagster's run history stay.

@@ -34,9 +34,11 @@ from demoweb.process import DemoWebProcess, DemoWebStartError
 DEMO_PORT = 8471
 DEMO_DAYS = 3  # a first day of discovery, then two of recrawl (about 4 minutes on two cores)
 DEMO_ROOT_NAME = "demo"  # the demo clears its data root only if the folder has this name
-# The demo web: 50 ordinary hosts (data/seeds/demo/demo.txt), its trap and near-duplicate hosts
-# (special_hosts.txt). Script-only hosts: add "spa": True (and their homes to the seeds).
-DEMO_WEB = {"hosts": 50, "seed": 1, "traps": True, "near_duplicates": True}
+# The demo web: 30 ordinary hosts of 30 pages (data/seeds/demo/demo.txt), small enough for the
+# first day to find every page (max_pages_per_host is 40), so the next days recrawl rather than
+# discover; its trap and near-duplicate hosts (special_hosts.txt). Script-only hosts, rendered
+# by the render tier (settings/demo.toml: render_hosts): add "spa": True and their homes to the seeds.
+DEMO_WEB = {"hosts": 30, "pages_per_host": 30, "seed": 1, "traps": True, "near_duplicates": True}
 
 EXAMPLE_QUERIES = [
     "SELECT date, count(*) AS records, count(*) FILTER (WHERE warc_type = 'revisit') AS revisits "
