@@ -34,6 +34,7 @@ from ..crawler.url_policy.seed_files import read_seeds
 from ..defs.assets import ALL_ASSETS
 from ..defs.assets.fetch import REFETCH_TAG
 from ..defs.jobs import (
+    CLI_DRIVER,
     CLOSE_STAGE,
     DRIVER_TAG,
     FETCH_STAGE,
@@ -251,7 +252,7 @@ def run_days(days: list[str], shards: list[str] | None = None,
     with DagsterService(home) as service:
         progress(f"submitting runs through {service.url} "
                  f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
-        queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: "cli"})
+        queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: CLI_DRIVER})
         for day in days:
             before_day(day)
             report = submit_cycle(day, queue, shards, settings.max_parallel_shards, progress, refetch,

@@ -17,6 +17,7 @@ SHARD_TAG = "dagster/partition/shard"
 # Runs submitted by a driver (`make crawl`, `make demo`) carry this tag: the sensors that chain a
 # day's stages leave those runs alone, since the driver submits each next stage itself.
 DRIVER_TAG = "crawl/driver"
+CLI_DRIVER = "cli"  # its value on the runs of the cycle commands (cli/cycle.py)
 
 
 seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds"))

@@ -20,7 +20,7 @@ from dagster import (
 from crawl_assets.definitions import defs
 from crawl_assets.defs.assets.fetch import FETCH_LOG, REFETCH_TAG
 from crawl_assets.defs.assets.frontier import KEPT_METADATA
-from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG
+from crawl_assets.defs.jobs import CLI_DRIVER, DRIVER_TAG, SHARD_TAG
 from crawl_assets.defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
 from crawl_assets.defs.schedules import NIGHTLY_HOUR, nightly_cycle
 from sensors.day_chain import BACKFILL_TAG, close_day_after_fetch, fetch_after_frontier
@@ -94,7 +94,7 @@ def test_the_day_closes_once_every_shard_finished_and_says_which_failed(instance
         instance=instance, cursor=second.cursor, definitions=defs)).run_requests == []
 
 
-def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch):
+def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch, instance):
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "a.txt").write_text("https://example.org/\n")
@@ -107,10 +107,28 @@ def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch):
     unchanged = seed_files_changed(build_sensor_context(cursor=first.cursor, definitions=defs))
     assert not getattr(unchanged, "run_requests", None)
     (seeds / "b.txt").write_text("https://example.com/\n")
-    changed = seed_files_changed(build_sensor_context(cursor=first.cursor, definitions=defs))
+    changed = seed_files_changed(build_sensor_context(instance=instance, cursor=first.cursor, definitions=defs))
     (request,) = changed.run_requests
     assert request.partition_key == datetime.now(timezone.utc).date().isoformat()
     assert changed.cursor != first.cursor
+
+
+def test_a_seed_change_while_a_command_crawls_is_recorded_without_a_run(tmp_path, monkeypatch, instance):
+    """make demo crawls earlier days first: a frontier of today launched meanwhile would refuse them."""
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "a.txt").write_text("https://example.org/\n")
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(tmp_path / "seeds.toml"))
+    (tmp_path / "seeds.toml").write_text(f'[crawl]\nseeds_dir = "{seeds}"\n')
+    first = seed_files_changed(build_sensor_context(definitions=defs))
+    (seeds / "b.txt").write_text("https://example.com/\n")
+    run = instance.create_run_for_job(defs.get_job_def("frontier_job"), tags={DRIVER_TAG: CLI_DRIVER})
+    during = seed_files_changed(build_sensor_context(instance=instance, cursor=first.cursor, definitions=defs))
+    assert not during.run_requests and during.cursor != first.cursor
+    instance.report_run_failed(run)  # the command ended: a later change starts today's frontier again
+    (seeds / "c.txt").write_text("https://example.net/\n")
+    after = seed_files_changed(build_sensor_context(instance=instance, cursor=during.cursor, definitions=defs))
+    assert len(after.run_requests) == 1
 
 
 def test_the_nightly_schedule_runs_by_default_and_launches_that_day(instance):
