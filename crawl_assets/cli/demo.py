@@ -25,7 +25,7 @@ if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
 from ..crawler.settings import load_settings
-from ..pipeline.day_figures import DayFigures, day_figures
+from ..pipeline.report.day_figures import DayFigures, day_figures
 from .cycle import STOPPED, CycleFailed, run_days, today
 from .launcher import LaunchError
 from demoweb.ordinary.change_model import EPOCH

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from ..pipeline.report_step import counts_by, host_tables
+from ..pipeline.report.report_step import counts_by, host_tables
 
 # Arrow type -> the short type name the UI shows in a column schema.
 _TYPE_NAMES = (

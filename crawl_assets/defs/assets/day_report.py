@@ -7,9 +7,9 @@ account for the day's frontier, is missing from the day, and the report names it
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from ...pipeline.day_figures import day_figures
-from ...pipeline.report_charts import change_rate_png, status_mix_png
-from ...pipeline.report_step import (
+from ...pipeline.report.day_figures import day_figures
+from ...pipeline.report.report_charts import change_rate_png, status_mix_png
+from ...pipeline.report.report_step import (
     change_rates, day_report as build_day_report, missing_shards_text, summary_markdown,
 )
 from ...storage.layout import day_report_dir, write_bytes_atomic

@@ -13,7 +13,7 @@ from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.change_stats.url_change_state import url_state
 from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
-from crawl_assets.pipeline.report_step import day_report, summary_markdown
+from crawl_assets.pipeline.report.report_step import day_report, summary_markdown
 
 from crawl_files import fetch_row, write_fetch_log
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..crawler.vocabulary import TRAP_DEFENCES
-from ..storage.layout import near_clusters_file, priorities_file, shard_files
-from ..storage.shared_root import connect
-from .priorities.priority_queries import Kind
+from ...crawler.vocabulary import TRAP_DEFENCES
+from ...storage.layout import near_clusters_file, priorities_file, shard_files
+from ...storage.shared_root import connect
+from ..priorities.priority_queries import Kind
 
 # Each answer of the day against the URL's earlier answers (200 or 304) of this day and before.
 ANSWERS_SQL = """

@@ -4,7 +4,7 @@ import pyarrow as pa
 
 from crawl_assets.crawler.batches.arrow_schemas import DROPPED_SCHEMA
 from crawl_assets.crawler.vocabulary import DropReason
-from crawl_assets.pipeline.day_figures import day_figures
+from crawl_assets.pipeline.report.day_figures import day_figures
 from crawl_assets.storage.layout import dropped_file, write_parquet_atomic
 
 from crawl_files import fetch_row, write_fetch_log

@@ -14,10 +14,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..storage.layout import dropped_file, fetch_log_file, frontier_file, host_events_file
-from ..storage.shared_root import connect, read_table
-from .change_stats.url_change_state import has_url_state, register_change_stats, url_state
-from .checks_step import frontier_accounted_for
+from ...storage.layout import dropped_file, fetch_log_file, frontier_file, host_events_file
+from ...storage.shared_root import connect, read_table
+from ..change_stats.url_change_state import has_url_state, register_change_stats, url_state
+from ..checks_step import frontier_accounted_for
 
 TOP_HOSTS = 10
 

@@ -8,8 +8,8 @@ import pyarrow as pa
 
 from crawl_assets.crawler.batches.arrow_schemas import DROPPED_SCHEMA
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
-from crawl_assets.pipeline.report_charts import change_rate_png, rate_bin_edges, status_mix_png
-from crawl_assets.pipeline.report_step import day_report, host_tables, summary_markdown
+from crawl_assets.pipeline.report.report_charts import change_rate_png, rate_bin_edges, status_mix_png
+from crawl_assets.pipeline.report.report_step import day_report, host_tables, summary_markdown
 from crawl_assets.storage.layout import dropped_file, frontier_file, write_parquet_atomic
 
 from crawl_files import fetch_row, write_fetch_log
