@@ -1,5 +1,6 @@
 """Helpers shared by the tests (importable as `support`: tests/ is on pytest's pythonpath)."""
 
+from collections import defaultdict
 from pathlib import Path
 
 from crawl_assets.crawler.settings import PROJECT_ROOT
@@ -35,6 +36,15 @@ class DemoWebProcess(demoweb_process.DemoWebProcess):
     def __init__(self, **web_args):
         defaults = {"seed": 1, "hosts": 10, "pages_per_host": 20, "validators": "honest"}
         super().__init__(**(defaults | web_args))
+
+
+def requests_by_host(rows: list[dict]) -> dict[str, list[dict]]:
+    """The demo web's access log rows, each host's in the order they started (a host never
+    asked has none)."""
+    log: dict[str, list[dict]] = defaultdict(list)
+    for row in sorted(rows, key=lambda r: r["start"]):
+        log[row["host"]].append(row)
+    return log
 
 
 def assert_polite(rows: list[dict], delay_s: float, delays_by_host: dict[str, float] | None = None,

@@ -3,7 +3,6 @@ demo web's own access log (the politeness hosts of demoweb/special_hosts/politen
 
 import dataclasses
 import ipaddress
-from collections import defaultdict
 
 import pytest
 
@@ -13,7 +12,7 @@ from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import DropReason, StatusClass
 from demoweb.special_hosts.politeness_hosts import (MOVED_CRAWL_DELAY_S, MOVED_ROBOTS_PATH, ROBOTS_CHAIN_HOPS,
                                                    TARGET_CRAWL_DELAY_S, politeness_hostname)
-from support import DemoWebProcess, assert_polite
+from support import DemoWebProcess, assert_polite, requests_by_host
 
 DELAY = 0.05
 BUDGET = 6  # pages per host: redirect-target is offered more than this (cross-redirect exactly this)
@@ -49,9 +48,7 @@ def batch(tmp_path_factory):
         result = run_fetch_batch(settings(), 0, [FetchTask.for_url(u) for u in seeds],
                                  tmp_path_factory.mktemp("warc"), "t")
         rows = server.stop()
-    log = defaultdict(list)
-    for row in sorted(rows, key=lambda r: r["start"]):
-        log[row["host"]].append(row)
+    log = requests_by_host(rows)
     records = {r.url: r for r in result.output.records}
     return hosts, log, records, result.output
 

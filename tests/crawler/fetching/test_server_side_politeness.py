@@ -5,7 +5,6 @@ log stamps each answer's end after the crawler already has it."""
 
 import dataclasses
 import ipaddress
-from collections import defaultdict
 
 import pytest
 
@@ -14,7 +13,7 @@ from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import NetworkException, load_settings
 from crawl_assets.crawler.vocabulary import StatusClass
 from demoweb.special_hosts.politeness_hosts import BUSY_LOGGED_LATE_S, FAR_CRAWL_DELAY_S, politeness_hostname
-from support import DemoWebProcess, assert_polite
+from support import DemoWebProcess, assert_polite, requests_by_host
 
 DELAY = 0.4
 FAR = politeness_hostname("robots_far_delay")
@@ -42,9 +41,7 @@ def batch(tmp_path_factory):
         result = run_fetch_batch(settings(), 0, [FetchTask.for_url(u) for u in seeds],
                                  tmp_path_factory.mktemp("warc"), "t")
         rows = server.stop()
-    log = defaultdict(list)
-    for row in sorted(rows, key=lambda r: r["start"]):
-        log[row["host"]].append(row)
+    log = requests_by_host(rows)
     return hosts, log, {r.url: r for r in result.output.records}, rows
 
 
