@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from fnmatch import fnmatch
 
@@ -43,6 +44,7 @@ class RenderCounts:
     render_errors: int = 0
     browser_requests: int = 0  # answered for the browser (the pages' own documents excluded)
     refused_requests: dict[str, int] = dataclasses.field(default_factory=dict)  # reason -> requests
+    browser_s: float = 0.0  # wall seconds the browser was open (the engine's turns in between included)
 
 
 class RenderPass:
@@ -66,6 +68,7 @@ class RenderPass:
         due = self._due()
         if not due or self.budget <= 0:
             return
+        opened = time.monotonic()
         async with BrowserPool(self.settings.chromium_path, self.settings.render_pool_size) as pool:
             while due and self.budget > 0:
                 due = due[:self.budget]
@@ -74,6 +77,7 @@ class RenderPass:
                 if self.engine.workbench.busy():
                     await self.engine.run([], **engine_options)
                 due = self._due()
+        self.counts.browser_s = time.monotonic() - opened
         await self.fetcher.close()
         self.counts.browser_requests = self.fetcher.requests
 
