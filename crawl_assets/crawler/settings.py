@@ -119,6 +119,8 @@ class CrawlSettings:
     # The render tier (crawler/rendering/): pages of hosts matching these patterns are rendered
     # in headless Chromium after their plain fetch (empty: nothing is rendered), at most
     # render_pool_size pages at once and render_daily_budget pages a day (all shards together).
+    # "auto" among them: hosts whose pages look script-built are rendered when a sample shows
+    # rendering finds materially more (rendering/render_decision.py).
     render_hosts: tuple[str, ...] = ()
     render_pool_size: int = 2
     render_daily_budget: int = 1000

@@ -56,6 +56,7 @@ PARTITIONED_VIEWS = {
     "frontier": ("frontier", "SELECT * FROM src"),
     "dropped_urls": ("dropped_urls", "SELECT * FROM src"),
     "change_evidence": ("change_evidence", "SELECT * FROM src"),  # sitemap and feed dates
+    "render_decisions": ("render_decisions", "SELECT * FROM src"),  # the render tier's, per host and day
     "captures": ("warc", "SELECT * FROM src"),  # the WARC files' capture indexes (warc_index.py)
 }
 

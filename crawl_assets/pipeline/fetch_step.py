@@ -20,7 +20,7 @@ from rbloom import Bloom
 from ..crawler.archive.warc import warc_date
 from ..crawler.batches.batch import run_fetch_batch
 from ..crawler.batches.checkpoint import BatchProgress
-from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table
+from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table, render_decisions_table
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
@@ -187,6 +187,9 @@ class FetchResult:
     counts: FetchCounts
     reused: bool = False  # the partition's batch had finished before: nothing was fetched
     change_evidence: pa.Table | None = None  # sitemap and feed entries with a date (CHANGE_EVIDENCE_SCHEMA)
+    # The render tier's decision per host, with its evidence (RENDER_DECISIONS_SCHEMA); None when the
+    # batch had no render tier (render_hosts empty) or was not fetched again (reused).
+    render_decisions: pa.Table | None = None
 
 
 def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, warc_dir: Path,
@@ -243,8 +246,9 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         **render_counts(batch.render),
     )
     reused = batch.resumed_from is not None and batch.resumed_from.checkpoint.finished
+    decisions = render_decisions_table(batch.render.hosts) if batch.render is not None else None
     return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts, reused,
-                       evidence)
+                       evidence, decisions)
 
 
 def render_counts(render: RenderCounts | None) -> dict:

@@ -20,6 +20,7 @@ WRITTEN_BY = {
     "fetch_log": "fetch_log",  # the fetch_batch step writes these three and warc_archive
     "links": "links",
     "dropped_urls": "dropped_urls",
+    "render_decisions": "fetch_log",  # the fetch step writes it beside fetch_log
     "url_registry": "url_registry",
     "simhash_index": "simhash_index",
     "near_duplicates": "near_duplicate_clusters",

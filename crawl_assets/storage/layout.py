@@ -48,6 +48,8 @@ links_file = PartitionFile("links", "links.parquet", per_shard=True)
 dropped_file = PartitionFile("dropped_urls", "dropped_urls.parquet", per_shard=True)
 warc_dir = PartitionFile("warc", "", per_shard=True)
 change_evidence_file = PartitionFile("change_evidence", "change_evidence.parquet", per_shard=True)
+# The render tier's decision per host and its evidence (when render_hosts is set), under fetch_log.
+render_decisions_file = PartitionFile("render_decisions", "render_decisions.parquet", per_shard=True)
 # url_registry[D], seen_url_filter[D]
 url_registry_file = PartitionFile("url_registry", "url_registry.parquet")
 seen_filter_file = PartitionFile("seen_filter", "seen_urls.bloom")

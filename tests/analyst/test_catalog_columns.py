@@ -5,7 +5,11 @@ import re
 
 import duckdb
 
+from crawl_assets.crawler.batches.arrow_schemas import render_decisions_table
+from crawl_assets.crawler.rendering.render_decision import Decision, HostEvidence
 from crawl_assets.crawler.settings import PROJECT_ROOT
+from crawl_assets.pipeline.catalog_step import build_catalog
+from crawl_assets.storage.layout import render_decisions_file, write_parquet_atomic
 
 DOC = (PROJECT_ROOT / "docs" / "CATALOG.md").read_text()
 # Views over date x shard files get these two from the doc's general paragraph, not their own.
@@ -37,3 +41,17 @@ def test_the_doc_lists_each_views_columns(two_day_crawl):
         actual = {r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()}
         listed = documented[view] | (DATE_SHARD & actual)
         assert listed == actual, (view, "undocumented:", actual - listed, "not in the view:", listed - actual)
+
+
+def test_the_render_decisions_view_has_the_documented_columns(tmp_path):
+    """render_decisions exists only in crawls with a render tier (the two-day crawl has none):
+    a catalog over one day's file of it."""
+    evidence = HostEvidence(signal_pages=5, decision=Decision.RENDER)
+    evidence.add_sample(0, 3, 0, 720)
+    write_parquet_atomic(render_decisions_table({"spa-json.demo.test": evidence}),
+                         render_decisions_file(tmp_path, "2026-11-28", "s00"))
+    con = duckdb.connect(str(build_catalog(tmp_path, tmp_path / "crawl.duckdb").path), read_only=True)
+    actual = {r[0] for r in con.execute("DESCRIBE render_decisions").fetchall()}
+    assert documented_columns()["render_decisions"] | DATE_SHARD == actual
+    assert con.execute("SELECT host, decision, rendered_links, shard FROM render_decisions").fetchall() == \
+        [("spa-json.demo.test", "render", 3, "s00")]

@@ -50,6 +50,19 @@ LINKS_SCHEMA = pa.schema([
 
 DROPPED_SCHEMA = pa.schema([("host", pa.string()), ("reason", pa.string()), ("urls", pa.int64())])
 
+# The render tier's decision per host of the batch, with its evidence (rendering/render_decision.py).
+RENDER_DECISIONS_SCHEMA = pa.schema([
+    ("host", pa.string()),
+    ("signal_pages", pa.int64()),  # pages whose plain fetch showed the script signals
+    ("pages_sampled", pa.int64()),  # pages the decision rests on (a listed host's: all rendered)
+    ("plain_links", pa.int64()),  # the sample's links as fetched ...
+    ("rendered_links", pa.int64()),  # ... and as rendered
+    ("plain_text_chars", pa.int64()),  # the sample's visible text as fetched ...
+    ("rendered_text_chars", pa.int64()),  # ... and as rendered
+    ("decision", pa.string()),  # render, plain, listed; null: no sample rendered (budget spent)
+    ("pages_rendered", pa.int64()),
+])
+
 FRONTIER_SCHEMA = pa.schema([
     ("url", pa.string()),
     ("host", pa.string()),
@@ -81,6 +94,12 @@ def dropped_table(dropped: dict) -> pa.Table:
     rows = [{"host": h, "reason": r, "urls": n} for h, reasons in sorted(dropped.items())
             for r, n in sorted(reasons.items())]
     return pa.Table.from_pylist(rows, schema=DROPPED_SCHEMA)
+
+
+def render_decisions_table(hosts: dict) -> pa.Table:
+    """hosts: host -> HostEvidence (rendering/render_decision.py)."""
+    rows = [{**dataclasses.asdict(evidence), "host": host} for host, evidence in sorted(hosts.items())]
+    return pa.Table.from_pylist(rows, schema=RENDER_DECISIONS_SCHEMA)
 
 
 def links_table(links: list[tuple]) -> pa.Table:

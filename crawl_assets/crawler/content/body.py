@@ -1,5 +1,6 @@
 """What a fetched body is: its media type (headers first, sniffing second, never the URL's
-extension), its decoded content, digest, outlinks, resources and robots <meta> directives."""
+extension), its decoded content, digest, outlinks, resources, robots <meta> directives and
+signs of being built by scripts (script_signals.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .decoding import DecodingError, decode_body
 from .html_tree import parse_html
 from .links import scan_page
 from .page_signals import NO_DIRECTIVES, PageDirectives
+from .script_signals import ScriptSignals, script_signals
 from .simhash import page_text, simhash64
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -52,6 +54,7 @@ class ContentFacts:
     nofollow_links: list[str] = field(default_factory=list)  # linked with rel="nofollow" only
     directives: PageDirectives = NO_DIRECTIVES  # of the page's robots <meta> tags
     resources: list[str] = field(default_factory=list)  # images, scripts, styles it loads: not queued
+    script_signals: ScriptSignals | None = None  # an HTML page's signs of being built by scripts
 
 
 def examine(body: bytes, content_type: str | None, content_encoding: str | None,
@@ -67,9 +70,10 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
     if media_type in HTML_TYPES:
         tree = parse_html(content)  # one parse for both: the links first, page_text cuts the tree
         scan = scan_page(tree, url, agent)
+        signals = script_signals(tree, len(content), len(scan.links) + len(scan.nofollow_links))
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(tree)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives,
-                            resources=scan.resources)
+                            resources=scan.resources, script_signals=signals)
     listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []

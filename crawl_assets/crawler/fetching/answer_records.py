@@ -51,8 +51,8 @@ class AnswerRecorder:
         self.max_body_bytes = max_body_bytes
         self.traps = traps
         self._archived: dict[str, tuple[str, str]] = dict(known_payloads or {})
-        # The render tier (crawler/rendering/) sets keep_pages(host): the HTML answers of those
-        # hosts are kept, URL -> (answer, its response record's ID), for the browser to load.
+        # The render tier (crawler/rendering/) sets keep_pages(host, script_signals): the HTML
+        # answers it says yes to are kept, URL -> (answer, its response record's ID), for the browser.
         self.keep_pages = None
         self.kept: dict[str, tuple[HopResult, str]] = {}
 
@@ -88,7 +88,7 @@ class AnswerRecorder:
                 directives |= header_directives((v for k, v in exchange.response_headers
                                                  if k.lower() == "x-robots-tag"), self.agent)
             found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
-            if self.keep_pages is not None and revisit is None and self.keep_pages(task.host):
+            if self.keep_pages is not None and revisit is None and self.keep_pages(task.host, facts.script_signals):
                 self.kept[task.url] = (hop, self.warc.last_record_id)
             if facts.too_large:
                 status_class, error = StatusClass.TOO_LARGE, "decoded body is larger than the size cap"

@@ -1,7 +1,8 @@
 """The render tier as part of a fetch batch: after the engine has fetched what it can, the
-pages of hosts that need JavaScript (settings.render_hosts) are rendered, and the links of
-their DOM are admitted like any others; the engine then fetches those, and their pages are
-rendered in turn, until nothing new is found or the batch's render budget is spent.
+pages of hosts that need JavaScript (settings.render_hosts: listed by pattern, or learnt from a
+sample with "auto", render_decision.py) are rendered, and the links of their DOM are admitted
+like any others; the engine then fetches those, and their pages are rendered in turn, until
+nothing new is found or the batch's render budget is spent.
 
 For each rendered page the WARC holds the exchanges of every request the browser made
 (request/response records, written by PoliteFetcher) and the rendered DOM as a `conversion`
@@ -19,6 +20,9 @@ from collections.abc import Callable
 from fnmatch import fnmatch
 
 from ..content.body import examine
+from ..content.decoding import DecodingError, decode_body
+from ..content.html_tree import parse_html
+from ..content.script_signals import ScriptSignals, visible_text_chars
 from ..fetching.answer_records import AnswerRecorder, found_links
 from ..fetching.engine import FetchEngine, fewer_young_collections
 from ..fetching.workbench import FetchTask
@@ -26,11 +30,13 @@ from ..settings import CrawlSettings
 from ..vocabulary import StatusClass
 from .browser import BrowserPool
 from .polite_fetch import PoliteFetcher
+from .render_decision import AUTO, Decision, HostEvidence, RenderTier
 from .render_page import Rendered, render_page
 
 
 def renders_host(host: str, settings: CrawlSettings) -> bool:
-    return any(fnmatch(host, pattern) for pattern in settings.render_hosts)
+    """Whether a render_hosts pattern names the host ("auto" names none)."""
+    return any(fnmatch(host, pattern) for pattern in settings.render_hosts if pattern != AUTO)
 
 
 def batch_render_budget(settings: CrawlSettings) -> int:
@@ -45,25 +51,44 @@ class RenderCounts:
     browser_requests: int = 0  # answered for the browser (the pages' own documents excluded)
     refused_requests: dict[str, int] = dataclasses.field(default_factory=dict)  # reason -> requests
     browser_s: float = 0.0  # wall seconds the browser was open (the engine's turns in between included)
+    hosts: dict[str, HostEvidence] = dataclasses.field(default_factory=dict)  # decisions and evidence
 
 
 class RenderPass:
     def __init__(self, engine: FetchEngine, settings: CrawlSettings, in_scope: Callable[[str], bool]):
         self.engine, self.settings = engine, settings
         self.recorder: AnswerRecorder = engine.recorder
-        self.recorder.keep_pages = lambda host: renders_host(host, settings)
+        self.tier = RenderTier(lambda host: renders_host(host, settings), AUTO in settings.render_hosts)
+        self.recorder.keep_pages = self._keeps
         self.fetcher = PoliteFetcher(settings, engine.exchanger, engine.recorder.warc,
                                      engine.workbench.hosts, engine.clock, in_scope)
         self.budget = batch_render_budget(settings)
         self.counts = RenderCounts()
 
-    def _due(self) -> list[int]:
-        """Indexes of fetch-log rows whose page waits to be rendered."""
+    def _keeps(self, host: str, signals: ScriptSignals | None) -> bool:
+        return self.tier.keeps(host, signals is not None and signals.needs_script)
+
+    def _waiting(self) -> list[int]:
+        """Indexes of fetch-log rows whose kept page is not rendered yet."""
         kept = self.recorder.kept
         return [i for i, r in enumerate(self.engine.output.records)
                 if r.url in kept and not r.rendered and r.status_class == StatusClass.OK]
 
+    def _due(self) -> list[int]:
+        """The waiting rows to render now (of an undecided host, a sample); the kept pages of
+        hosts decided against rendering are let go."""
+        records, due, taken = self.engine.output.records, [], {}
+        for i in self._waiting():
+            host = records[i].host
+            if self.tier.evidence(host).decision == Decision.PLAIN:
+                del self.recorder.kept[records[i].url]
+            elif self.tier.wants(host, taken.get(host, 0)):
+                taken[host] = taken.get(host, 0) + 1
+                due.append(i)
+        return due
+
     async def run(self, tasks, **engine_options) -> None:
+        self.counts.hosts = self.tier.hosts
         await self.engine.run(tasks, **engine_options)
         due = self._due()
         if not due or self.budget <= 0:
@@ -76,8 +101,10 @@ class RenderPass:
                 await asyncio.gather(*(self._render(pool, i) for i in due))
                 if self.engine.workbench.busy():
                     await self.engine.run([], **engine_options)
+                self.tier.settle({self.engine.output.records[i].host for i in self._waiting()})
                 due = self._due()
         self.counts.browser_s = time.monotonic() - opened
+        self.tier.settle(set(), final=True)
         await self.fetcher.close()
         self.counts.browser_requests = self.fetcher.requests
 
@@ -90,24 +117,45 @@ class RenderPass:
             self.counts.refused_requests[refusal.reason] = self.counts.refused_requests.get(refusal.reason, 0) + 1
         if rendered.error is not None:
             self.counts.render_errors += 1
+            evidence = self.tier.evidence(record.host)
+            if evidence.decision is None:  # a sample that cannot render shows nothing more
+                evidence.add_sample(record.outlinks, 0, 0, 0)
             self.engine.output.records[index] = dataclasses.replace(
                 record, rendered=True, error=f"render failed: {rendered.error}")
             return
         self.counts.rendered_pages += 1
-        self.engine.output.records[index] = self._record_rendered(record, rendered, hop.exchange.record_date,
-                                                                  response_id)
+        self.engine.output.records[index] = self._record_rendered(record, rendered, hop, response_id)
 
-    def _record_rendered(self, record, rendered: Rendered, date: str, response_id: str):
+    def _record_rendered(self, record, rendered: Rendered, hop, response_id: str):
         dom = rendered.dom.encode("utf-8")
-        self.recorder.warc.write_conversion(record.url, response_id, date, dom)
+        self.recorder.warc.write_conversion(record.url, response_id, hop.exchange.record_date, dom)
         facts = examine(dom, "text/html; charset=utf-8", None, record.url, self.settings.max_body_bytes,
                         self.recorder.agent)
         follow, unfollowed, reason = found_links(facts.outlinks, facts.nofollow_links, facts.directives.nofollow)
         page = FetchTask(record.url, record.host, record.depth)
         if follow or unfollowed:
             self.engine.admission.links_found(page, follow, unfollowed, reason)
+        self._add_evidence(record, hop, len(follow) + len(unfollowed), dom)
         return dataclasses.replace(record, rendered=True, simhash=facts.simhash,
                                    outlinks=len(follow) + len(unfollowed))
+
+    def _add_evidence(self, record, hop, rendered_links: int, dom: bytes) -> None:
+        """The page's plain fetch against its rendering, for the host's decision (a sample
+        page's, or a listed host's: the pages rendered once a host is decided add nothing)."""
+        evidence = self.tier.evidence(record.host)
+        evidence.pages_rendered += 1
+        if evidence.decision in (None, Decision.LISTED):
+            evidence.add_sample(record.outlinks, rendered_links, plain_text_chars(hop, self.settings.max_body_bytes),
+                                visible_text_chars(parse_html(dom)))
+
+
+def plain_text_chars(hop, limit: int) -> int:
+    """Visible text of the plain fetch's page (the page is about to be rendered: this is cheap)."""
+    try:
+        body = decode_body(hop.exchange.body, hop.header("content-encoding"), limit)[0]
+    except DecodingError:
+        return 0
+    return visible_text_chars(parse_html(body))
 
 
 def run_with_render(engine: FetchEngine, settings: CrawlSettings, tasks, in_scope: Callable[[str], bool],

@@ -1,7 +1,8 @@
 """The fetch of one day's host shard, fetch_job[D|shard] (this step, fetch_batch): one run, five assets on the same
 partitions, so the lineage graph shows the archives and what is built from them:
 
-- fetch_log: one row per request (status, timings, validators, where its WARC record is);
+- fetch_log: one row per request (status, timings, validators, where its WARC record is); with
+  a render tier, the step also writes render_decisions beside it (each host's decision and evidence);
 - warc_archive: the WARC files of the batch, each with its CDXJ and Parquet capture index;
 - links: every link found, with the trap defences' verdict;
 - dropped_urls: the URLs the trap defences refused, counted by reason and host;
@@ -18,6 +19,7 @@ fetch logs, and Dagster refuses a dependency cycle between two assets even acros
 """
 
 import warnings
+from collections import Counter
 
 from dagster import (
     AllPartitionMapping,
@@ -38,7 +40,8 @@ from ...pipeline.day_order import check_in_order
 from ...pipeline.fetch_step import REFETCH_TAG, FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
 from ...pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ...storage.layout import (
-    change_evidence_file, dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic,
+    change_evidence_file, dropped_file, fetch_log_file, links_file, render_decisions_file, warc_dir,
+    write_parquet_atomic,
 )
 from ..checks import FETCH_CHECKS, fetch_check_results
 from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
@@ -106,11 +109,22 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
     write_parquet_atomic(result.links, links_file(root, date, shard))
     write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
     write_parquet_atomic(result.change_evidence, change_evidence_file(root, date, shard))
+    if result.render_decisions is not None:
+        write_parquet_atomic(result.render_decisions, render_decisions_file(root, date, shard))
     checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, local)
     metadata = fetch_metadata(result, root, date, shard)
     return tuple(MaterializeResult(asset_key=key, metadata=metadata[key],
                                    check_results=[c for c in checks if c.asset_key == AssetKey(key)])
                  for key in FETCH_ASSETS)
+
+
+def render_decision_metadata(result: FetchResult, root, date: str, shard: str) -> dict:
+    """The render tier's hosts by decision (render, plain, listed), and where the table is."""
+    if result.render_decisions is None:
+        return {}
+    decisions = Counter(str(d) for d in result.render_decisions.column("decision").to_pylist())
+    return {"render_decisions": MetadataValue.json(dict(decisions)),
+            "render_decisions_path": MetadataValue.path(str(render_decisions_file(root, date, shard)))}
 
 
 def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str, dict]:
@@ -124,6 +138,7 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
                 "noindex_pages", "nofollow_pages", "rendered_pages", "render_errors", "browser_requests")},
             # the render tier's browser requests the crawler did not make, by reason (robots, ...)
             "refused_browser_requests": MetadataValue.json(dict(counts.refused_browser_requests)),
+            **render_decision_metadata(result, root, date, shard),
             **fetch_log_metadata(result.fetch_log),  # status tables, host tables, rows, columns
             "seen_filter": MetadataValue.path(str(seen_path) if seen_path else "none yet"),
             "path": MetadataValue.path(str(fetch_log_file(root, date, shard))),

@@ -1,6 +1,8 @@
 """The render tier (crawl_assets/crawler/rendering/) in one fetch step over the demo web's SPA
-hosts and one ordinary host, with Debian's chromium (one browser start for the module): the
-script-only pages and their links are found, the browser's own requests keep each host's delay
+hosts and one ordinary host, with Debian's chromium (one browser start for the module).
+render_hosts = ["auto", "spa-router.demo.test"]: spa-router is listed, spa-json and spa-more are
+learnt from a sample of their pages (render_decision.py). The script-only pages and their links
+are found, each host's decision and evidence is in the step's render_decisions table, the browser's own requests keep each host's delay
 and one request in flight in the demo web's access log, a robots-disallowed script is never
 requested, the WARC holds every exchange and the rendered DOM, and the ordinary host is not
 rendered. Loopback only."""
@@ -34,7 +36,7 @@ def crawl(tmp_path_factory):
         load_settings(use_env=False), default_delay_s=DELAY_S, shard_count=1, max_pages_per_host=100,
         resolver_overrides={"*.demo.test": "127.0.0.1"}, host_scope=("*.demo.test",),
         network_exceptions=(NetworkException(("*.demo.test",), (ipaddress.ip_network("127.0.0.0/8"),)),),
-        render_hosts=("spa-*.demo.test",), render_pool_size=2, response_time_factor=0.0)
+        render_hosts=("auto", "spa-router.demo.test"), render_pool_size=2, response_time_factor=0.0)
     warc_dir = tmp_path_factory.mktemp("warc")
     with DemoWebProcess(seed=3, hosts=1, pages_per_host=2, spa=True) as server:
         hosts = {h.kind: h for h in spa_hosts(server.web)}
@@ -60,7 +62,21 @@ def test_script_only_pages_and_their_links_are_found_and_rendered(crawl):
     assert {(more.home, item) for item in more.js_only} <= found  # items behind three "Load more" clicks
     ordinary = [r for r in log.values() if r["host"] == web.hostname(0)]
     assert ordinary and not any(r["rendered"] for r in ordinary)
-    assert result.counts.rendered_pages == len(shells) + len(more.js_only)
+    # spa-more's items are plain HTML fetched before the host was decided: not rendered
+    assert result.counts.rendered_pages == len(shells)
+
+
+def test_each_host_is_decided_on_its_evidence(crawl):
+    hosts, result, _, web = crawl
+    rows = {r["host"]: r for r in result.render_decisions.to_pylist()}
+    assert web.hostname(0) not in rows  # no page of the ordinary host showed the signals
+    articles, router, more = (rows[hosts[kind].hostname] for kind in ("json", "routes", "load_more"))
+    assert (articles["decision"], articles["pages_sampled"], articles["signal_pages"]) == ("render", 3, 5)
+    assert articles["plain_links"] == 0 and articles["rendered_links"] == 3  # / -> 1, 2; 1 -> 3
+    assert articles["plain_text_chars"] == 0 and articles["rendered_text_chars"] > 600
+    assert articles["pages_rendered"] == 5
+    assert (more["decision"], more["pages_sampled"], more["rendered_links"]) == ("render", 1, 6)
+    assert (router["decision"], router["pages_sampled"], router["pages_rendered"]) == ("listed", 4, 4)
 
 
 def test_the_browser_requests_keep_each_hosts_delay_and_robots(crawl):
