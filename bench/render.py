@@ -2,7 +2,7 @@
 Run from the project root with the project's venv (needs /usr/bin/chromium and Playwright,
 both installed by `make setup system-packages`; never a downloaded browser):
 
-    .venv/bin/python bench/render.py [--hosts 20] [--pages-per-host 10] [--delay 0.05]
+    .venv/bin/python bench/render.py [--hosts 20] [--pages-per-host 10] [--delay 0.05] [--auto]
 
 About a minute on 2 cores. What is crawled: the demo web (demoweb) in a subprocess on a free
 port of 127.0.0.1 with its single-page-application hosts on (spa=True: spa-json, spa-router,
@@ -14,7 +14,8 @@ job's settings but for the delay and the demo's scope):
 - plain: render_hosts empty, nothing is rendered (the crawl a crawler without a browser makes);
 - render: render_hosts = the SPA hosts' names, so their pages are rendered in headless Chromium
   (crawl_assets/crawler/rendering/), every request of the browser through the crawler's polite
-  fetch path.
+  fetch path; with --auto, render_hosts = ["auto"]: no host is named, the crawler learns which
+  need the browser from a sample of the pages that look script-built (render_decision.py).
 
 Measured:
 - js_only_found / js_only_total: the SPA hosts' pages no plain crawl can find (SpaHost.js_only)
@@ -178,7 +179,8 @@ def run_crawl(args: argparse.Namespace, render: bool, workdir: Path) -> tuple[Cr
         web = server.web
         spa = spa_hosts(web)
         seeds = [web.base_url(i) + "/" for i in range(args.hosts)] + [h.home for h in spa]
-        job = CrawlJob(server.port, seeds, tuple(h.hostname for h in spa) if render else (), args.delay,
+        listed = ("auto",) if args.auto else tuple(h.hostname for h in spa)
+        job = CrawlJob(server.port, seeds, listed if render else (), args.delay,
                        args.pages_per_host + 16, str(workdir / f"warc-{render}"))
         start = ctx.Event()
         receiver, sender = ctx.Pipe(duplex=False)
@@ -226,6 +228,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hosts", type=int, default=20, help="ordinary hosts beside the SPA hosts")
     parser.add_argument("--pages-per-host", type=int, default=10)
     parser.add_argument("--delay", type=float, default=0.05, help="default_delay_s of both crawls")
+    parser.add_argument("--auto", action="store_true", help='render_hosts = ["auto"] instead of the SPA hosts')
     args = parser.parse_args(argv)
     if args.hosts < 1 or args.pages_per_host < 1 or args.delay < 0:
         parser.error("--hosts and --pages-per-host must be at least 1 and --delay at least 0")
