@@ -8,7 +8,7 @@ DEMO_SETTINGS := settings/demo.toml
 # `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
 SETTINGS ?=
 
-.PHONY: setup system-packages replay-tools cluster-tools demo test ui crawl demoweb clean
+.PHONY: setup system-packages chromium replay-tools cluster-tools demo test ui crawl demoweb clean
 
 # uv (from PyPI, into .venv) installs every venv: it fetches and unpacks in parallel, several
 # times pip's speed on a clean clone. .venv keeps pip, so `pip install -e '.[dev,bench]'` works too.
@@ -35,20 +35,23 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	cp dagster.yaml $@
 
 # Serve the demo web, crawl three days of it (ending today) through Dagster into data/demo, print a table a day.
-demo: setup
+demo: setup chromium
 	DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(DEMO_SETTINGS) $(BIN)/python -m crawl_assets.cli.demo
 
 # System pieces the tests drive: Debian's chromium for the UI test (Playwright uses it; it
 # never downloads a browser of its own), PostgreSQL and Redis for the cluster test (it starts
 # its own servers on loopback; none is left running). Installed with apt-get when missing (CI
 # runs as root).
-system-packages:
-	@command -v chromium >/dev/null || { \
-	  echo "installing Debian's chromium for the UI test"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+system-packages: chromium
 	@{ ls /usr/lib/postgresql/*/bin/initdb && command -v redis-server; } >/dev/null 2>&1 || { \
 	  echo "installing Debian's postgresql and redis-server for the cluster test"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; }
+
+# Debian's chromium alone: the render tier (make demo renders the demo web's script-only hosts).
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "installing Debian's chromium for the render tier and the UI test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # dagster-postgres and dagster-celery (the `cluster` extra) in .venv: each of their releases pins
 # one dagster release exactly, and the project pins that release (docs/SCALE.md).
@@ -91,7 +94,7 @@ crawl: setup
 
 # The demo web in the foreground (for `make ui SETTINGS=settings/demo.toml`); Ctrl-C stops it.
 demoweb: setup
-	$(BIN)/python -m demoweb serve --port 8471 --hosts 30 --pages-per-host 30 --traps --near-duplicates --access-log data/demoweb/access_log.parquet
+	$(BIN)/python -m demoweb serve --port 8471 --hosts 30 --pages-per-host 30 --traps --near-duplicates --spa --access-log data/demoweb/access_log.parquet
 
 # Every output under data/ (tables, WARC files, filters, the catalog, work_dir), whatever new
 # ones come; the seed lists, the blocklist and Dagster's run history stay.

@@ -36,9 +36,9 @@ DEMO_DAYS = 3  # a first day of discovery, then two of recrawl (about 4 minutes 
 DEMO_ROOT_NAME = "demo"  # the demo clears its data root only if the folder has this name
 # The demo web: 30 ordinary hosts of 30 pages (data/seeds/demo/demo.txt), small enough for the
 # first day to find every page (max_pages_per_host is 40), so the next days recrawl rather than
-# discover; its trap and near-duplicate hosts (special_hosts.txt). Script-only hosts, rendered
-# by the render tier (settings/demo.toml: render_hosts): add "spa": True and their homes to the seeds.
-DEMO_WEB = {"hosts": 30, "pages_per_host": 30, "seed": 1, "traps": True, "near_duplicates": True}
+# discover; its trap and near-duplicate hosts (special_hosts.txt) and its script-only hosts
+# (spa_hosts.txt), which the render tier learns to render (settings/demo.toml: render_hosts = auto).
+DEMO_WEB = {"hosts": 30, "pages_per_host": 30, "seed": 1, "traps": True, "near_duplicates": True, "spa": True}
 
 EXAMPLE_QUERIES = [
     "SELECT date, count(*) AS records, count(*) FILTER (WHERE warc_type = 'revisit') AS revisits "
@@ -124,10 +124,40 @@ def summary(catalog: Path, data_root: Path, dates: list[str], access_logs: list[
     lines += aligned([[status, f"{n:,}"] for status, n in by_status])
     lines += ["", f"WARC files: {len(warcs)} ({sum(p.stat().st_size for p in warcs):,} bytes) under "
               f"{data_root / 'warc'}; the demo web answered {log[0]:,} requests to {log[1]} hosts"]
+    lines += render_lines(catalog)
     # Commands that run as printed (no `duckdb` command is installed; see crawl_assets/analyst/sql.py).
     lines += ["", f"Try it (read-only; docs/CATALOG.md describes every view of {catalog}):"]
     lines += [f"  {sql_command(catalog, q)}" for q in EXAMPLE_QUERIES]
     return "\n".join(lines)
+
+
+RENDER_SQL = """
+SELECT d.date::VARCHAR, d.host, d.decision, d.pages_sampled, d.plain_links, d.rendered_links,
+       d.plain_text_chars, d.rendered_text_chars, count(f.url) AS rendered_pages
+FROM render_decisions AS d
+LEFT JOIN fetches AS f ON f.host = d.host AND f.date = d.date AND f.rendered
+WHERE d.decision IS NOT NULL
+GROUP BY ALL ORDER BY 1, 2
+"""
+
+
+def render_lines(catalog: Path) -> list[str]:
+    """The render tier's decisions (catalog view render_decisions), with the pages rendered; none
+    when nothing was considered for rendering."""
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        rows = con.execute(RENDER_SQL).fetchall()
+    except duckdb.CatalogException:  # no render tier in this crawl
+        rows = []
+    finally:
+        con.close()
+    if not rows:
+        return []
+    heading = ["day", "host", "decision", "sampled", "links plain > rendered", "text plain > rendered", "rendered"]
+    cells = [[day, host, decision, cell(n), f"{pl} > {rl}", f"{pt:,} > {rt:,}", cell(rendered)]
+             for day, host, decision, n, pl, rl, pt, rt, rendered in rows]
+    return ["", "Rendered in the browser (render_decisions: hosts whose pages looked script-built, decided on a "
+                "rendered sample):"] + aligned([heading] + cells)
 
 
 def demo_days(last: str, count: int) -> list[str]:
