@@ -51,10 +51,10 @@ class AnswerRecorder:
         self.max_body_bytes = max_body_bytes
         self.traps = traps
         self._archived: dict[str, tuple[str, str]] = dict(known_payloads or {})
-        # The render tier (crawler/rendering/) sets keep_pages(host, script_signals): the HTML
-        # answers it says yes to are kept, URL -> (answer, its response record's ID), for the browser.
+        # The render tier (crawler/rendering/) sets keep_pages(host, script_signals): the pages it
+        # says yes to are kept for the browser, URL -> (answer, its response record's ID, its row).
         self.keep_pages = None
-        self.kept: dict[str, tuple[HopResult, str]] = {}
+        self.kept: dict[str, tuple[HopResult, str, FetchRecord]] = {}
 
     def record(self, task: FetchTask, hop: HopResult, verdict: Verdict) -> tuple[FetchRecord, FoundLinks]:
         """The fetch-log row of this answer, and the outlinks of its content."""
@@ -71,6 +71,7 @@ class AnswerRecorder:
         sha256 = simhash = None
         found = NO_LINKS
         directives = PageDirectives()
+        keep = False
         if isinstance(verdict, Redirect):
             redirect_to = verdict.target
         elif isinstance(verdict, DeadEndRedirect):
@@ -88,8 +89,7 @@ class AnswerRecorder:
                 directives |= header_directives((v for k, v in exchange.response_headers
                                                  if k.lower() == "x-robots-tag"), self.agent)
             found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
-            if self.keep_pages is not None and revisit is None and self.keep_pages(task.host, facts.script_signals):
-                self.kept[task.url] = (hop, self.warc.last_record_id)
+            keep = self.keep_pages is not None and revisit is None and self.keep_pages(task.host, facts.script_signals)
             if facts.too_large:
                 status_class, error = StatusClass.TOO_LARGE, "decoded body is larger than the size cap"
         record = FetchRecord(
@@ -102,6 +102,8 @@ class AnswerRecorder:
             warc_file=location.filename, warc_offset=location.offset, warc_length=location.length,
             outlinks=len(found.follow) + len(found.unfollowed), noindex=directives.noindex,
             nofollow=directives.nofollow, **timing)
+        if keep and status_class == StatusClass.OK:
+            self.kept[task.url] = (hop, self.warc.last_record_id, record)  # the response just written
         return record, found
 
     @staticmethod

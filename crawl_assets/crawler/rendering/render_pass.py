@@ -25,9 +25,9 @@ from ..content.html_tree import parse_html
 from ..content.script_signals import ScriptSignals, visible_text_chars
 from ..fetching.answer_records import AnswerRecorder, found_links
 from ..fetching.engine import FetchEngine, fewer_young_collections
+from ..fetching.fetch_record import FetchRecord
 from ..fetching.workbench import FetchTask
 from ..settings import CrawlSettings
-from ..vocabulary import StatusClass
 from .browser import BrowserPool
 from .polite_fetch import PoliteFetcher
 from .render_decision import AUTO, Decision, HostEvidence, RenderTier
@@ -68,24 +68,33 @@ class RenderPass:
     def _keeps(self, host: str, signals: ScriptSignals | None) -> bool:
         return self.tier.keeps(host, signals is not None and signals.needs_script)
 
-    def _waiting(self) -> list[int]:
-        """Indexes of fetch-log rows whose kept page is not rendered yet."""
-        kept = self.recorder.kept
-        return [i for i, r in enumerate(self.engine.output.records)
-                if r.url in kept and not r.rendered and r.status_class == StatusClass.OK]
+    def _waiting(self) -> list[FetchRecord]:
+        """The fetch-log rows of the kept pages not rendered yet (a row a checkpoint has saved
+        and let go of included)."""
+        return [row for _, _, row in self.recorder.kept.values()]
 
-    def _due(self) -> list[int]:
+    def _due(self) -> list[FetchRecord]:
         """The waiting rows to render now (of an undecided host, a sample); the kept pages of
         hosts decided against rendering are let go."""
-        records, due, taken = self.engine.output.records, [], {}
-        for i in self._waiting():
-            host = records[i].host
-            if self.tier.evidence(host).decision == Decision.PLAIN:
-                del self.recorder.kept[records[i].url]
-            elif self.tier.wants(host, taken.get(host, 0)):
-                taken[host] = taken.get(host, 0) + 1
-                due.append(i)
+        due, taken = [], {}
+        for row in self._waiting():
+            if self.tier.evidence(row.host).decision == Decision.PLAIN:
+                del self.recorder.kept[row.url]
+            elif self.tier.wants(row.host, taken.get(row.host, 0)):
+                taken[row.host] = taken.get(row.host, 0) + 1
+                due.append(row)
         return due
+
+    def _replace(self, old: FetchRecord, new: FetchRecord) -> None:
+        """Put a page's rendered row in the batch's output: in place while the row is in memory;
+        once a checkpoint has saved it and let it go, as a later row (a checkpointed batch's
+        output keeps each URL's latest row, progress.output_of)."""
+        records = self.engine.output.records
+        for i in range(len(records) - 1, -1, -1):
+            if records[i] is old:
+                records[i] = new
+                return
+        records.append(new)
 
     async def run(self, tasks, **engine_options) -> None:
         self.counts.hosts = self.tier.hosts
@@ -98,19 +107,18 @@ class RenderPass:
             while due and self.budget > 0:
                 due = due[:self.budget]
                 self.budget -= len(due)
-                await asyncio.gather(*(self._render(pool, i) for i in due))
+                await asyncio.gather(*(self._render(pool, row) for row in due))
                 if self.engine.workbench.busy():
                     await self.engine.run([], **engine_options)
-                self.tier.settle({self.engine.output.records[i].host for i in self._waiting()})
+                self.tier.settle({row.host for row in self._waiting()})
                 due = self._due()
         self.counts.browser_s = time.monotonic() - opened
         self.tier.settle(set(), final=True)
         await self.fetcher.close()
         self.counts.browser_requests = self.fetcher.requests
 
-    async def _render(self, pool: BrowserPool, index: int) -> None:
-        record = self.engine.output.records[index]
-        hop, response_id = self.recorder.kept.pop(record.url)
+    async def _render(self, pool: BrowserPool, record: FetchRecord) -> None:
+        hop, response_id, _ = self.recorder.kept.pop(record.url)
         rendered = await render_page(pool, self.fetcher, record.url, hop, self.settings.render_timeout_s,
                                      self.settings.render_clicks)
         for refusal in rendered.refused:
@@ -120,11 +128,10 @@ class RenderPass:
             evidence = self.tier.evidence(record.host)
             if evidence.decision is None:  # a sample that cannot render shows nothing more
                 evidence.add_sample(record.outlinks, 0, 0, 0)
-            self.engine.output.records[index] = dataclasses.replace(
-                record, rendered=True, error=f"render failed: {rendered.error}")
+            self._replace(record, dataclasses.replace(record, rendered=True, error=f"render failed: {rendered.error}"))
             return
         self.counts.rendered_pages += 1
-        self.engine.output.records[index] = self._record_rendered(record, rendered, hop, response_id)
+        self._replace(record, self._record_rendered(record, rendered, hop, response_id))
 
     def _record_rendered(self, record, rendered: Rendered, hop, response_id: str):
         dom = rendered.dom.encode("utf-8")

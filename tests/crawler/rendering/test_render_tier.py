@@ -36,7 +36,8 @@ def crawl(tmp_path_factory):
         load_settings(use_env=False), default_delay_s=DELAY_S, shard_count=1, max_pages_per_host=100,
         resolver_overrides={"*.demo.test": "127.0.0.1"}, host_scope=("*.demo.test",),
         network_exceptions=(NetworkException(("*.demo.test",), (ipaddress.ip_network("127.0.0.0/8"),)),),
-        render_hosts=("auto", "spa-router.demo.test"), render_pool_size=2, response_time_factor=0.0)
+        render_hosts=("auto", "spa-router.demo.test"), render_pool_size=2, response_time_factor=0.0,
+        checkpoint_interval_s=0.05)  # checkpoints save rows before their render: rendered all the same
     warc_dir = tmp_path_factory.mktemp("warc")
     with DemoWebProcess(seed=3, hosts=1, pages_per_host=2, spa=True) as server:
         hosts = {h.kind: h for h in spa_hosts(server.web)}
@@ -51,6 +52,7 @@ def crawl(tmp_path_factory):
 def test_script_only_pages_and_their_links_are_found_and_rendered(crawl):
     hosts, result, _, web = crawl
     log = {r["url"]: r for r in result.fetch_log.to_pylist()}
+    assert len(log) == result.fetch_log.num_rows  # a rendered row replaces its plain one, checkpointed or not
     for host in hosts.values():
         assert set(host.pages) <= set(log), host.kind  # the home page was the only seed
         assert all(log[u]["status_class"] == StatusClass.OK for u in host.pages)
