@@ -8,14 +8,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from ..crawler.url_policy.url_bloom import FP_SAMPLE_SIZE
 from ..storage.layout import warc_dir
-from ..storage.shared_root import connect
+from ..storage.shared_root import connect, query_connection
 from .day_order import crawled_days
 from .fetch_step import REFETCH_TAG
 
@@ -52,7 +51,7 @@ ORDER BY since_s
 def politeness(fetch_log: pa.Table, delay_s: float) -> Verdict:
     """No request to a host started sooner than `delay_s` after the previous one to it started,
     from the fetch log's own timings; `measured` is the smallest such interval."""
-    con = duckdb.connect()
+    con = query_connection()
     con.register("fetch_log", fetch_log)
     rows = con.execute(STARTS_SQL).fetchall()
     too_close = [f"{host}: {url} started {since:.4f} s after the previous request to it"

@@ -18,7 +18,7 @@ from ..crawler.content.simhash import clusters, near_duplicate_pairs
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..storage.layout import fingerprints_file, near_pairs_file, shard_files, warc_dir
-from ..storage.shared_root import connect, read_table
+from ..storage.shared_root import query_connection, read_table
 from .fetch_step import demoted_hosts
 from .input_files import readable_parquet
 
@@ -57,7 +57,7 @@ class SimhashIndex:
 
 
 def build_simhash_index(settings: CrawlSettings, fetch_logs: tuple[Path, ...]) -> SimhashIndex:
-    prints = connect().sql(FINGERPRINTS_SQL, params={"fetch_logs": [str(p) for p in fetch_logs]})
+    prints = query_connection().sql(FINGERPRINTS_SQL, params={"fetch_logs": [str(p) for p in fetch_logs]})
     prints = prints.to_arrow_table()
     fps = prints.column("simhash").to_numpy(zero_copy_only=False).astype(np.uint64)
     found = near_duplicate_pairs(np.arange(len(fps), dtype=np.int64), fps, settings.near_dup_threshold)
@@ -142,7 +142,7 @@ def build_clusters(settings: CrawlSettings, fingerprints: pa.Table, pairs: pa.Ta
         "representative": pa.array([prints[representative[i]]["url"] for i in range(len(prints))], pa.string()),
         "cluster_size": pa.array([int(members[representative[i]]) for i in range(len(prints))], pa.int64()),
     })
-    con = connect()
+    con = query_connection()
     con.register("clusters", table)
     host_quality = con.sql(HOST_QUALITY_SQL).to_arrow_table()
     counts = ClusterCounts(

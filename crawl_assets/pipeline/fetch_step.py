@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 from rbloom import Bloom
 
@@ -27,7 +26,7 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_index
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
-from ..storage.shared_root import connect
+from ..storage.shared_root import query_connection
 from .change_stats.change_evidence import evidence_of_batch
 from .input_files import read_table_checked, readable_parquet
 from .priorities.recrawl_plan import plan_path
@@ -72,7 +71,7 @@ ORDER BY host
 
 def demoted_hosts(host_quality: pa.Table, settings: CrawlSettings) -> frozenset[str]:
     """The demotion rule over a host_quality table (host, pages, near_duplicate_ratio)."""
-    con = duckdb.connect()
+    con = query_connection()
     con.register("host_quality", host_quality)
     rows = con.execute(DEMOTED_HOSTS_SQL, {"ratio": settings.demote_near_dup_ratio,
                                            "min_pages": settings.demote_min_pages}).fetchall()
@@ -103,7 +102,7 @@ def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
     files = [str(p) for p in readable_parquet(shard_files(root, "fetch_log", before=date))]
     if not files or "warc_type" not in columns_of(files):
         return {}  # nothing archived yet, or only by a version without payload digests
-    rows = connect().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
+    rows = query_connection().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
                                                             "response": WarcRecordKind.RESPONSE}).fetchall()
     return {digest: (url, warc_date(first)) for digest, url, first in rows}
 
@@ -134,7 +133,7 @@ def frontier_rows(root: Path, date: str, shard: str) -> int:
     path = frontier_file(root, date, shard)
     if not path.exists():
         return 0
-    return connect().execute("SELECT count(*) FROM read_parquet($f)", {"f": str(path)}).fetchone()[0]
+    return query_connection().execute("SELECT count(*) FROM read_parquet($f)", {"f": str(path)}).fetchone()[0]
 
 
 def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:

@@ -22,7 +22,7 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
-from ..storage.shared_root import connect, read_table
+from ..storage.shared_root import query_connection, read_table
 from .change_stats.change_evidence import weigh_listings
 from .change_stats.url_change_state import UrlState, has_url_state, url_state
 from .crawl_history import CrawlHistory, history_through
@@ -105,7 +105,7 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
         params["links"] = [str(p) for p in history.links]
         has_reason = "dropped_reason" in columns_of(params["links"])
         links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
-    con = connect()
+    con = query_connection()
     found = con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table()
     shallow = ~too_deep(found["depth"].to_numpy(), settings.max_depth)
     con.register("found", found.filter(pa.array(shallow)).drop_columns(["depth"]))
@@ -136,7 +136,7 @@ def trap_hosts(root: Path, date: str, settings: CrawlSettings) -> frozenset[str]
     fetch_logs = shard_files(root, "fetch_log", through=date)
     if not dropped or not fetch_logs:
         return frozenset()
-    rows = connect().execute(TRAP_HOSTS_SQL, {
+    rows = query_connection().execute(TRAP_HOSTS_SQL, {
         "dropped": [str(p) for p in dropped], "fetch_logs": [str(p) for p in fetch_logs],
         "reasons": sorted(TRAP_REASONS), "ok": StatusClass.OK, "min_refused": settings.trap_min_refused,
         "per_page": settings.trap_refused_ratio,
@@ -163,7 +163,8 @@ def host_importance(history: CrawlHistory) -> pa.Table:
         return pa.table({"host": pa.array([], pa.string()), "importance": pa.array([], pa.float64())})
     links = [str(p) for p in history.links]
     not_dropped = "WHERE dropped_reason IS NULL" if "dropped_reason" in columns_of(links) else ""
-    return connect().sql(HOST_IMPORTANCE_SQL.format(not_dropped=not_dropped), params={"links": links}).to_arrow_table()
+    return query_connection().sql(HOST_IMPORTANCE_SQL.format(not_dropped=not_dropped),
+                                  params={"links": links}).to_arrow_table()
 
 
 def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
@@ -189,7 +190,7 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
     if not changes.exists():
         return facts
     medians = read_table(changes, columns=["host", "median_rate"])
-    con = connect()
+    con = query_connection()
     con.register("facts", facts)
     con.register("medians", medians)
     return con.sql("SELECT f.*, m.median_rate FROM facts f LEFT JOIN medians m USING (host) "
@@ -208,14 +209,15 @@ def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> Priorit
     urls = weigh_listings(known_urls(history, settings), root, date)  # sitemaps and feeds: by what they date
     stats = url_changes_path(root, date)
     # Every URL's (pattern, host) has a row in the day's priors: its hosts are the URLs' hosts.
-    stats_hosts = connect().execute("SELECT DISTINCT host FROM read_parquet($p)", {"p": str(stats.priors)}).fetchall()
+    stats_hosts = query_connection().execute("SELECT DISTINCT host FROM read_parquet($p)",
+                                             {"p": str(stats.priors)}).fetchall()
     hosts = sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts})
     return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)))
 
 
 def host_budgets(facts: pa.Table, plan_hosts: pa.Table) -> pa.Table:
     """Each host's daily cap and planned fetches (Priorities.hosts) with its flag, if any."""
-    con = connect()
+    con = query_connection()
     con.register("facts", facts)
     con.register("plan_hosts", plan_hosts)
     return con.sql("SELECT p.host, p.cap, p.planned, f.flag FROM plan_hosts p LEFT JOIN facts f USING (host) "

@@ -16,7 +16,7 @@ from rbloom import Bloom
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, FP_SAMPLE_SIZE, build_filter, measured_fp_rate
 from ..storage.layout import url_registry_file
-from ..storage.shared_root import connect
+from ..storage.shared_root import query_connection
 from .crawl_history import CrawlHistory
 
 
@@ -78,7 +78,7 @@ def build_registry(date: str, inputs: CrawlHistory) -> RegistryResult:
         params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
     sql = REGISTRY_SQL.format(links_part=LINKS_PART if inputs.links else "",
                               fetched_part=FETCHED_PART if inputs.fetch_logs else NOTHING_FETCHED)
-    table = connect().sql(sql, params=params).to_arrow_table()
+    table = query_connection().sql(sql, params=params).to_arrow_table()
     return RegistryResult(table, RegistryCounts(table.num_rows, table.column("last_fetched").null_count))
 
 
@@ -87,7 +87,7 @@ def load_registry_urls(root: Path, date: str) -> pa.Table:
     path = url_registry_file(root, date)
     if not path.exists():
         raise CrawlInputError(f"{path} is missing: materialise url_registry for {date} first")
-    return connect().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
+    return query_connection().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .shared_root import connect, write_file_atomic
+from .shared_root import query_connection, write_file_atomic
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def shard_files(root: Path, table: str, *, before: str | None = None,
 
 def columns_of(files: str | list[str]) -> set[str]:
     """Column names across every file of a glob or list: files written by older versions lack some."""
-    rows = connect().execute(
+    rows = query_connection().execute(
         "DESCRIBE SELECT * FROM read_parquet($g, union_by_name = true)", {"g": files}).fetchall()
     return {row[0] for row in rows}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ...crawler.settings import CrawlSettings
 from ...storage.layout import shard_files
-from ...storage.shared_root import connect
+from ...storage.shared_root import query_connection
 
 MIN_GAPS = 3
 
@@ -45,6 +45,6 @@ def observed_delays(root: Path, date: str, settings: CrawlSettings) -> dict[str,
     if not logs:
         return {}
     ceiling = max(settings.max_crawl_delay_s, settings.max_adaptive_delay_s, settings.default_delay_s)
-    rows = connect().execute(OBSERVED_DELAYS_SQL, {
+    rows = query_connection().execute(OBSERVED_DELAYS_SQL, {
         "logs": logs, "floor": settings.default_delay_s, "ceiling": ceiling, "min_gaps": MIN_GAPS}).fetchall()
     return dict(rows)

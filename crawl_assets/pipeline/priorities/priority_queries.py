@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...crawler.vocabulary import StatusClass
-from ...storage.shared_root import connect
+from ...storage.shared_root import connect, query_connection
 from ..change_stats.change_history import sql_literal
 from ..change_stats.change_stats_step import DUCKDB_MEMORY_LIMIT
 from ..change_stats.url_change_state import UrlState, register_change_stats, register_latest_state
@@ -146,7 +146,7 @@ def _unknown_names(con, pages: pa.Table) -> pa.Table:
 
 def host_caps(host_names: pa.Array, facts: pa.Table, settings) -> pa.Table:
     """(host_index, host, cap) of every host, in host order: _HOST_CAPS_SQL."""
-    con = connect()
+    con = query_connection()
     try:
         con.register("host_index", pa.table({"host_index": np.arange(len(host_names)), "host": host_names}))
         con.register("host_facts", facts.select(["host", "delay_s", "flagged"]))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...crawler.vocabulary import TRAP_DEFENCES
 from ...storage.layout import near_clusters_file, priorities_file, shard_files
-from ...storage.shared_root import connect
+from ...storage.shared_root import query_connection
 from ..priorities.priority_queries import Kind
 
 # Each answer of the day against the URL's earlier answers (200 or 304) of this day and before.
@@ -77,7 +77,7 @@ class DayFigures:
 
 def day_figures(root: Path, date: str) -> DayFigures:
     """The figures of `date` from the data root's files (of the shards that wrote them)."""
-    con = connect()
+    con = query_connection()
     history = [str(p) for p in shard_files(root, "fetch_log", through=date)]
     today = [p for p in history if f"date={date}" in p]
     new, changed, not_modified, identical, saved = (

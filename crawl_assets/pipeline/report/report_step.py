@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...storage.layout import dropped_file, fetch_log_file, frontier_file, host_events_file
-from ...storage.shared_root import connect, read_table
+from ...storage.shared_root import connect, query_connection, read_table
 from ..change_stats.url_change_state import has_url_state, register_change_stats, url_state
 from ..checks_step import frontier_accounted_for
 
@@ -51,7 +51,7 @@ class HostTables:
 
 def host_tables(fetch_log: pa.Table, top: int = TOP_HOSTS) -> HostTables:
     """The `top` hosts by median applied spacing, and by 429 answers (hosts with none left out)."""
-    con = connect()
+    con = query_connection()
     con.register("fetch_log", fetch_log)
     hosts = con.sql(HOSTS_SQL)
     widest = hosts.filter("median_spacing_s IS NOT NULL").order(
@@ -98,8 +98,9 @@ class DayReport:
 def _read(files: list[Path], columns: str = "*") -> pa.Table | None:
     if not files:
         return None
-    return connect().sql(f"SELECT {columns} FROM read_parquet($files, union_by_name = true, hive_partitioning = false)",
-                         params={"files": [str(f) for f in files]}).to_arrow_table()
+    return query_connection().sql(f"SELECT {columns} FROM read_parquet($files, union_by_name = true, "
+                                  "hive_partitioning = false)",
+                                  params={"files": [str(f) for f in files]}).to_arrow_table()
 
 
 def shards_not_landed(root: Path, date: str, shards: list[str],
@@ -134,7 +135,7 @@ def day_report(root: Path, date: str, shards: list[str], failed_runs: dict[str, 
                               "status_class": pa.array([], pa.string()),
                               "fetched_at": pa.array([], pa.timestamp("us", tz="UTC"))})
     every_day = [str(p) for p in sorted(root.glob("fetch_log/date=*/shard=*/*.parquet"))]
-    con = connect()
+    con = query_connection()
     mix = (con.sql(STATUS_MIX_SQL, params={"files": every_day, "date": date}).to_arrow_table() if every_day
            else pa.table({"date": pa.array([], pa.string()), "status_class": pa.array([], pa.string()),
                           "pages": pa.array([], pa.int64())}))
