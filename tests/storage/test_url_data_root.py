@@ -20,7 +20,8 @@ from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 from crawl_assets.pipeline.recrawl_inputs import change_stats_sources
 from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from crawl_assets.storage.layout import fetch_log_file, glob_of, shard_files, warc_dir, write_parquet_atomic
-from crawl_assets.storage.shared_root import connect, data_root_path, forget_remote_roots, is_remote, read_table
+from crawl_assets.storage.shared_root import (connect, data_root_path, forget_remote_roots, is_remote, query_connection,
+                                              read_table)
 
 DAY = "2026-11-28"
 
@@ -55,6 +56,27 @@ def test_parquet_lands_whole_and_duckdb_globs_it_through_the_root(root):
     rows = connect().execute(f"SELECT shard, url FROM read_parquet('{glob_of(root, 'fetch_log')}', "
                              "hive_partitioning = true) ORDER BY url").fetchall()
     assert rows == [("s00", "http://a.test/"), ("s01", "http://b.test/"), ("s01", "http://b.test/x")]
+
+
+def test_query_connections_share_a_database_but_not_their_tables_and_read_every_root_opened(root):
+    write_parquet_atomic(pa.table({"url": ["http://a.test/"]}), fetch_log_file(root, DAY, "s00"))
+    first, second = query_connection(), query_connection()
+    first.execute("CREATE TEMP TABLE mine AS SELECT 1 AS n")
+    first.register("registered", pa.table({"n": [2]}))
+    for name in ("mine", "registered"):
+        with pytest.raises(duckdb.CatalogException):
+            second.execute(f"SELECT * FROM {name}")
+    # A root opened after the shared database was made is read through its file system too, and
+    # one opened after forget_remote_roots (a new server under the same scheme) as well.
+    later = data_root_path(f"memory://test-{uuid.uuid4().hex}/data", Path("/"))
+    write_parquet_atomic(pa.table({"url": ["http://b.test/"]}), fetch_log_file(later, DAY, "s00"))
+    query = "SELECT url FROM read_parquet($f)"
+    assert query_connection().execute(query, {"f": str(fetch_log_file(later, DAY, "s00"))}).fetchall() == [
+        ("http://b.test/",)]
+    forget_remote_roots()
+    again = data_root_path(str(root), Path("/"))
+    assert query_connection().execute(query, {"f": str(fetch_log_file(again, DAY, "s00"))}).fetchall() == [
+        ("http://a.test/",)]
 
 
 def test_a_batch_folder_is_uploaded_without_its_checkpoint_and_earlier_attempts_move_aside(root, tmp_path):
