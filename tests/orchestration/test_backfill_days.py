@@ -1,15 +1,21 @@
 """A backfill over two days builds the crawl two nightly cycles build.
 
-Both go through the real instance (`dagster dev`, its daemon and run queue) against the same
-demo web, each into a data root of its own (run config). The nightly way is the one `make
-crawl` and the schedule take: frontier_job, one fetch_job run per shard, day_close_job, day
-after day. The backfill is what "Materialize all" over a range of days launches from the UI:
-one asset backfill of every asset over the two days, ordered by the daemon from the declared
-dependencies alone, with every day's frontier launched early (they depend only on the seeds and
-the frontier before). Without day order, frontier_snapshot[day 2] is built before day 1's
-links exist and holds the seeds only."""
+The backfill is what "Materialize all" over a range of days launches from the UI: one asset
+backfill of every asset over the two days, through the real instance (`dagster dev`, its daemon
+and run queue), ordered by the daemon from the declared dependencies alone, with every day's
+frontier launched early (they depend only on the seeds and the frontier before). Without day
+order, frontier_snapshot[day 2] is built before day 1's links exist and holds the seeds only.
+
+The nightly cycles run the stages the nightly schedule and `make crawl` run (frontier, one
+fetch per shard, the day's close), day after day, with the deployment's settings against the
+same demo web, in a process of their own while the daemon works through the backfill (how
+cycles go through the instance's run queue is tests/orchestration/test_run_queue.py's). Each
+crawl has a data root of its own."""
 
 import json
+import os
+import subprocess
+import sys
 import time
 import urllib.request
 
@@ -17,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterRunStatus, DailyPartitionsDefinition, MultiPartitionsDefinition, RunsFilter
 
-from crawl_assets.cli.cycle import submit_cycle
+from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.definitions import defs
 from crawl_assets.defs.jobs import DRIVER_TAG
@@ -76,6 +82,26 @@ def wait_for_backfill(instance, backfill_id: str) -> str:
     raise AssertionError(f"backfill {backfill_id} did not finish within {BACKFILL_TIMEOUT_S} s")
 
 
+# run_cycle with the settings of RECRAWL_SETTINGS but the data root given; every day of argv.
+NIGHTLY_CYCLES = """import sys
+from dagster import DagsterInstance
+from crawl_assets.cli.cycle import run_cycle
+from crawl_assets.defs.resources import CrawlSettingsResource
+resource = CrawlSettingsResource(data_root=sys.argv[1])
+with DagsterInstance.ephemeral() as instance:
+    for day in sys.argv[2:]:
+        run_cycle(day, instance, resource)
+"""
+
+
+def start_nightly_cycles(deployment, root) -> subprocess.Popen:
+    """The nightly cycles of DAYS into `root`, in a process of their own: the deployment's settings
+    (two shards) are not the ones the definitions in this process were loaded with."""
+    env = os.environ | {SETTINGS_ENV: ":".join(deployment.settings_files)}
+    return subprocess.Popen([sys.executable, "-c", NIGHTLY_CYCLES, str(root), *DAYS], cwd=PROJECT_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 def crawl_of(root, days: list[str]) -> dict:
     """What a crawl built, without the moments it ran: each day's frontier (rows by shard) and
     fetched URLs with their answers, and the registry of the last day."""
@@ -104,15 +130,14 @@ def test_a_two_day_backfill_builds_what_two_nightly_cycles_build(deployment, tmp
     shards = settings.shard_keys()
     nightly_root, backfill_root = tmp_path / "nightly", tmp_path / "backfill"
 
-    queue = deployment.queue(nightly_root, **{DRIVER_TAG: "test"})
-    lines = []
-    for day in DAYS:
-        report = submit_cycle(day, queue, shards, len(shards), lines.append)
-        assert not report.failed_shards and report.close.succeeded, lines
-
-    backfill_config = deployment.run_config(backfill_root)
-    backfill_id = launch_backfill(url, every_asset_over(DAYS, shards), backfill_config)
-    status = wait_for_backfill(instance, backfill_id)
+    backfill_id = launch_backfill(url, every_asset_over(DAYS, shards), deployment.run_config(backfill_root))
+    cycles = start_nightly_cycles(deployment, nightly_root)
+    try:
+        status = wait_for_backfill(instance, backfill_id)
+        output, _ = cycles.communicate(timeout=BACKFILL_TIMEOUT_S)
+    finally:
+        cycles.kill()
+    assert cycles.returncode == 0, output[-3000:]
     runs = instance.get_run_records(RunsFilter(tags={"dagster/backfill": backfill_id}))
     failed = [r.dagster_run.run_id for r in runs if r.dagster_run.status != DagsterRunStatus.SUCCESS]
     assert status in ("COMPLETED", "COMPLETED_SUCCESS") and not failed, (status, failed)
