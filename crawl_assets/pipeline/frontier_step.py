@@ -30,7 +30,7 @@ from ..crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.url_policy.sharding import shard_key, shard_of
-from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, query_shapes
+from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of
 from ..storage.shared_root import connect
@@ -101,21 +101,22 @@ known AS (
            min(depth)::INTEGER AS depth
     FROM candidates GROUP BY hash(url), hash(url, 1)
 ),
--- rules: the trap defences' verdict (URL shape, blocklist) on the URLs in scope, the query
--- shape of each URL with a query, and the plan's word on it (NULL: not in the plan).
+-- rules: the trap defences' verdict (URL shape, blocklist) on the URLs in scope and the query
+-- shape of each URL with a query (one call a batch for both), and the plan's word on it (NULL:
+-- not in the plan).
 rules AS (
     SELECT known.url, hosts.host, known.depth, hosts.scoped, hosts.shard_no, hosts.shard,
-           CASE WHEN hosts.scoped THEN trap_reason(known.url, hosts.host) END AS trap,
-           CASE WHEN hosts.scoped THEN query_shape(known.url) END AS query_shape,
+           CASE WHEN hosts.scoped THEN url_rules(known.url, hosts.host) END AS verdicts,
            {plan_columns}
     FROM known JOIN hosts USING (host_hash, host_hash_1) {plan_join}
 ),
 decided AS (
-    SELECT *, CASE WHEN NOT scoped THEN $out_of_scope
-                   WHEN trap IS NOT NULL THEN trap
-                   WHEN too_deep(depth) THEN $too_deep
-                   WHEN query_shape IS NULL AND NOT planned THEN $not_planned
-              END AS decided
+    SELECT * EXCLUDE (verdicts), verdicts.query_shape AS query_shape,
+           CASE WHEN NOT scoped THEN $out_of_scope
+                WHEN verdicts.trap IS NOT NULL THEN verdicts.trap
+                WHEN too_deep(depth) THEN $too_deep
+                WHEN verdicts.query_shape IS NULL AND NOT planned THEN $not_planned
+           END AS decided
     FROM rules
 )
 SELECT decided, {running_columns} FROM decided
@@ -314,7 +315,6 @@ def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) 
     con.create_function("shard_key", key, ["INTEGER"], "VARCHAR", type="arrow")
     con.create_function("in_scope", scoped, ["VARCHAR"], "BOOLEAN", type="arrow")
     con.create_function("too_deep", deeper, ["INTEGER"], "BOOLEAN", type="arrow")
-    # NULL is a real answer ("no trap"): special null handling.
-    con.create_function("trap_reason", traps.intrinsic_reasons, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow",
-                        null_handling="special")
-    con.create_function("query_shape", query_shapes, ["VARCHAR"], "VARCHAR", type="arrow", null_handling="special")
+    # NULL is a real answer ("no trap", "no query"): special null handling.
+    con.create_function("url_rules", traps.url_rules, ["VARCHAR", "VARCHAR"],
+                        "STRUCT(trap VARCHAR, query_shape VARCHAR)", type="arrow", null_handling="special")

@@ -305,8 +305,8 @@ def test_the_url_rules_the_sql_calls_agree_with_trap_defences_url_by_url(tmp_pat
     con = duckdb.connect()
     register_url_rules(con, settings)
     con.register("u", pa.table({"i": range(len(urls)), "url": urls, "host": [host_of(u) for u in urls]}))
-    rows = con.execute("SELECT url, host, CASE WHEN i % 7 > 0 THEN trap_reason(url, host) END, "
-                       "CASE WHEN i % 7 > 0 THEN query_shape(url) END FROM u ORDER BY i").fetchall()
+    rows = con.execute("SELECT url, host, verdicts.trap, verdicts.query_shape FROM "
+                       "(SELECT *, CASE WHEN i % 7 > 0 THEN url_rules(url, host) END AS verdicts FROM u) ORDER BY i").fetchall()
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file))
     assert [(u, r, p) for u, h, r, p in rows] == [
         (u, traps.intrinsic_reason(u, h), query_shape(u)) if i % 7 else (u, None, None)

@@ -33,8 +33,12 @@ if TYPE_CHECKING:  # datasketch's package import pulls in scipy: every run would
 from ..settings import CrawlSettings
 from ..vocabulary import DropReason
 from .host_patterns import host_matches
+from .url_bytes import ByteStrings, UrlBytes, sorted_within, url_array
 from .urls import path_of
 
+# The array forms' answers: a small integer each, its place here (0: none).
+REASONS = pa.array([None, *(reason.value for reason in DropReason)], pa.string())
+REASON_PLACES: dict[DropReason | None, int] = {None: 0} | {reason: place for place, reason in enumerate(DropReason, 1)}
 _DIGITS = re.compile(r"[0-9]+")  # ASCII digits (\d would take any script's digits too)
 _PARAM_VALUE = re.compile(r"=[^&]*")
 
@@ -128,56 +132,90 @@ def repeated_segments(path: str, max_repeats: int) -> bool:
 
 
 def query_shapes(urls: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """query_shape of each URL in an Arrow array (null for one without a query), asked only
-    about the URLs with a non-empty query. (A byte-level numpy form of the rule measured no
-    faster than Python's regexes: it takes a dozen passes over every byte.)"""
-    urls = url_array(urls)
-    has_query = UrlBytes.of(urls).has_query()
-    shapes = pa.array(map(query_shape, pc.filter(urls, has_query).to_pylist()), pa.string())
-    return pc.replace_with_mask(pa.nulls(len(urls), pa.string()), pa.array(has_query), shapes)
+    """query_shape of each URL in an Arrow array (null for one without a query): the same
+    steps over the bytes of every URL with a query at once."""
+    return shapes_of(UrlBytes.of(url_array(urls)))
 
 
-def url_array(urls: pa.Array | pa.ChunkedArray) -> pa.Array:
-    urls = urls.combine_chunks() if isinstance(urls, pa.ChunkedArray) else urls
-    assert urls.null_count == 0, "URLs are never null"
-    return urls if urls.type == pa.string() else urls.cast(pa.string())
+def shapes_of(chars: UrlBytes) -> pa.Array:
+    has_query = chars.has_query()
+    if not has_query.any():
+        return pa.nulls(len(has_query), pa.string())
+    marks = chars.query_marks()[has_query]
+    paths = digit_runs_as_nine(ByteStrings.cut(chars.data, chars.starts[has_query], marks))
+    names = parameter_names(ByteStrings.cut(chars.data, marks + 1, chars.ends[has_query]))
+    if (names.data == ord("&")).any():  # (a single name is in order already)
+        names = ByteStrings.of(pc.binary_join(sorted_within(pc.split_pattern(names.strings(), "&")), "&"))
+    return paths.joined("?", names).strings(present=has_query)
 
 
-@dataclass(frozen=True)
-class UrlBytes:
-    """The UTF-8 bytes of an Arrow array of URLs, searched with numpy for the ASCII characters
-    the trap rules count ("?", "&", "/" are never part of a multi-byte character). pyarrow's
-    substring kernels cost about a microsecond a URL: seconds over a day's known URLs."""
+def digit_runs_as_nine(paths: ByteStrings) -> ByteStrings:
+    """_DIGITS.sub("9", path) of each string: a run of digits is its first byte, made a 9."""
+    digit = (paths.data >= ord("0")) & (paths.data <= ord("9"))
+    run_goes_on = digit.copy()
+    run_goes_on[1:] &= digit[:-1]
+    run_goes_on[paths.starts[paths.starts < len(digit)]] = False  # (a string's first byte begins a run)
+    data = paths.data.copy()
+    data[digit] = ord("9")
+    return ByteStrings(data, paths.bounds).without(np.flatnonzero(run_goes_on))
 
-    data: np.ndarray  # every URL's bytes, one after another
-    bounds: np.ndarray  # URL i is data[bounds[i]:bounds[i + 1]]
 
-    @classmethod
-    def of(cls, urls: pa.Array) -> "UrlBytes":
-        _, offsets, data = urls.buffers()
-        bounds = np.frombuffer(offsets, np.int32)[urls.offset:urls.offset + len(urls) + 1]
-        return cls(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8), bounds)
+def parameter_names(queries: ByteStrings) -> ByteStrings:
+    """_PARAM_VALUE.sub("", query) of each string: the bytes from an "=" up to the next "&"
+    (or the string's end) go."""
+    equals = np.flatnonzero(queries.data == ord("="))
+    ampersands = np.append(np.flatnonzero(queries.data == ord("&")), len(queries.data))
+    ends = queries.ends[np.searchsorted(queries.ends, equals, "right")]  # of each "="'s string
+    stops = np.minimum(ampersands[np.searchsorted(ampersands, equals)], ends)
+    first = np.ones(len(equals), bool)  # an "=" within a value already going is in it
+    first[1:] = stops[1:] != stops[:-1]
+    return queries.without(ByteStrings.cut(np.arange(len(queries.data)), equals[first], stops[first]).data)
 
-    def positions(self, char: str) -> np.ndarray:
-        return np.flatnonzero(self.data == ord(char))
 
-    def count(self, char: str) -> np.ndarray:
-        """How many times each URL holds char."""
-        return np.diff(np.searchsorted(self.positions(char), self.bounds))
+def repeated_path_segments(chars: UrlBytes, asked: np.ndarray, max_repeats: int) -> tuple[np.ndarray, np.ndarray]:
+    """repeated_segments(path_of(url), max_repeats) of the asked URLs (each with three slashes
+    or more): which repeat, and which are left unsure for the scalar rule (those whose first
+    slash does not begin their "://"; no normalised URL)."""
+    slashes, urls = chars.positions("/"), np.flatnonzero(asked)
+    first = np.searchsorted(slashes, chars.starts[urls])
+    colon_slash, slash, authority_end = slashes[first], slashes[first + 1], slashes[first + 2]
+    marks = chars.query_marks()[urls]
+    plain = ((colon_slash > chars.starts[urls]) & (chars.data[colon_slash - 1] == ord(":"))
+             & (slash == colon_slash + 1) & (slash < marks))
+    unsure = np.zeros(len(chars.starts), bool)
+    unsure[urls[~plain & (colon_slash < marks)]] = True  # (a first slash past the query: no path)
+    with_path = plain & (authority_end < marks)
+    urls = urls[with_path]
+    paths = ByteStrings.cut(chars.data, authority_end[with_path] + 1, marks[with_path]).strings()
+    segments = pc.split_pattern(paths, "/")
+    filled = pc.not_equal(pc.binary_length(segments.flatten()), 0).to_numpy(zero_copy_only=False)
+    ids = pc.dictionary_encode(segments.flatten().filter(filled)).indices.to_numpy()
+    owners = pc.list_parent_indices(segments).to_numpy()[filled]
+    repeated = np.zeros(len(chars.starts), bool)
+    repeated[urls[repeating_runs(ids, owners, len(urls), max_repeats)]] = True
+    return repeated, unsure
 
-    def query_marks(self) -> np.ndarray:
-        """Where each URL's first "?" is, or its end for a URL without one."""
-        marks = np.append(self.positions("?"), len(self.data))  # (the last: past every URL's end)
-        return np.minimum(marks[np.searchsorted(marks, self.bounds[:-1])], self.bounds[1:])
 
-    def has_query(self) -> np.ndarray:
-        """Whether each URL has a non-empty query: anything after its first "?"."""
-        return self.query_marks() + 1 < self.bounds[1:]
-
-    def count_in_query(self, char: str) -> np.ndarray:
-        """How many times each URL holds char after its first "?"."""
-        found = self.positions(char)
-        return np.searchsorted(found, self.bounds[1:]) - np.searchsorted(found, self.query_marks())
+def repeating_runs(ids: np.ndarray, owners: np.ndarray, lists: int, max_repeats: int) -> np.ndarray:
+    """repeated_segments over lists of segment ids given flat (owners: each id's list, in
+    order): for each width of 1-3, aligned blocks compared with the block before them."""
+    place = np.arange(len(ids)) - np.searchsorted(owners, owners)  # each id's place in its list
+    found = np.zeros(lists, bool)
+    for width in (1, 2, 3):
+        same = np.zeros(len(ids), bool)  # equal to the id width places before, in the same list
+        same[width:] = (ids[width:] == ids[:-width]) & (owners[width:] == owners[:-width])
+        block_same = same.copy()  # the block starting here equals the one before it
+        for k in range(1, width):
+            block_same[:-k] &= same[k:]
+            block_same[-k:] = False
+        starts = (place % width == 0) & (place >= width)
+        equal, owner = block_same[starts], owners[starts]
+        run = equal.copy()  # max_repeats equal blocks in a row: a run longer than max_repeats
+        for k in range(1, max_repeats):
+            run[k:] &= equal[:-k] & (owner[k:] == owner[:-k])
+            run[:k] = False
+        found[owner[run]] = True
+    return found
 
 
 @dataclass(frozen=True)
@@ -229,23 +267,43 @@ class TrapDefences:
         return None
 
     def intrinsic_reasons(self, urls: pa.Array | pa.ChunkedArray, hosts: pa.Array | pa.ChunkedArray) -> pa.Array:
-        """intrinsic_reason of each URL over Arrow arrays (null: none). Length and query
-        parameters are judged over the whole array; the scalar rule is asked only about the
-        URLs that could still be refused: those with enough slashes for repeated segments
-        (scheme:// and the host's slash add three), or every one when there is a blocklist."""
-        urls, limits = url_array(urls), self.limits
+        """intrinsic_reason of each URL over Arrow arrays (null: none). Length, query parameters
+        and repeated segments (for the URLs with enough slashes: scheme:// and the host's slash
+        add three) are judged over the whole array; the scalar rule is asked about the URLs
+        repeated_path_segments leaves unsure, or every one still open when there is a blocklist."""
+        urls = url_array(urls)
+        return self.reasons_of(urls, UrlBytes.of(urls), hosts)
+
+    def url_rules(self, urls: pa.Array | pa.ChunkedArray, hosts: pa.Array | pa.ChunkedArray) -> pa.StructArray:
+        """intrinsic_reasons (trap) and query_shapes (query_shape) of the same URLs at once: the
+        frontier asks both of every known URL, and each call costs a batch's search for "?"."""
+        urls = url_array(urls)
         chars = UrlBytes.of(urls)
-        too_long = pc.utf8_length(urls).to_numpy() > limits.max_url_length
+        return pa.StructArray.from_arrays([self.reasons_of(urls, chars, hosts), shapes_of(chars)],
+                                          names=["trap", "query_shape"])
+
+    def reasons_of(self, urls: pa.Array, chars: UrlBytes, hosts: pa.Array | pa.ChunkedArray) -> pa.Array:
+        limits = self.limits
+        too_long = np.diff(chars.bounds) > limits.max_url_length  # (bytes: at least the characters)
+        if too_long.any():
+            too_long = pc.utf8_length(urls).to_numpy() > limits.max_url_length
         many_params = chars.has_query() & (chars.count_in_query("&") >= limits.max_query_params)
-        asked = ~too_long & ~many_params
-        if not (self.blocklist.hosts or self.blocklist.url_patterns):
-            asked &= chars.count("/") >= limits.max_path_repeats + 3
-        answers = map(self.intrinsic_reason, pc.filter(urls, asked).to_pylist(), pc.filter(hosts, asked).to_pylist())
-        reasons = np.full(len(urls), None, object)
-        reasons[many_params] = DropReason.TOO_MANY_QUERY_PARAMS.value
-        reasons[too_long] = DropReason.URL_TOO_LONG.value
-        reasons[asked] = list(answers)
-        return pa.array(reasons, pa.string())
+        open_urls = ~too_long & ~many_params
+        repeated = np.zeros(len(urls), bool)
+        if self.blocklist.hosts or self.blocklist.url_patterns:
+            asked = open_urls
+        else:
+            deep = open_urls & (chars.count("/") >= limits.max_path_repeats + 3)
+            repeated, asked = repeated_path_segments(chars, deep, limits.max_path_repeats) if deep.any() else (repeated, deep)
+        reasons = np.zeros(len(urls), np.int8)  # places in REASONS (0: none)
+        reasons[repeated] = REASON_PLACES[DropReason.REPEATED_PATH_SEGMENTS]
+        reasons[many_params] = REASON_PLACES[DropReason.TOO_MANY_QUERY_PARAMS]
+        reasons[too_long] = REASON_PLACES[DropReason.URL_TOO_LONG]
+        if asked.any():
+            answers = map(self.intrinsic_reason, pc.filter(urls, asked).to_pylist(), pc.filter(hosts, asked).to_pylist())
+            reasons[asked] = [REASON_PLACES[answer] for answer in answers]
+        return REASONS.take(reasons) if reasons.any() else pa.nulls(len(urls), pa.string())
+
 
     def reason(self, url: str, host: str) -> DropReason | None:
         """Why this newly discovered URL must not be queued, or None; counts the drop."""
