@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # datasketch's package import pulls in scipy: every run would
 from ..settings import CrawlSettings
 from ..vocabulary import DropReason
 from .host_patterns import host_matches
-from .url_bytes import ByteStrings, UrlBytes, sorted_within, url_array
+from .url_bytes import ByteStrings, UrlBytes, sorted_within, spans, url_array
 from .urls import path_of
 
 # The array forms' answers: a small integer each, its place here (0: none).
@@ -144,9 +144,24 @@ def shapes_of(chars: UrlBytes) -> pa.Array:
     marks = chars.query_marks()[has_query]
     paths = digit_runs_as_nine(ByteStrings.cut(chars.data, chars.starts[has_query], marks))
     names = parameter_names(ByteStrings.cut(chars.data, marks + 1, chars.ends[has_query]))
-    if (names.data == ord("&")).any():  # (a single name is in order already)
-        names = ByteStrings.of(pc.binary_join(sorted_within(pc.split_pattern(names.strings(), "&")), "&"))
-    return paths.joined("?", names).strings(present=has_query)
+    return paths.joined("?", sorted_names(names)).strings(present=has_query)
+
+
+def sorted_names(names: ByteStrings) -> ByteStrings:
+    """Each string's "&"-separated names sorted. Most are in order already, which their first
+    bytes alone show (rising from each name to the next, no empty one after); the rest are sorted."""
+    separators = np.flatnonzero(names.data == ord("&"))
+    if not len(separators):
+        return names
+    string_starts = names.bounds[np.searchsorted(names.bounds, separators, "right") - 1]
+    name_before = np.maximum(np.append(0, separators[:-1] + 1), string_starts)  # where it starts
+    name_after = separators + 1
+    data = np.append(names.data, ord("&"))  # (a separator at the end: an empty last name)
+    rising = (data[name_after] != ord("&")) & (name_after < names.ends[np.searchsorted(names.ends, separators, "right")]) \
+        & (data[name_before] < data[name_after])  # (an empty name before: its "&", lower than most; fine either way)
+    if rising.all():
+        return names
+    return ByteStrings.of(pc.binary_join(sorted_within(pc.split_pattern(names.strings(), "&")), "&"))
 
 
 def digit_runs_as_nine(paths: ByteStrings) -> ByteStrings:
@@ -186,11 +201,18 @@ def repeated_path_segments(chars: UrlBytes, asked: np.ndarray, max_repeats: int)
     unsure[urls[~plain & (colon_slash < marks)]] = True  # (a first slash past the query: no path)
     with_path = plain & (authority_end < marks)
     urls = urls[with_path]
-    paths = ByteStrings.cut(chars.data, authority_end[with_path] + 1, marks[with_path]).strings()
-    segments = pc.split_pattern(paths, "/")
-    filled = pc.not_equal(pc.binary_length(segments.flatten()), 0).to_numpy(zero_copy_only=False)
-    ids = pc.dictionary_encode(segments.flatten().filter(filled)).indices.to_numpy()
-    owners = pc.list_parent_indices(segments).to_numpy()[filled]
+    # Each path's segments: from each of its slashes (the authority's last one first) to the
+    # next slash, or to the query mark for the last; the empty ones are left out.
+    marks = marks[with_path]
+    within = np.searchsorted(slashes, marks) - first[with_path] - 2  # slashes of each path, with its first
+    slash_at = spans(first[with_path] + 2, first[with_path] + 2 + within)
+    owners = np.repeat(np.arange(len(urls)), within)
+    starts, ends = slashes[slash_at] + 1, np.append(slashes, 0)[slash_at + 1]
+    ends[np.cumsum(within) - 1] = marks
+    filled = ends > starts
+    segments = ByteStrings.cut(chars.data, starts[filled], ends[filled]).strings()
+    ids = pc.dictionary_encode(segments).indices.to_numpy()
+    owners = owners[filled]
     repeated = np.zeros(len(chars.starts), bool)
     repeated[urls[repeating_runs(ids, owners, len(urls), max_repeats)]] = True
     return repeated, unsure
@@ -201,7 +223,10 @@ def repeating_runs(ids: np.ndarray, owners: np.ndarray, lists: int, max_repeats:
     order): for each width of 1-3, aligned blocks compared with the block before them."""
     place = np.arange(len(ids)) - np.searchsorted(owners, owners)  # each id's place in its list
     found = np.zeros(lists, bool)
+    longest = place.max(initial=-1) + 1
     for width in (1, 2, 3):
+        if longest < width * (max(max_repeats, 1) + 1):
+            break  # (no list has the blocks a run of this width needs)
         same = np.zeros(len(ids), bool)  # equal to the id width places before, in the same list
         same[width:] = (ids[width:] == ids[:-width]) & (owners[width:] == owners[:-width])
         block_same = same.copy()  # the block starting here equals the one before it

@@ -39,10 +39,7 @@ class ByteStrings:
     @classmethod
     def cut(cls, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> "ByteStrings":
         """The pieces data[starts[i]:ends[i]], copied out one after another."""
-        lengths = ends - starts
-        bounds = np.concatenate(([0], np.cumsum(lengths)))
-        # Byte k of the pieces is data[k + the start of its piece - where its piece begins here].
-        return cls(data[np.arange(bounds[-1]) + np.repeat(starts - bounds[:-1], lengths)], bounds)
+        return cls(data[spans(starts, ends)], np.concatenate(([0], np.cumsum(ends - starts))))
 
     @property
     def starts(self) -> np.ndarray:
@@ -112,6 +109,14 @@ class UrlBytes(ByteStrings):
         """How many times each URL holds char after its first "?"."""
         found = self.positions(char)
         return np.searchsorted(found, self.ends) - np.searchsorted(found, self.query_marks())
+
+
+def spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Every index from starts[i] up to ends[i], for each i in turn."""
+    lengths = ends - starts
+    before = np.cumsum(lengths) - lengths  # how many come before span i
+    # Place k is index k + (the start of its span - how many come before that span).
+    return np.arange(before[-1] + lengths[-1] if len(lengths) else 0) + np.repeat(starts - before, lengths)
 
 
 def sorted_within(lists: pa.ListArray) -> pa.ListArray:
