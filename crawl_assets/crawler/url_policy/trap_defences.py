@@ -10,8 +10,9 @@ elsewhere (e.g. mostly near-duplicates) and the hand-kept blocklist are inputs.
 The URL-shape rules are written here only, in two forms side by side: one URL at a time (the
 fetch batch asks about every link it finds) and over Arrow arrays (the frontier judges every
 known URL, millions a day, where a Python call per URL would cost seconds). The array form
-counts characters and leaves the rest to the scalar rules; tests check both forms agree on
-generated URLs.
+takes the same steps over the bytes of a whole batch (url_bytes.py), asking the scalar rules
+only about URLs of unusual shape and, with a blocklist, its patterns; a property test checks
+both forms agree on generated URLs.
 """
 
 from __future__ import annotations
