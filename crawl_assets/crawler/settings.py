@@ -27,6 +27,9 @@ DEFAULT_SETTINGS_FILE = PROJECT_ROOT / "recrawl.toml"
 
 # Front-queue weights of priority levels 1 (most urgent) .. 5; the in-batch frontier's default.
 DEFAULT_PRIORITY_WEIGHTS: tuple[float, ...] = (16.0, 8.0, 4.0, 2.0, 1.0)
+# settings.change_definition's values (the field's comment says what each counts).
+ARCHIVE_CHANGES, CONTENT_CHANGES = "archive", "content"
+CHANGE_DEFINITIONS = (ARCHIVE_CHANGES, CONTENT_CHANGES)
 
 
 class SettingsError(CrawlInputError):
@@ -101,6 +104,14 @@ class CrawlSettings:
     # day that fetches nothing would start no crawl): the daily budget holds then too.
     first_day_fetch_budget: int = 0
     discovery_share: float = 0.2  # of the daily budget, for never-fetched URLs
+    # What counts as a change of a page (change_stats): "archive", the payload an archive
+    # stores, byte for byte, less the values that change on every fetch by design
+    # (crawler/content/volatile_parts.py); or "content", its main text (the SimHash moved more
+    # than near_dup_threshold bits: template, navigation and footer edits are not changes).
+    change_definition: str = ARCHIVE_CHANGES
+    # Of the daily budget, first spent on the sitemaps and feeds of hosts whose dates are
+    # trusted (change_stats/change_evidence.py), before the plan's pages: cheap change signals.
+    listing_reserve_share: float = 0.05
     recrawl_objective: str = "freshness"  # or "age" (refresh_allocation.OBJECTIVES)
     flagged_host_budget: int = 10  # a day, for hosts flagged as traps or near-duplicate-heavy
     # A host is flagged as a trap once the trap defences refused at least trap_min_refused of
@@ -233,7 +244,11 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if number < 0:
                 raise ValueError("must not be negative")
             return number
-        if key == "discovery_share":
+        if key == "change_definition":
+            if value not in CHANGE_DEFINITIONS:
+                raise ValueError(f"must be one of {', '.join(CHANGE_DEFINITIONS)}")
+            return value
+        if key in ("discovery_share", "listing_reserve_share"):
             share = _finite_number(value)
             if not 0 <= share <= 1:
                 raise ValueError("must be between 0 and 1")

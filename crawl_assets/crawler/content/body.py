@@ -14,6 +14,7 @@ from .links import scan_page
 from .page_signals import NO_DIRECTIVES, PageDirectives
 from .script_signals import ScriptSignals, script_signals
 from .simhash import page_text, simhash64
+from .volatile_parts import change_digest
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _HTML_STARTS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<!--")
@@ -55,6 +56,7 @@ class ContentFacts:
     directives: PageDirectives = NO_DIRECTIVES  # of the page's robots <meta> tags
     resources: list[str] = field(default_factory=list)  # images, scripts, styles it loads: not queued
     script_signals: ScriptSignals | None = None  # an HTML page's signs of being built by scripts
+    change_digest: str | None = None  # sha256 less the per-request values (volatile_parts.py)
 
 
 def examine(body: bytes, content_type: str | None, content_encoding: str | None,
@@ -73,8 +75,9 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         signals = script_signals(tree, len(content), len(scan.links) + len(scan.nofollow_links))
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(tree)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives,
-                            resources=scan.resources, script_signals=signals)
+                            resources=scan.resources, script_signals=signals,
+                            change_digest=change_digest(content, is_html=True))
     listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []
-    return ContentFacts(media_type, digest, links, None, too_large)
+    return ContentFacts(media_type, digest, links, None, too_large, change_digest=digest)

@@ -68,7 +68,7 @@ class AnswerRecorder:
         location = self.warc.write(exchange, revisit, digest)
         status_class = StatusClass.TOO_LARGE if hop.truncated else status_class_of(exchange.status)
         error = redirect_to = None
-        sha256 = simhash = None
+        sha256 = simhash = stable = None
         found = NO_LINKS
         directives = PageDirectives()
         keep = False
@@ -83,7 +83,7 @@ class AnswerRecorder:
             self.traps.observe_fetch(task.host)
             facts = examine(exchange.body, hop.header("content-type"), hop.header("content-encoding"),
                             task.url, self.max_body_bytes, self.agent)
-            sha256, simhash, error = facts.sha256, facts.simhash, facts.error
+            sha256, simhash, error, stable = facts.sha256, facts.simhash, facts.error, facts.change_digest
             directives = facts.directives
             if hop.header("x-robots-tag") is not None:  # each header line read on its own
                 directives |= header_directives((v for k, v in exchange.response_headers
@@ -101,7 +101,7 @@ class AnswerRecorder:
             refers_to=revisit.refers_to_uri if revisit else None,
             warc_file=location.filename, warc_offset=location.offset, warc_length=location.length,
             outlinks=len(found.follow) + len(found.unfollowed), noindex=directives.noindex,
-            nofollow=directives.nofollow, **timing)
+            nofollow=directives.nofollow, change_digest=stable, **timing)
         if keep and status_class == StatusClass.OK:
             self.kept[task.url] = (hop, self.warc.last_record_id, record)  # the response just written
         return record, found

@@ -44,6 +44,9 @@ class FetchRecord:
     nofollow: bool = False
     # Rendered in a browser (crawler/rendering/): simhash and outlinks are the rendered DOM's.
     rendered: bool = False
+    # sha256 less the values that change on every fetch (crawler/content/volatile_parts.py):
+    # what change_stats compares under the archive definition of a change.
+    change_digest: str | None = None
 
 
 @dataclass

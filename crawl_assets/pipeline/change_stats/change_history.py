@@ -21,6 +21,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
+from ...crawler.settings import ARCHIVE_CHANGES, CHANGE_DEFINITIONS, CONTENT_CHANGES
 from ...crawler.vocabulary import StatusClass
 
 # Last-Modified agrees when it is not later than the fetch, give or take a minute of clock skew.
@@ -49,8 +50,10 @@ STATE_SQL_TYPES = {
     "lm_days": "DOUBLE", "last_visit_t": "DOUBLE", "last_fetch_t": "DOUBLE", "last_status": "INTEGER",
     "last_status_class": "VARCHAR", "gone_streak": "BIGINT", "bytes_saved": "BIGINT",
     "last_visit_lm": "DOUBLE", "last_digest": "UBIGINT", "last_simhash": "UBIGINT", "last_body_bytes": "BIGINT",
-    "interval_rate": "DOUBLE", "interval_estimator": "VARCHAR",
+    "interval_rate": "DOUBLE", "interval_estimator": "VARCHAR", "last_change_key": "UBIGINT",
 }
+# State columns a file written before them may lack: read as NULL (url_change_state.py).
+LATER_STATE_COLUMNS = ("last_change_key",)
 STATE_COLUMNS = tuple(STATE_SQL_TYPES)
 
 
@@ -66,6 +69,9 @@ def read_fetch_log(con, glob) -> str:
     except duckdb.Error as exc:
         raise ValueError(f"fetch log {glob!r} cannot be read as the crawl's fetch-log Parquet "
                          f"(run the fetch step first, or check the path): {exc}") from None
+    if "change_digest" not in columns:  # logs written before it: compared by their payload digest
+        con.execute(f"CREATE OR REPLACE VIEW fetch_log AS SELECT *, NULL::VARCHAR AS change_digest "
+                    f"FROM read_parquet({sql_literal(glob)}, hive_partitioning = true, union_by_name = true)")
     return VISIT_TIME_IN_DAY if "date" in columns else VISIT_TIME
 
 
@@ -93,6 +99,7 @@ WITH fetches AS (
     SELECT hash(url) AS k1, hash(url, 1) AS k2, status, status_class, {visit_time} AS t,
            status_class IN ($ok, $not_modified) AS is_visit,
            CASE WHEN status_class = $ok THEN hash(coalesce(payload_digest, sha256)) END AS digest,
+           CASE WHEN status_class = $ok AND change_digest IS NOT NULL THEN hash(change_digest) END AS change_key,
            CASE WHEN status_class = $ok THEN simhash END AS simhash,
            CASE WHEN status_class = $ok THEN bytes END AS body_bytes,
            epoch(try_strptime(last_modified, $http_date)) / 86400.0 AS lm
@@ -107,6 +114,7 @@ sequenced AS (
            lag(CASE WHEN is_visit THEN lm END IGNORE NULLS) OVER w AS window_prev_lm,
            lag(CASE WHEN is_visit THEN seen END IGNORE NULLS) OVER w AS window_prev_seen,
            lag(digest IGNORE NULLS) OVER w AS window_prev_digest,
+           lag(change_key IGNORE NULLS) OVER w AS window_prev_change_key,
            lag(simhash IGNORE NULLS) OVER w AS window_prev_simhash,
            lag(body_bytes IGNORE NULLS) OVER w AS window_prev_body_bytes,
            count(*) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS n_fetches
@@ -119,21 +127,27 @@ carried AS (
            coalesce(window_prev_lm, c.last_visit_lm) AS prev_lm,
            coalesce(window_prev_seen, c.last_visit_seen) AS prev_seen,
            coalesce(window_prev_digest, c.last_digest) AS prev_digest,
+           coalesce(window_prev_change_key, c.last_change_key) AS prev_change_key,
            coalesce(window_prev_simhash, c.last_simhash) AS prev_simhash,
            coalesce(window_prev_body_bytes, c.last_body_bytes) AS prev_body_bytes
     FROM sequenced s LEFT JOIN ({carry_seen}) c USING (k1, k2)
 ),
--- What each visit tells: its interval, whether the text changed, what Last-Modified says.
+-- What each visit tells: its interval, whether the archived bytes (less their per-request
+-- values: bytes_moved; by the payload digest where either answer predates change_digest) or
+-- the text changed (or a listed date says so: text_changed), which of them is a change
+-- (settings.change_definition), what Last-Modified says.
 judged AS MATERIALIZED (
-    SELECT *,
-           CASE WHEN is_visit THEN t - prev_t END AS interval_days,
-           digest_moved AND NOT text_moved AS boilerplate_only,
-           is_visit AND prev_t IS NOT NULL AND (text_moved OR seen > coalesce(prev_seen, 0)) AS changed
+    SELECT *, {changed_by} AS changed
     FROM (SELECT *,
-                 coalesce(digest <> prev_digest, false) AS digest_moved,
+                 CASE WHEN is_visit THEN t - prev_t END AS interval_days,
+                 bytes_moved AND NOT text_moved AS boilerplate_only,
+                 is_visit AND prev_t IS NOT NULL AND (text_moved OR seen > coalesce(prev_seen, 0)) AS text_changed
+    FROM (SELECT *,
+                 CASE WHEN change_key IS NOT NULL AND prev_change_key IS NOT NULL THEN change_key <> prev_change_key
+                      ELSE coalesce(digest <> prev_digest, false) END AS bytes_moved,
                  coalesce(digest <> prev_digest, false)
                    AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
-          FROM carried)
+          FROM carried))
 )
 {per_url}
 """
@@ -187,6 +201,7 @@ _PER_URL = (
     ("last_visit_lm", "arg_max(lm, rn) FILTER (is_visit AND lm IS NOT NULL)",
      "CASE WHEN is_visit AND lm IS NOT NULL THEN lm END"),
     ("last_digest", "arg_max(digest, rn) FILTER (digest IS NOT NULL)", "digest"),
+    ("last_change_key", "arg_max(change_key, rn) FILTER (change_key IS NOT NULL)", "change_key"),
     ("last_simhash", "arg_max(simhash, rn) FILTER (simhash IS NOT NULL)", "simhash"),
     ("last_body_bytes", "arg_max(body_bytes, rn) FILTER (body_bytes IS NOT NULL)", "body_bytes"),
     # the day D itself: what conditional GET saved that day
@@ -196,10 +211,11 @@ _PER_URL = (
     ("day_bytes_saved", "coalesce(sum(prev_body_bytes) FILTER (status_class = $not_modified AND {in_day}), 0)",
      "CASE WHEN status_class = $not_modified AND {in_day} THEN coalesce(prev_body_bytes, 0) ELSE 0 END"),
     # the day's revisits as a sample of their host (host_events.py): whether each moved (its
-    # payload or text changed), since when, over what interval
+    # payload or text changed) and whether its text did (whatever the change definition: the
+    # events tell a counter from a rebuild by the text), since when, over what interval
     ("day_revisits", "count(*) FILTER ({revisit})", _if("{revisit}")),
     ("day_moved", "count(*) FILTER ({revisit} AND {moved})", _if("{revisit} AND {moved}")),
-    ("day_changed", "count(*) FILTER ({revisit} AND changed)", _if("{revisit} AND changed")),
+    ("day_changed", "count(*) FILTER ({revisit} AND text_changed)", _if("{revisit} AND text_changed")),
     ("moved_after_t", "max(prev_t) FILTER ({revisit} AND {moved})",
      "CASE WHEN {revisit} AND {moved} THEN prev_t END"),
     ("moved_by_t", "min(t) FILTER ({revisit} AND {moved})", "CASE WHEN {revisit} AND {moved} THEN t END"),
@@ -214,7 +230,7 @@ _PER_URL_TERMS = {
     "not_gone": "status NOT IN {gone}",  # (GONE_STATUSES, filled in by _per_url_sql)
     "in_day": "t >= $end_day - 1",
     "revisit": "is_visit AND prev_t IS NOT NULL AND t >= $end_day - 1",
-    "moved": "(changed OR digest_moved)",
+    "moved": "(text_changed OR bytes_moved)",
 }
 
 
@@ -276,12 +292,13 @@ SELECT d.k1, d.k2,
        {bytes_sums},
        coalesce(d.last_visit_lm, c.last_visit_lm) AS last_visit_lm,
        coalesce(d.last_digest, c.last_digest) AS last_digest,
+       coalesce(d.last_change_key, c.last_change_key) AS last_change_key,
        coalesce(d.last_simhash, c.last_simhash) AS last_simhash,
        coalesce(d.last_body_bytes, c.last_body_bytes) AS last_body_bytes,
        c.interval_rate, c.interval_estimator,
        d.day_visits, d.day_not_modified, d.day_bytes_saved,
        d.day_revisits, d.day_moved, d.day_changed, d.moved_after_t, d.moved_by_t, d.day_interval,
-       coalesce(c.changes, 0) + coalesce(c.boilerplate_changes, 0) AS moves_before,
+       coalesce(c.changes, 0) + {boilerplate_moves} AS moves_before,
        coalesce(c.visit_days, 0) AS days_before, coalesce(c.intervals, 0) AS intervals_before
 FROM window_history d
 JOIN window_names n USING (k1, k2)
@@ -289,7 +306,13 @@ LEFT JOIN carry c ON c.k1 = d.k1 AND c.k2 = d.k2
 """.format(visit_sums=_sums("visits", "intervals", "changes", "boilerplate_changes", "not_modified",
                             "visit_days", "unchanged_days"),
            last_modified_sums=_sums("lm_checks", "lm_agreements", "lm_missing", "lm_changes", "lm_days"),
-           bytes_sums=_sums("bytes_saved"))
+           bytes_sums=_sums("bytes_saved"), boilerplate_moves="{boilerplate_moves}")
+# A URL's moves before the window (host_events.py): its changes, and its boilerplate-only
+# moves where they are not changes already (settings.change_definition).
+_BOILERPLATE_MOVES = {ARCHIVE_CHANGES: "0", CONTENT_CHANGES: "coalesce(c.boilerplate_changes, 0)"}
+# Which move of a visit is a change, per settings.change_definition.
+_CHANGED_BY = {ARCHIVE_CHANGES: "text_changed OR (is_visit AND prev_t IS NOT NULL AND bytes_moved)",
+               CONTENT_CHANGES: "text_changed"}
 
 # The URLs whose state the window changed: those fetched in it, and those whose pending change
 # flipped (a listed date after the last visit appeared, or its evidence went away).
@@ -315,13 +338,17 @@ _FLIPPED_KEYS = {
 }
 
 
-def fold_history(con, glob, start_day: float, end_day: float, threshold: int, evidence: pa.Table | None) -> None:
+def fold_history(con, glob, start_day: float, end_day: float, threshold: int, evidence: pa.Table | None,
+                 definition: str = ARCHIVE_CHANGES) -> None:
     """Temp table window_state: the state of the URLs fetched in [start_day, end_day) (days
     since the epoch) after folding their fetches into view state_before (every URL's state
     before the window, STATE_COLUMNS and pending_change: the caller registers it, empty_state
     for none). Temp table carry: state_before's rows of the URLs the window may change, read
     in one pass. The caller makes table `touched` of window_state with their own rates
-    (interval_rate, interval_estimator) and then calls every_url_state."""
+    (interval_rate, interval_estimator) and then calls every_url_state. definition: what
+    counts as a change (settings.change_definition)."""
+    if definition not in CHANGE_DEFINITIONS:
+        raise ValueError(f"setting change_definition must be one of {CHANGE_DEFINITIONS}, not {definition!r}")
     visit_time = read_fetch_log(con, glob)
     if evidence is not None:
         missing = {"url", "lastmod"} - set(evidence.column_names)
@@ -340,11 +367,12 @@ def fold_history(con, glob, start_day: float, end_day: float, threshold: int, ev
                 f"(SELECT k1, k2 FROM window_names UNION {_FLIPPED_KEYS[evidence is not None]}) USING (k1, k2)")
     sql = _FOLD_SQL.format(per_url=_per_url_sql(), evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
                            carry_seen=_CARRY_NO_EVIDENCE if evidence is None else _CARRY_WITH_EVIDENCE,
-                           visit_time=visit_time)
+                           visit_time=visit_time, changed_by=_CHANGED_BY[definition])
     con.execute("CREATE TEMP TABLE window_history AS " + sql, {
         "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
         "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS, **window})
-    con.execute("CREATE TEMP TABLE window_state AS " + _MERGE_SQL)
+    con.execute("CREATE TEMP TABLE window_state AS "
+                + _MERGE_SQL.replace("{boilerplate_moves}", _BOILERPLATE_MOVES[definition]))
     con.execute("DROP TABLE window_history")
     con.execute("DROP TABLE window_names")
 

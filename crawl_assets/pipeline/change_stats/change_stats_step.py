@@ -11,9 +11,14 @@ counts:
 - a visit is an answer with content or a 304 (status classes ok and not_modified); errors,
   redirects and refusals are not visits (but a trailing run of 404/410 is counted, the
   priorities step backs off on it);
-- a visit changed when the payload digest differs from the previous full answer's AND the
-  SimHash moved more than settings.near_dup_threshold bits (a new date, counter or ad is not
-  a change); a 304 is unchanged; a sitemap or feed lastmod inside the interval is a change;
+- a visit changed, under settings.change_definition "archive" (the default), when the payload
+  differs from the previous full answer's less the values that change on every fetch by
+  design (change_digest: crawler/content/volatile_parts.py says how that is decided); under
+  "content", when the payload digest differs AND the SimHash of the main text moved more
+  than settings.near_dup_threshold bits (a template, footer or counter edit is not a change).
+  Either way boilerplate_changes counts the visits whose bytes moved but not their text: a
+  reported class, a part of `changes` under "archive", outside it under "content";
+  a 304 is unchanged; a sitemap or feed lastmod inside the interval is a change;
 - Last-Modified is used only on hosts whose own history shows it is honest (it moves exactly
   when the content changes and is never later than the fetch); elsewhere the estimate rests
   on changed/unchanged visits alone;
@@ -109,7 +114,7 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
     """Per-URL and per-host change statistics from every fetch before the end of `date`.
 
     fetch_log_glob: Parquet files of the fetch log (hive `date=D/shard=S/*.parquet` or any
-    list). settings: anything with `near_dup_threshold` (CrawlSettings). lastmod_evidence:
+    list). settings: anything with `near_dup_threshold` and `change_definition` (CrawlSettings). lastmod_evidence:
     optional (url, lastmod) rows from sitemaps and feeds.
     previous: change_stats[D-1]'s state (url_change_state.url_state) or None. With it, this is
     the daily step: only the fetches of day `date` are read (pass that day's files) and folded
@@ -129,7 +134,8 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
             empty_state(con)
         else:
             register_latest_state(con, previous, "state_before")
-        fold_history(con, fetch_log_glob, start_day, end_day, settings.near_dup_threshold, lastmod_evidence)
+        fold_history(con, fetch_log_glob, start_day, end_day, settings.near_dup_threshold, lastmod_evidence,
+                     settings.change_definition)
         _own_estimates(con)
         events = update_host_events(con, _host_events_before(previous), end_day - 1, _rates_before(con, previous))
         every_url_state(con, lastmod_evidence is not None)

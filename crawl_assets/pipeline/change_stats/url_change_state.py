@@ -30,7 +30,7 @@ from ...crawler.crawl_errors import CrawlInputError
 from ...storage.layout import (host_events_file, pattern_priors_file, pool_sums_file, url_state_base_file,
                                url_state_delta_file)
 from ...storage.shared_root import connect, parquet_file
-from .change_history import STATE_COLUMNS, sql_literal
+from .change_history import LATER_STATE_COLUMNS, STATE_COLUMNS, STATE_SQL_TYPES, sql_literal
 from .change_rate_estimators import RateEstimator
 
 COMPACT_AFTER_DAYS = 7
@@ -91,18 +91,20 @@ def needs_compaction(state: UrlState, day_rows: int) -> bool:
     return delta_rows > COMPACT_DELTA_SHARE * parquet_file(state.base).metadata.num_rows
 
 
-def _check_file(con, path) -> None:
-    """A state file that DuckDB cannot read, or that lacks the state, is named in the error."""
+def _check_file(con, path) -> set[str]:
+    """A state file that DuckDB cannot read, or that lacks the state, is named in the error;
+    returns the LATER_STATE_COLUMNS it lacks (written before them)."""
     try:
         columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_literal(str(path))})")
                    .fetchall()}
     except duckdb.Error as exc:
         raise CrawlInputError(f"change_stats state file {path} cannot be read ({str(exc).splitlines()[0]}): "
                               f"materialise change_stats for its day again") from None
-    missing = set(STORED_COLUMNS) - columns
+    missing = set(STORED_COLUMNS) - columns - set(LATER_STATE_COLUMNS)
     if missing:
         raise CrawlInputError(f"change_stats state file {path} lacks columns {sorted(missing)}: materialise "
                               f"change_stats for its day again")
+    return set(LATER_STATE_COLUMNS) - columns
 
 
 def latest_state_sql(con, state: UrlState) -> str:
@@ -110,12 +112,13 @@ def latest_state_sql(con, state: UrlState) -> str:
     deltas: subqueries, not CTEs, so each reader's projection reaches the Parquet scans and
     nothing is materialised (a URL in several deltas: its keys are grouped first, then its
     newest row joined)."""
-    for path in state.files():
-        _check_file(con, path)
+    lacking = {str(path): _check_file(con, path) for path in state.files()}
     columns = ", ".join(STORED_COLUMNS)
 
     def scan(path) -> str:
-        return f"SELECT {columns} FROM read_parquet({sql_literal(str(path))})"
+        listed = ", ".join(f"NULL::{STATE_SQL_TYPES[c]} AS {c}" if c in lacking[str(path)] else c
+                           for c in STORED_COLUMNS)
+        return f"SELECT {listed} FROM read_parquet({sql_literal(str(path))})"
 
     if not state.deltas:
         return scan(state.base)

@@ -28,7 +28,8 @@ RELATIVE_ERROR = 0.35
 SHARE_WITHIN = 0.8
 
 
-def fetch(url, day, status=200, digest=None, simhash=None, last_modified=None, etag=None, nbytes=1000):
+def fetch(url, day, status=200, digest=None, simhash=None, last_modified=None, etag=None, nbytes=1000,
+          change_digest=None):
     host = url.split("/")[2]
     status_class = {200: "ok", 304: "not_modified", 404: "http_4xx", 410: "http_4xx",
                     500: "http_5xx"}[status]
@@ -36,6 +37,7 @@ def fetch(url, day, status=200, digest=None, simhash=None, last_modified=None, e
             "fetched_at": START + timedelta(days=day), "bytes": nbytes if status == 200 else 0,
             "sha256": digest if status == 200 else None, "payload_digest": digest if status == 200 else None,
             "simhash": simhash if status == 200 else None, "etag": etag,
+            "change_digest": change_digest if status == 200 else None,
             "last_modified": format_datetime(START + timedelta(days=last_modified), usegmt=True)
             if last_modified is not None else None}
 
@@ -131,24 +133,43 @@ def test_url_visited_once_gets_its_hosts_pooled_prior(tmp_path):
     assert 0.2 < stats["https://slow.test/p/0"]["own_share"] < stats["https://fast.test/p/0"]["own_share"]
 
 
-def test_boilerplate_changes_do_not_count(tmp_path):
+def test_a_boilerplate_only_change_counts_under_the_default_and_not_under_content(tmp_path):
     base = 0x5555_AAAA_5555_AAAA
     rows = []
     for day in range(10):
-        # A counter: new digest every visit, SimHash within 3 bits of the last one.
-        rows.append(fetch("https://a.test/counter", day, digest=f"c{day}", simhash=base ^ (1 << day % 2)))
-        # Real edits: SimHash moves 12 bits on odd days.
+        # A CSRF token: a new payload digest every visit, the same change digest (volatile_parts.py);
+        # its footer edited once, on day 6 (the change digest moves, the SimHash by one bit).
+        footer = day // 6
+        rows.append(fetch("https://a.test/footer", day, digest=f"c{day}", change_digest=f"f{footer}",
+                          simhash=base ^ footer))
+        # Real edits: SimHash moves 12 bits on even days.
         version = day // 2
-        rows.append(fetch("https://a.test/edited", day, digest=f"e{version}",
+        rows.append(fetch("https://a.test/edited", day, digest=f"e{version}", change_digest=f"e{version}",
                           simhash=base ^ (0xFFF if version % 2 else 0)))
-    stats = {r["url"]: r for r in change_stats(write_log(tmp_path, rows), "2026-03-20", SETTINGS).urls.to_pylist()}
-    assert stats["https://a.test/counter"]["changes"] == 0
-    assert stats["https://a.test/counter"]["boilerplate_changes"] == 9
-    assert stats["https://a.test/edited"]["changes"] == 4
-    # A threshold of 0 makes every digest change count.
-    strict = change_stats(str(tmp_path / "fetch_log" / "*" / "*" / "*.parquet"), "2026-03-20",
-                          replace(SETTINGS, near_dup_threshold=0)).urls.to_pylist()
-    assert {r["url"]: r["changes"] for r in strict}["https://a.test/counter"] == 9
+    glob = write_log(tmp_path, rows)
+    archive = {r["url"]: r for r in change_stats(glob, "2026-03-20", SETTINGS).urls.to_pylist()}
+    content = {r["url"]: r for r in change_stats(glob, "2026-03-20", replace(SETTINGS, change_definition="content"))
+               .urls.to_pylist()}
+    # The footer edit is one change of the archived page, and no change of its content; the
+    # token's every-visit moves are neither. Both report it as boilerplate-only.
+    assert (archive["https://a.test/footer"]["changes"], content["https://a.test/footer"]["changes"]) == (1, 0)
+    assert archive["https://a.test/footer"]["boilerplate_changes"] == content["https://a.test/footer"]["boilerplate_changes"] == 1
+    assert archive["https://a.test/edited"]["changes"] == content["https://a.test/edited"]["changes"] == 4
+    assert archive["https://a.test/footer"]["change_rate"] > content["https://a.test/footer"]["change_rate"]
+
+
+def test_without_change_digests_a_new_payload_is_a_change_only_under_archive(tmp_path):
+    """Fetch logs written before change_digest: the payload digest is what moved."""
+    base = 0x5555_AAAA_5555_AAAA
+    rows = [fetch("https://a.test/counter", day, digest=f"c{day}", simhash=base ^ (1 << day % 2)) for day in range(10)]
+    glob = write_log(tmp_path, rows)
+    content = replace(SETTINGS, change_definition="content")
+    counter = change_stats(glob, "2026-03-20", content).urls.to_pylist()[0]
+    assert (counter["changes"], counter["boilerplate_changes"]) == (0, 9)
+    assert change_stats(glob, "2026-03-20", SETTINGS).urls.to_pylist()[0]["changes"] == 9
+    # A threshold of 0 makes every digest change count under content too.
+    strict = change_stats(glob, "2026-03-20", replace(content, near_dup_threshold=0)).urls.to_pylist()
+    assert strict[0]["changes"] == 9
 
 
 def test_304_is_unchanged_and_errors_are_not_visits(tmp_path):
@@ -228,7 +249,9 @@ def varied_history(rng):
     rows += simulate(late.items(), lambda r: list(7 + np.sort(r.uniform(0, 4.99, 4))), rng)
     base = 0x5555_AAAA_5555_AAAA
     for day in range(12):
-        rows.append(fetch("https://b.test/counter", day + 0.3, digest=f"c{day}", simhash=base ^ (1 << day % 2)))
+        # A new token every visit, a footer edit every four days (its change digest moves)
+        rows.append(fetch("https://b.test/counter", day + 0.3, digest=f"c{day}", simhash=base ^ (1 << day % 2),
+                          change_digest=f"c{day // 4}"))
         rows.append(fetch("https://b.test/twice", day + 0.2, digest=f"t{day // 3}", simhash=base ^ (day // 3) * 0xFFF))
         rows.append(fetch("https://b.test/twice", day + 0.7, status=304 if day % 2 else 200,
                           digest=f"t{day // 3}", simhash=base ^ (day // 3) * 0xFFF))
@@ -307,7 +330,8 @@ def test_daily_step_equals_the_full_rebuild(tmp_path, monkeypatch):
     assert {r["estimator"] for r in urls.values()} >= {RateEstimator.MLE, RateEstimator.LAST_MODIFIED,
                                                        RateEstimator.BIAS_REDUCED}
     assert urls["https://b.test/gone"]["gone_streak"] == 4
-    assert urls["https://b.test/counter"]["boilerplate_changes"] == 11 and urls["https://b.test/counter"]["changes"] == 1
+    # two footer edits, and a sitemap date (archive: the edits are changes too)
+    assert urls["https://b.test/counter"]["boilerplate_changes"] == 2 and urls["https://b.test/counter"]["changes"] == 3
     assert urls["https://b.test/twice"]["not_modified"] == 6 and urls["https://late.test/p/0"]["visits"] == 4
 
 

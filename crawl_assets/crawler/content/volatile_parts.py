@@ -1,0 +1,50 @@
+"""The parts of a page that change on every fetch by design, and the digest without them.
+
+change_stats' default change definition ("archive", settings.change_definition) counts a
+change of the payload an archive would store, byte for byte, less what provably differs on
+every fetch whatever the page says. "Provably" is decided by what a value is, not by
+watching it move: a value the HTML or HTTP conventions make per-request (a new one each
+answer, so two fetches a second apart differ) is volatile, and nothing else is:
+
+- anti-forgery tokens: the value of a hidden <input> or a <meta> whose name says it is one
+  (csrf, xsrf, authenticity_token, __RequestVerificationToken, ...);
+- Content-Security-Policy nonces: nonce="..." attributes (one per response, by the CSP spec);
+- session ids carried in links (;jsessionid=, ?sid=, ?PHPSESSID=, ...), which a server
+  without cookies mints for each visitor.
+
+A view counter, a "generated at" time or a rotating advertisement is not in the list: they
+change with the page's own life, and a byte-level copy that lacks them is not the page as
+served (the demo web's view counter moves only at the page's boilerplate changes). Such
+bytes count as changes under "archive"; the SimHash of the main text tells them apart
+(change_stats' boilerplate_changes), and "content" leaves them out. Only HTML is stripped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_TOKEN_NAMES = rb"(?:[\w.-]*(?:csrf|xsrf)[\w.-]*|authenticity_token|__RequestVerificationToken|_token|__EVENTVALIDATION)"
+# Each pattern's group 1 is the volatile value, blanked before hashing.
+VOLATILE_PATTERNS = (
+    # <input type="hidden" name="csrf_token" value="..."> (attributes in any order) and
+    # <meta name="csrf-token" content="...">
+    re.compile(rb"<(?:input|meta)\b(?=[^>]*\bname\s*=\s*[\"']?" + _TOKEN_NAMES + rb"[\"'\s>/])[^>]*?"
+               rb"\b(?:value|content)\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE),
+    re.compile(rb"\bnonce\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE),
+    re.compile(rb"(?:;jsessionid=|[?&](?:sid|phpsessid|sessionid|session_id)=)([0-9A-Za-z_-]+)", re.IGNORECASE),
+)
+
+
+def without_volatile_parts(content: bytes) -> bytes:
+    """The content with every volatile value (VOLATILE_PATTERNS) blanked."""
+    for pattern in VOLATILE_PATTERNS:
+        content = pattern.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + m.group(0)[m.end(1) - m.start(0):],
+                              content)
+    return content
+
+
+def change_digest(content: bytes, is_html: bool) -> str:
+    """SHA-256 of what the archive definition of a change compares: an HTML page less its
+    volatile values, any other content as it is."""
+    return hashlib.sha256(without_volatile_parts(content) if is_html else content).hexdigest()
