@@ -64,7 +64,8 @@ def test_recrawl_toml_documents_every_setting_with_its_default(tmp_path):
     "trap_min_refused = -1", "trap_min_refused = 2.7", "trap_min_refused = true", 'trap_min_refused = "lots"',
     "trap_refused_ratio = -0.5", "trap_refused_ratio = nan", "trap_refused_ratio = inf",
     'trap_refused_ratio = "x"', "trap_refused_ratio = [0.1]", "work_dir = 7", 'work_dir = "s3://b/w"',
-    'data_root = "nosuchfs://bucket/x"', "data_root = 5",
+    'data_root = "nosuchfs://bucket/x"', "data_root = 5", 'change_definition = "bytes"', "change_definition = 1",
+    "listing_reserve_share = 1.5",
 ])
 def test_a_wrong_value_of_a_new_setting_is_refused_by_name(line, tmp_path):
     bad = tmp_path / "bad.toml"
