@@ -25,8 +25,9 @@ every page once; days 1..D
 fetch at most budget = budget-share x urls pages a day (each at most once a day, at a
 random hour in the first half of the day), and never more than a host's cap.
 
-Policies, all with the same budget, caps and change signal (a real change since the previous
-fetch; boilerplate-only is not a change):
+Policies, all with the same budget, caps and change signal (a change of the page's bytes,
+less the per-view counter, since the previous fetch: what change_stats' default change
+definition, "archive", counts):
 - uniform: every page at the same frequency (budget / urls a day);
 - proportional: frequency proportional to the TRUE rate;
 - nutch_adaptive: Nutch's AdaptiveFetchSchedule: interval starts at urls / budget days,
@@ -191,7 +192,12 @@ class Adaptive:
     def __init__(self, web: Web, log_dir: Path, settings: CrawlSettings):
         self.web, self.log_dir, self.settings = web, log_dir, settings
         self.index = {u: i for i, u in enumerate(web.urls)}
-        self.known = pa.table({"url": web.urls, "host": [web.hosts[h] for h in web.host]})
+        # The sitemaps (bursty web) are listings whose dates are honest: read first each day,
+        # within settings.listing_reserve_share of the budget, as change_evidence.weigh_listings marks them.
+        listing = np.zeros(len(web.urls), bool)
+        if web.bursty is not None:
+            listing[web.bursty.sitemap_of_host[web.bursty.sitemap_of_host >= 0]] = True
+        self.known = pa.table({"url": web.urls, "host": [web.hosts[h] for h in web.host], "listing": listing})
         self.inlinks = pa.table({"url": web.urls, "inlinks": web.inlinks})
         self.hosts = pa.table({"host": web.hosts, "delay_s": web.host_delay,
                                "flagged": np.zeros(len(web.hosts), bool)})
@@ -317,6 +323,9 @@ def write_fetch_log(log_dir: Path, day: int, idx, when, changed, pages: Pages) -
         "bytes": np.where(not_modified, 0, 20_000),
         "sha256": [None if nm else (f"{i}:{v}:{c}" if ch else f"{i}:{v}")
                    for i, v, c, ch, nm in zip(idx, version, views, churn, not_modified)],
+        # the payload less its per-view counter (the counter stands for a per-request token:
+        # crawler/content/volatile_parts.py): byte-level, as freshness is scored
+        "change_digest": [None if nm else f"{i}:{v}" for i, v, nm in zip(idx, version, not_modified)],
         "simhash": pa.array(simhash, mask=not_modified),
         "etag": [f'"{i}-{v}"' if h else None for i, v, h in zip(idx, version, honest)],
         "last_modified": [format_datetime(EPOCH + timedelta(days=float(lc)), usegmt=True) if h

@@ -157,21 +157,26 @@ def _quoted(path: str) -> str:
 def trusted_change_evidence(root: Path, date: str) -> pa.Table | None:
     """(url, lastmod) rows change_stats[date] takes as evidence, from the change_evidence
     files of every day up to `date`; None before any were recorded."""
+    con = _judged_entries(root, date)
+    if con is None:
+        return None
+    return con.sql(TRUSTED_EVIDENCE_SQL, params={"window": LASTMOD_NOW_WINDOW_S}).to_arrow_table()
+
+
+def _judged_entries(root: Path, date: str):
+    """A connection with view entries (every dated entry recorded up to `date`) and temp
+    table untrusted (its hosts the rules above reject); None before any were recorded."""
     files = [str(p) for p in shard_files(root, "change_evidence", through=date)]
     if not files:
         return None
     first = (Date.fromisoformat(date) - timedelta(days=LASTMOD_CHECK_DAYS - 1)).isoformat()
     recent = [str(p) for p in shard_files(root, "fetch_log", through=date)
               if p.parent.parent.name.removeprefix("date=") >= first]
-    return _trusted(files, recent)
-
-
-def _trusted(files: list[str], fetch_logs: list[str]) -> pa.Table:
     con = connect()  # with the data root's file system (storage/shared_root.py)
-    con.execute("CREATE VIEW entries AS SELECT url, host, lastmod, observed_at FROM read_parquet("
+    con.execute("CREATE VIEW entries AS SELECT url, host, lastmod, observed_at, source FROM read_parquet("
                 "[" + ", ".join(_quoted(p) for p in files) + "], union_by_name = true) WHERE lastmod IS NOT NULL")
-    _judge_hosts(con, fetch_logs)
-    return con.sql(TRUSTED_EVIDENCE_SQL, params={"window": LASTMOD_NOW_WINDOW_S}).to_arrow_table()
+    _judge_hosts(con, recent)
+    return con
 
 
 def untrusted_hosts(evidence: pa.Table, fetch_logs: list[str] = ()) -> list[str]:
@@ -185,22 +190,24 @@ def untrusted_hosts(evidence: pa.Table, fetch_logs: list[str] = ()) -> list[str]
 
 # For the priorities, a sitemap or feed counts as linked from every page it dates: its worth
 # is what it tells of them. Otherwise only robots.txt links a sitemap, and a document that
-# changes whenever any of its pages does would look not worth fetching again.
+# changes whenever any of its pages does would look not worth fetching again. `listing`: a
+# sitemap or feed of a host whose dates are trusted (the rules above), which the plan reads
+# first, within settings.listing_reserve_share of the budget (day_plan.py).
 LISTING_WEIGHT_SQL = """
-SELECT k.url, k.host, greatest(k.inlinks, coalesce(l.listed, 0)) AS inlinks
+SELECT k.url, k.host, greatest(k.inlinks, coalesce(l.listed, 0)) AS inlinks, coalesce(l.trusted, false) AS listing
 FROM known k
-LEFT JOIN (SELECT source AS url, count(DISTINCT url) AS listed FROM read_parquet($files, union_by_name = true)
-           GROUP BY source) l USING (url)
+LEFT JOIN (SELECT source AS url, count(DISTINCT url) AS listed,
+                  bool_and(host NOT IN (SELECT host FROM untrusted)) AS trusted
+           FROM entries GROUP BY source) l USING (url)
 ORDER BY k.url
 """
 
 
 def weigh_listings(known: pa.Table, root: Path, date: str) -> pa.Table:
     """known (url, host, inlinks) with each sitemap's and feed's in-links raised to the
-    number of pages it has dated up to `date`."""
-    files = [str(p) for p in shard_files(root, "change_evidence", through=date)]
-    if not files:
+    number of pages it has dated up to `date`, and column `listing` (LISTING_WEIGHT_SQL)."""
+    con = _judged_entries(root, date)
+    if con is None:
         return known
-    con = connect()
     con.register("known", known.select(["url", "host", "inlinks"]))
-    return con.sql(LISTING_WEIGHT_SQL, params={"files": files}).to_arrow_table()
+    return con.sql(LISTING_WEIGHT_SQL).to_arrow_table()

@@ -1,15 +1,21 @@
-"""The day's plan, from the schedule's due flags and gains: due URLs before early ones, by
-expected gain (the URL order breaking ties), the discovery share first, and never more than a
-host's daily cap."""
+"""The day's plan, from the schedule's due flags and gains: first the sitemaps and feeds of
+hosts whose dates are trusted (cheap signals: what they date after our copy is due the day
+after, change_stats' pending_change), within settings.listing_reserve_share of the budget;
+then due URLs before early ones, by expected gain (the URL order breaking ties), the
+discovery share first; never more than a host's daily cap."""
 
 from __future__ import annotations
 
 import numpy as np
 
 
-def plan_order(due, gain, candidate, head: int) -> tuple[np.ndarray, bool]:
+def plan_order(due, gain, candidate, head: int, first=None) -> tuple[np.ndarray, bool]:
     """The first `head` (or a few more) candidate rows in plan order: due first, then by
-    expected gain, then by row (= URL order); and whether that is every candidate."""
+    expected gain, then by row (= URL order); and whether that is every candidate. Rows of
+    `first` (a few: the listings) come before all, every one of them, by gain."""
+    if first is not None and first.any():
+        rest, complete = plan_order(due, gain, candidate & ~first, head)
+        return np.concatenate([_by_gain(np.flatnonzero(first), gain), rest]), complete
     rows = np.flatnonzero(candidate)
     ordered = []
     # Due rows, then the others; each part sorted by gain with a stable sort (so by row among
@@ -46,22 +52,29 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
     return rows[key <= np.partition(key, n - 1)[n - 1]]
 
 
-def plan(order, is_discovery, host, cap, settings) -> tuple[np.ndarray, bool]:
-    """The day's plan, taken along `order`: first the discovery share, then refresh and gone
-    URLs, then discovery again if refresh left budget; never more than a host's cap. And
-    whether a pass ran out of rows before its limit (rows after `order` could have been taken)."""
+def plan(order, is_discovery, host, cap, settings, listing=None) -> tuple[np.ndarray, bool]:
+    """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
+    head of `order`) within their reserve, then the discovery share, then refresh and gone
+    URLs, then discovery again if refresh left budget, then listings past their reserve;
+    never more than a host's cap. And whether a pass over the other rows ran out before its
+    limit (rows after `order` could have been taken)."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
-    discovery = is_discovery[order]
+    listed = listing[order] if listing is not None else np.zeros(len(order), dtype=bool)
+    discovery = is_discovery[order] & ~listed
+    others = ~is_discovery[order] & ~listed
     share = round(settings.discovery_share * budget)
+    reserve = round(settings.listing_reserve_share * budget)
     short = False
-    for rows, limit in ((order[discovery], share), (order[~discovery], None), (order[discovery], None)):
+    for rows, limit, whole in ((order[listed], reserve, True), (order[discovery], share, False),
+                               (order[others], None, False), (order[discovery], None, False),
+                               (order[listed], None, True)):
         left = budget - int(planned.sum())
         limit = left if limit is None else min(limit, left)
         rows = rows[~planned[rows]]
         taken = _take_within_caps(rows, host, cap, used, limit)
-        short |= len(taken) < limit
+        short |= len(taken) < limit and not whole  # (every listing is in `order`)
         planned[taken] = True
         used += np.bincount(host[taken], minlength=len(cap))
     assert planned.sum() <= budget and (used <= cap).all()

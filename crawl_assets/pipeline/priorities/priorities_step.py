@@ -80,9 +80,11 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     (host, delay_s, flagged[, importance][, median_rate]) or None (every host: default_delay_s,
     not flagged, importance 1); median_rate is the median change rate of the host's URLs
     (change_stats' host table), computed from change_stats when the column is absent.
-    known_urls: (url, host[, inlinks]), every URL the crawl knows, one row per URL, best in URL
-    order (recrawl_inputs.known_urls gives them so; any other order is sorted first); with
-    inlinks None, its `inlinks` column (if any) gives the in-links.
+    known_urls: (url, host[, inlinks][, listing]), every URL the crawl knows, one row per URL,
+    best in URL order (recrawl_inputs.known_urls gives them so; any other order is sorted
+    first); with inlinks None, its `inlinks` column (if any) gives the in-links; `listing`
+    marks the sitemaps and feeds of hosts whose dates are trusted (change_evidence.weigh_listings),
+    read first within settings.listing_reserve_share of the budget.
     urls_out: a Parquet file to stream the URL table to (written under a temporary name and
     renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order."""
     if settings.recrawl_objective not in OBJECTIVES:
@@ -110,6 +112,7 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
                                                _per_host(host_rates, "median_rate", host_names, np.nan))
     columns["importance"] = _importance(_per_host(facts, "importance", host_names, 1.0), host_index,
                                         rows.known(inlink_counts))
+    columns["listing"] = rows.known(_listings(known))
     planned, allocation_counts = schedule(columns, caps, now, settings)
     per_host = np.bincount(host_index, weights=planned["planned"].to_numpy(zero_copy_only=False),
                            minlength=len(caps))
@@ -144,6 +147,13 @@ def _write(table: pa.Table, path) -> None:
     write_file_atomic(path, lambda tmp: pq.write_table(
         table, tmp, store_schema=False, use_dictionary=_DICTIONARY_COLUMNS, row_group_size=_ROW_GROUP_ROWS,
         write_batch_size=_WRITE_BATCH_ROWS))
+
+
+def _listings(known: pa.Table) -> np.ndarray:
+    """known's `listing` column as booleans in its order (none without the column)."""
+    if "listing" not in known.column_names:
+        return np.zeros(len(known), dtype=bool)
+    return pc.fill_null(known["listing"], False).to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _per_host(table: pa.Table, column: str, host_names: pa.Array, default: float) -> np.ndarray:

@@ -49,10 +49,12 @@ def schedule(pages: dict, caps: pa.Table, now: float, settings):
     # The plan reads only the head of their order: sort a head long enough for the budget, and
     # a longer one if a pass of the plan ran out of rows before its limit.
     candidate = due | (refresh & (frequency > 0))
+    # Sitemaps and feeds of hosts whose dates are trusted: read first, within their reserve.
+    listing = pages["listing"].astype(bool, copy=False) & refresh
     head = 2 * settings.daily_fetch_budget + 1024
     while True:
-        order, complete = plan_order(due, gain, candidate, head)
-        planned, short = plan(order, discovery, host, cap, settings)
+        order, complete = plan_order(due, gain, candidate, head, first=listing)
+        planned, short = plan(order, discovery, host, cap, settings, listing)
         if complete or not short:
             break
         head *= 4
