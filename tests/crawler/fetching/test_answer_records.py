@@ -43,6 +43,8 @@ def test_a_page_is_archived_examined_and_a_copy_of_it_becomes_a_revisit(tmp_path
     assert first.status_class == StatusClass.OK and first.warc_type == WarcRecordKind.RESPONSE
     assert links == ["http://a.test/b", "http://a.test/c"] and first.outlinks == 2
     assert first.sha256 and first.simhash is not None and first.payload_digest.startswith("sha1:")
+    # the archive definition's digest travels to the fetch log (nothing volatile here: the same)
+    assert first.change_digest == first.sha256 and copy.change_digest == first.change_digest
     assert (first.bytes, first.duration_ms, first.ip, first.content_type) == (len(PAGE), 12.3, "192.0.2.1", "text/html")
     assert copy.warc_type == WarcRecordKind.REVISIT and copy.refers_to == "http://a.test/" and copy.attempts == 2
     assert copy.payload_digest == first.payload_digest
