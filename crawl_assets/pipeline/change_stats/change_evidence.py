@@ -104,7 +104,9 @@ HAVING count(*) >= $min_entries
    AND avg(CASE WHEN epoch(lastmod) >= epoch(observed_at) - $window THEN 1 ELSE 0 END) >= $share
 """
 # Consecutive visits (t0, t1], in days, of the pages some entry dates, and whether the payload
-# moved between them (NULL: not known, no full answer before); over the fetch_log view.
+# (less its per-request values: change_digest, where logged) moved between them (NULL: not
+# known, no full answer before); over the fetch_log view. A CSRF token would otherwise make
+# every visit "moved" and a host's false dates look true.
 VISIT_PAIRS_SQL = f"""
 SELECT url, t0, t1, CASE WHEN status_class = $not_modified THEN false
                          WHEN previous IS NOT NULL THEN digest <> previous END AS moved
@@ -112,7 +114,7 @@ FROM (
     SELECT url, status_class, digest, t AS t1, lag(t) OVER w AS t0,
            lag(digest IGNORE NULLS) OVER w AS previous
     FROM (SELECT url, status_class, {VISIT_TIME_IN_DAY} AS t,
-                 CASE WHEN status_class = $ok THEN coalesce(payload_digest, sha256) END AS digest
+                 CASE WHEN status_class = $ok THEN coalesce(change_digest, payload_digest, sha256) END AS digest
           FROM fetch_log WHERE status_class IN ($ok, $not_modified) AND url IN (SELECT url FROM entries))
     WINDOW w AS (PARTITION BY url ORDER BY t)
 ) WHERE t0 IS NOT NULL
@@ -142,8 +144,10 @@ def _judge_hosts(con, fetch_logs: list[str]) -> None:
     con.execute("CREATE TEMP TABLE untrusted AS " + UNTRUSTED_HOSTS_SQL, _trust_params())
     if not fetch_logs:
         return
-    con.execute("CREATE VIEW fetch_log AS SELECT * FROM read_parquet($logs, hive_partitioning = true, "
-                "union_by_name = true)".replace("$logs", "[" + ", ".join(_quoted(p) for p in fetch_logs) + "]"))
+    logs = "read_parquet([" + ", ".join(_quoted(p) for p in fetch_logs) + "], hive_partitioning = true, union_by_name = true)"
+    columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {logs}").fetchall()}
+    change_digest = "" if "change_digest" in columns else ", NULL::VARCHAR AS change_digest"  # (logs before it)
+    con.execute(f"CREATE VIEW fetch_log AS SELECT *{change_digest} FROM {logs}")
     con.execute("CREATE TEMP TABLE visit_pairs AS " + VISIT_PAIRS_SQL,
                 {"ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED})
     con.execute("INSERT INTO untrusted " + CONTRADICTED_HOSTS_SQL,

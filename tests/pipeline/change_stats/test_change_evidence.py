@@ -144,22 +144,25 @@ def test_the_catalog_shows_the_recorded_dates(tmp_path):
 
 def test_a_host_whose_dates_our_visits_contradict_is_not_trusted(tmp_path):
     # Six pages per host, visited on days 0 and 2. honest.test's pages changed in between,
-    # bump.test's did not, yet both sitemaps (read on day 1.5) date every page on day 1.
+    # bump.test's did not, nor token.test's (only their CSRF token: the payload digest moved,
+    # the change digest did not), yet all sitemaps (read on day 1.5) date every page on day 1.
+    hosts = ("honest.test", "bump.test", "token.test")
     for day, offset in (("2026-03-01", 0), ("2026-03-03", 2)):
         rows = [fetch_row(f"http://{host}/{i}", START + timedelta(days=offset),
-                          payload_digest=f"{i}-{offset if host == 'honest.test' else 0}")
-                for host in ("honest.test", "bump.test") for i in range(6)]
+                          payload_digest=f"{i}-{offset if host != 'bump.test' else 0}",
+                          change_digest=f"{i}-{offset if host == 'honest.test' else 0}")
+                for host in hosts for i in range(6)]
         write_fetch_log(tmp_path, day, rows)
-    rows = evidence_rows("honest.test", [1] * 6, observed_day=1.5) + evidence_rows("bump.test", [1] * 6, observed_day=1.5)
+    rows = [row for host in hosts for row in evidence_rows(host, [1] * 6, observed_day=1.5)]
     write_evidence(tmp_path, "2026-03-02", rows)
     table = pa.Table.from_pylist(rows, schema=CHANGE_EVIDENCE_SCHEMA)
-    assert untrusted_hosts(table) == []  # neither says "now" ...
+    assert untrusted_hosts(table) == []  # none says "now" ...
     logs = change_stats_inputs(tmp_path, "2026-03-03")
-    assert untrusted_hosts(table, logs) == ["bump.test"]  # ... but our visits contradict one
+    assert untrusted_hosts(table, logs) == ["bump.test", "token.test"]  # ... but our visits contradict two
     evidence = trusted_change_evidence(tmp_path, "2026-03-03")
     assert {u.split("/")[2] for u in evidence.column("url").to_pylist()} == {"honest.test"}
-    # Before the second visit nothing contradicts bump.test yet.
-    assert evidence.num_rows == 6 and trusted_change_evidence(tmp_path, "2026-03-02").num_rows == 12
+    # Before the second visit nothing contradicts bump.test or token.test yet.
+    assert evidence.num_rows == 6 and trusted_change_evidence(tmp_path, "2026-03-02").num_rows == 18
 
 
 def test_only_the_last_thirty_days_of_visits_judge_a_host(tmp_path):
