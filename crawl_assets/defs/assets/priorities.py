@@ -42,6 +42,7 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
         "gone_share_of_plan": round(counts.gone_planned / planned, 4),
         "planned_by_kind": counts_table({"refresh": counts.refresh_planned, "discovery": counts.discovery_planned,
                                          "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls"),
+        "listings_read_first": counts.listings_planned,  # sitemaps and feeds of trusted hosts (the reserve)
         "due": counts.due,
         "flagged_hosts": counts_table(_flags(hosts), "flag", "hosts"),
         "hosts_at_their_cap": counts.capped_hosts,

@@ -56,6 +56,7 @@ class PriorityCounts:
     refresh_planned: int
     discovery_planned: int
     gone_planned: int
+    listings_planned: int  # sitemaps and feeds of hosts whose dates are trusted (read first)
     due: int  # due on the plan date (planned or not)
     capped_hosts: int  # hosts held at their daily cap by the allocation
     price: float  # the marginal freshness of one more fetch a day at the optimum
@@ -116,7 +117,7 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     planned, allocation_counts = schedule(columns, caps, now, settings)
     per_host = np.bincount(host_index, weights=planned["planned"].to_numpy(zero_copy_only=False),
                            minlength=len(caps))
-    counts = _counts(columns["kind_code"], planned, settings, allocation_counts)
+    counts = _counts(columns["kind_code"], columns["listing"], planned, settings, allocation_counts)
     kinds = pa.array([k.value for k in KIND_CODES])
     table = pa.table({"url": rows.url, "host": pa.DictionaryArray.from_arrays(host_index, host_names),
                       "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
@@ -215,13 +216,13 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
                          if c in hosts.column_names])
 
 
-def _counts(kind_code: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:
+def _counts(kind_code: np.ndarray, listing: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:
     capped_hosts, price, expected = allocation_counts
     planned = scheduled["planned"].to_numpy(zero_copy_only=False)
     per_kind = {k: int((planned & (kind_code == KIND_CODES.index(k))).sum()) for k in Kind}
     assert planned.sum() <= settings.daily_fetch_budget
     return PriorityCounts(urls=len(planned), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
                           refresh_planned=per_kind[Kind.REFRESH], discovery_planned=per_kind[Kind.DISCOVERY],
-                          gone_planned=per_kind[Kind.GONE],
+                          gone_planned=per_kind[Kind.GONE], listings_planned=int((planned & listing).sum()),
                           due=int(scheduled["due"].to_numpy(zero_copy_only=False).sum()),
                           capped_hosts=capped_hosts, price=price, expected_freshness=expected)

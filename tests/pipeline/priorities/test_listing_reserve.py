@@ -75,7 +75,9 @@ def test_a_trusted_sitemap_is_read_first_and_the_changes_it_dates_are_fetched_th
     urls = known(tmp_path)
     listing = dict(zip(urls["url"].to_pylist(), urls["listing"].to_pylist()))
     assert [u for u, is_listing in listing.items() if is_listing] == [sitemap(HONEST)]  # not the liar's
-    plan = {r["url"]: r for r in recrawl_priorities(state, None, None, urls, PLAN_DAY, SETTINGS).urls.to_pylist()}
+    priorities = recrawl_priorities(state, None, None, urls, PLAN_DAY, SETTINGS)
+    assert priorities.counts.listings_planned == 1
+    plan = {r["url"]: r for r in priorities.urls.to_pylist()}
     planned = sorted((r["plan_rank"], u) for u, r in plan.items() if r["planned"])
     # The honest sitemap first (its reserve), then two of the three pages it dated after our copy.
     assert planned[0] == (1, sitemap(HONEST))
