@@ -22,8 +22,9 @@ from .failures import fails_with_crawl_errors
              AssetDep(AssetKey("change_stats"), partition_mapping=PREVIOUS_DAY)])
 @fails_with_crawl_errors
 def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
-    """Per URL: visits, changes between visits (text beyond the near-duplicate threshold; a 304
-    is unchanged), the estimated change rate and how much of it is the URL's own evidence."""
+    """Per URL: visits, changes between visits (by settings.change_definition: the archived
+    payload less its per-request values, or the text beyond the near-duplicate threshold; a
+    304 is unchanged), the estimated change rate and how much of it is the URL's own evidence."""
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     evidence = trusted_change_evidence(root, date)  # sitemap and feed dates of trusted hosts
@@ -42,6 +43,7 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
         "not_modified_of_the_day": counts.day_not_modified,
         "change_rate_distribution": arrow_table(stats.rate_bands),
         "median_changes_a_day": round(counts.rate_p50, 4),
+        "change_definition": settings.change_definition,
         "urls_changed_boilerplate_only": counts.boilerplate_changes,
         "hosts_with_trusted_last_modified": counts.lm_trusted_hosts,
         "sitemap_and_feed_dates_used": 0 if evidence is None else evidence.num_rows,
