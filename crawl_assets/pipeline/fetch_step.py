@@ -8,9 +8,11 @@ count before, and the payloads archived before (so copies become revisit records
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,15 +23,16 @@ from ..crawler.batches.batch import run_fetch_batch
 from ..crawler.batches.checkpoint import BatchProgress
 from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table, render_decisions_table
 from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.fetching.dated_refresh import DatedRefresh
 from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
-from ..crawler.url_policy.sharding import shard_index
+from ..crawler.url_policy.sharding import shard_index, shard_of
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
 from ..storage.shared_root import query_connection
-from .change_stats.change_evidence import evidence_of_batch
+from .change_stats.change_evidence import evidence_of_batch, listed_copies
 from .input_files import read_table_checked, readable_parquet
-from .priorities.recrawl_plan import plan_path
+from .priorities.recrawl_plan import plan_path, previous_day
 from .seen_filter_files import read_seen_filter
 from .warc_index_step import index_warc_files
 
@@ -118,6 +121,11 @@ class FetchInputs:
     follow_links: bool = True
     # Links found join the batch while it holds fewer URLs (first_day_share); None: no limit.
     max_pages: int | None = None
+    # Cheap signals the same day (crawler/fetching/dated_refresh.py): our copies of the pages
+    # trusted sitemaps and feeds list (URL -> last fetched with content), and how many of
+    # those they date after our copy the batch may fetch (same_day_allowance).
+    listed_copies: Mapping[str, datetime] = field(default_factory=dict)
+    same_day_allowance: int = 0
 
 
 def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
@@ -129,6 +137,22 @@ def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) 
     return settings.first_day_budget * rows[shard] // total if total else 0
 
 
+def same_day_allowance(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
+    """The shard's part of the daily budget the plan left unplanned, in proportion to its
+    frontier: what the pages a sitemap or feed dates after our copy may take the same day."""
+    rows = {s: frontier_rows(root, date, s) for s in settings.shard_keys()}
+    total = sum(rows.values())
+    left = max(settings.daily_fetch_budget - total, 0)
+    return left * rows[shard] // total if total else 0
+
+
+def shard_listed_copies(root: Path, date: str, shard: str, settings: CrawlSettings) -> dict[str, datetime]:
+    """Our copies of the pages trusted sitemaps and feeds list, as change_stats of the day
+    before has them, on the shard's hosts."""
+    index = shard_index(shard)
+    return listed_copies(root, previous_day(date), lambda host: shard_of(host, settings.shard_count) == index)
+
+
 def frontier_rows(root: Path, date: str, shard: str) -> int:
     path = frontier_file(root, date, shard)
     if not path.exists():
@@ -138,10 +162,15 @@ def frontier_rows(root: Path, date: str, shard: str) -> int:
 
 def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:
     first_day = plan_path(root, date) is None
-    return FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
-                       load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
-                       follow_links=first_day,
-                       max_pages=first_day_share(root, date, shard, settings) if first_day else None)
+    inputs = FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
+                         load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
+                         follow_links=first_day,
+                         max_pages=first_day_share(root, date, shard, settings) if first_day else None)
+    allowance = 0 if first_day else same_day_allowance(root, date, shard, settings)
+    if allowance <= 0:
+        return inputs
+    return dataclasses.replace(inputs, listed_copies=shard_listed_copies(root, date, shard, settings),
+                               same_day_allowance=allowance)
 
 
 # -- the step -------------------------------------------------------------------------------
@@ -174,6 +203,8 @@ class FetchCounts:
     render_errors: int = 0
     browser_requests: int = 0
     refused_browser_requests: Mapping[str, int] = field(default_factory=dict)
+    # Pages a trusted sitemap or feed read in the batch dated after our copy, fetched the same day.
+    listed_changes_same_day: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,10 +236,12 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     if refetch and last is not None and last.finished:  # one cut short resumes (a retry of a refetch too)
         progress.clear()
     # The frontier streams from disk a few URLs per host at a time (crawler/batches/disk_frontier.py).
+    dated = DatedRefresh(inputs.listed_copies, inputs.same_day_allowance) if inputs.listed_copies else None
     batch = run_fetch_batch(settings, shard_index(shard), [], warc_dir, warc_prefix, seen=inputs.seen,
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
-                            progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages)
+                            progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages,
+                            dated_refresh=dated)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []
@@ -243,6 +276,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         unfollowed_links=dict(Counter(link.dropped_reason for link in output.links
                                       if link.dropped_reason in UNFOLLOWED)),
         **render_counts(batch.render),
+        listed_changes_same_day=dated.taken if dated is not None else 0,
     )
     reused = batch.resumed_from is not None and batch.resumed_from.checkpoint.finished
     decisions = render_decisions_table(batch.render.hosts) if batch.render is not None else None

@@ -42,7 +42,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     demoted_hosts: frozenset[str] = frozenset(),
                     known_payloads: dict[str, tuple[str, str]] | None = None,
                     follow_links: bool = True, progress: BatchProgress | None = None,
-                    frontier: pa.Table | Path | None = None, max_pages: int | None = None) -> BatchResult:
+                    frontier: pa.Table | Path | None = None, max_pages: int | None = None,
+                    dated_refresh: DatedRefresh | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
@@ -55,7 +56,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     BatchStopped leaves the open WARC file for the resume.
     frontier (with progress, instead of tasks): the shard's frontier as a table or Parquet file,
     streamed from disk a few URLs per host at a time (disk_frontier.py), so memory holds only
-    the head of each host's queue."""
+    the head of each host's queue. dated_refresh: the pages a sitemap or feed read in the batch
+    dates after our copy, fetched the same day within an allowance (fetching/dated_refresh.py)."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -69,7 +71,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
-                             known_payloads=payloads, max_pages=max_pages)
+                             known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh)
         scope = functools.partial(in_scope, settings=settings)
         if point is None:
             render = run_with_render(engine, settings, tasks, scope)

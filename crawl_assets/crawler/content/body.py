@@ -57,6 +57,7 @@ class ContentFacts:
     resources: list[str] = field(default_factory=list)  # images, scripts, styles it loads: not queued
     script_signals: ScriptSignals | None = None  # an HTML page's signs of being built by scripts
     change_digest: str | None = None  # sha256 less the per-request values (volatile_parts.py)
+    dated: list = field(default_factory=list)  # a sitemap's or feed's (url, lastmod) entries with a date
 
 
 def examine(body: bytes, content_type: str | None, content_encoding: str | None,
@@ -80,4 +81,5 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
     listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []
-    return ContentFacts(media_type, digest, links, None, too_large, change_digest=digest)
+    dated = [(entry.url, entry.lastmod) for entry in listed[1] if entry.lastmod is not None] if listed else []
+    return ContentFacts(media_type, digest, links, None, too_large, change_digest=digest, dated=dated)

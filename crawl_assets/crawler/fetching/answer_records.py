@@ -27,6 +27,7 @@ class FoundLinks(NamedTuple):
     follow: list[str]
     unfollowed: list[str] = []
     reason: DropReason | None = None  # why `unfollowed` are not: PAGE_NOFOLLOW or NOFOLLOW_LINK
+    dated: list = []  # a sitemap's or feed's (url, lastmod) entries (dated_refresh.py)
 
 
 NO_LINKS = FoundLinks([])
@@ -89,6 +90,8 @@ class AnswerRecorder:
                 directives |= header_directives((v for k, v in exchange.response_headers
                                                  if k.lower() == "x-robots-tag"), self.agent)
             found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
+            if facts.dated:
+                found = found._replace(dated=facts.dated)
             keep = self.keep_pages is not None and revisit is None and self.keep_pages(task.host, facts.script_signals)
             if facts.too_large:
                 status_class, error = StatusClass.TOO_LARGE, "decoded body is larger than the size cap"

@@ -41,6 +41,7 @@ from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirec
 from .answer_records import AnswerRecorder
 from .clients import ConnectionFactory
 from .clock import MonotonicClock
+from .dated_refresh import DatedRefresh
 from .fetch_record import BatchOutput, FetchRecord
 from .http_exchange import HopResult, HttpExchanger
 from .leases import LeaseTable
@@ -75,11 +76,13 @@ class FetchEngine:
                  follows_links_to: Callable[[str], bool], traps: TrapDefences | None = None,
                  seen: Bloom | None = None, known_payloads: dict[str, tuple[str, str]] | None = None,
                  rng: random.Random | None = None, clock=None,
-                 connections: ConnectionFactory | None = None, max_pages: int | None = None):
+                 connections: ConnectionFactory | None = None, max_pages: int | None = None,
+                 dated_refresh: DatedRefresh | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known.
         known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
         max_pages: URLs found in the batch join while it holds fewer (admission.py).
+        dated_refresh: pages a sitemap or feed dates after our copy, fetched the same day (dated_refresh.py).
         clock, connections: injectable for tests (clock.py, clients.py)."""
         self.settings = settings
         traps = traps or TrapDefences()
@@ -98,6 +101,7 @@ class FetchEngine:
         # Called after each turn with the host's VisitState: the batch tops the host's queue
         # up from the frontier's rest on disk (crawler/batches/disk_frontier.py), or None.
         self.top_up: Callable[[VisitState], None] | None = None
+        self.dated_refresh = dated_refresh
 
     def _new_host(self, host: str) -> VisitState:
         return VisitState(host, HostPoliteness.from_settings(self.settings))
@@ -244,8 +248,18 @@ class FetchEngine:
             self.admission.redirect_found(task, verdict.target, verdict.chain)
         elif found.follow or found.unfollowed:
             self.admission.links_found(task, found.follow, found.unfollowed, found.reason)
+        if found.dated and self.dated_refresh is not None:
+            self._refresh_dated(task, found.dated)
         self._record(record)
         return self._delay_after(state, hop)
+
+    def _refresh_dated(self, listing: FetchTask, dated: list) -> None:
+        """Queue the pages the listing dates after our copy, while the allowance lasts."""
+        for url in self.dated_refresh.candidates(dated):
+            if self.dated_refresh.left <= 0:
+                return
+            if self.admission.admit(FetchTask(url, host_of(url), listing.depth + 1, listing.priority)):
+                self.dated_refresh.spend()
 
     def _leave_alone(self, state: VisitState, reason: tuple[StatusClass, str]) -> None:
         """No more requests to this host in this batch: its queued URLs, and any that come

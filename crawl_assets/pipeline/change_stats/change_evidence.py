@@ -25,7 +25,7 @@ later than the moment we read them are dropped too.
 from __future__ import annotations
 
 import io
-from datetime import date as Date, timedelta
+from datetime import date as Date, datetime, timedelta, timezone
 from pathlib import Path
 
 import duckdb
@@ -39,6 +39,7 @@ from ...crawler.vocabulary import StatusClass, WarcRecordKind
 from ...storage.layout import shard_files
 from ...storage.shared_root import connect
 from .change_history import VISIT_TIME_IN_DAY
+from .url_change_state import has_url_state, register_latest_state, url_state
 
 CHANGE_EVIDENCE_SCHEMA = pa.schema([
     ("url", pa.string()),  # the listed page
@@ -165,6 +166,27 @@ def trusted_change_evidence(root: Path, date: str) -> pa.Table | None:
     if con is None:
         return None
     return con.sql(TRUSTED_EVIDENCE_SQL, params={"window": LASTMOD_NOW_WINDOW_S}).to_arrow_table()
+
+
+# Our copies of the pages trusted dates list (over view state: change_stats' URL state).
+LISTED_COPIES_SQL = """
+SELECT s.url, s.host, s.last_visit_t FROM state s SEMI JOIN evidence e USING (url)
+WHERE s.last_visit_t IS NOT NULL
+"""
+
+
+def listed_copies(root: Path, date: str, keep_host) -> dict[str, datetime]:
+    """URL -> when change_stats[date] last saw it with content, for the pages the sitemaps and
+    feeds of trusted hosts have dated up to `date`, on the hosts keep_host(host) accepts; {}
+    before change_stats[date] or any date was recorded."""
+    evidence = trusted_change_evidence(root, date)
+    if evidence is None or not has_url_state(root, date):
+        return {}
+    con = connect()
+    register_latest_state(con, url_state(root, date), "state")
+    con.register("evidence", evidence.select(["url"]))
+    rows = con.execute(LISTED_COPIES_SQL).fetchall()
+    return {url: datetime.fromtimestamp(t * 86_400, timezone.utc) for url, host, t in rows if keep_host(host)}
 
 
 def _judged_entries(root: Path, date: str):

@@ -242,3 +242,20 @@ def test_a_document_dates_only_its_own_hosts_pages(tmp_path):
     rows = evidence_of_batch(log, tmp_path, 1 << 20).to_pylist()
     assert [(r["url"], r["host"], r["lastmod"]) for r in rows] == [
         ("http://site.test/p", "site.test", datetime(2026, 3, 1, tzinfo=timezone.utc))]
+
+
+def test_pages_a_trusted_sitemap_dates_after_our_copy_are_fetched_the_same_day(tmp_path, demo_web):
+    """The batch reads the host's sitemap (the plan's only URL) and fetches the pages it dates
+    after our copy the same day, within the allowance the day's budget leaves (one here)."""
+    settings = write_test_settings(tmp_path, demo_web).load()
+    host, base = demo_web.hostname(RSS_HOST), demo_web.base_url(RSS_HOST)
+    pages = sorted(demo_web.page_urls(RSS_HOST))
+    old, new = datetime(2000, 1, 1, tzinfo=timezone.utc), datetime(2100, 1, 1, tzinfo=timezone.utc)
+    copies = {url: old if i < 3 else new for i, url in enumerate(pages)}  # three copies older than their dates
+    frontier = pa.Table.from_pylist([{"url": base + "/sitemap.xml", "host": host, "depth": 1, "priority": 1}],
+                                    schema=FRONTIER_SCHEMA)
+    inputs = FetchInputs(frontier, follow_links=False, listed_copies=copies, same_day_allowance=1)
+    result = run_fetch_step(settings, shard_for(host, settings), inputs, tmp_path / "warc", "dated")
+    fetched = result.fetch_log.column("url").to_pylist()
+    assert fetched[0] == base + "/sitemap.xml" and len(fetched) == 2 and fetched[1] in pages[:3]
+    assert result.counts.listed_changes_same_day == 1

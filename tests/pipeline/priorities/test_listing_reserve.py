@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 import pyarrow as pa
 
 from crawl_assets.crawler.settings import CrawlSettings
-from crawl_assets.pipeline.change_stats.change_evidence import (CHANGE_EVIDENCE_SCHEMA, trusted_change_evidence,
-                                                                weigh_listings)
+from crawl_assets.pipeline.change_stats.change_evidence import (CHANGE_EVIDENCE_SCHEMA, listed_copies,
+                                                                trusted_change_evidence, weigh_listings)
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
 from crawl_assets.storage.layout import change_evidence_file, write_parquet_atomic
@@ -84,6 +84,11 @@ def test_a_trusted_sitemap_is_read_first_and_the_changes_it_dates_are_fetched_th
     assert len(planned) == 3 and {u for _, u in planned[1:]} <= {page(HONEST, i) for i in (3, 4, 5)}
     assert all(plan[page(HONEST, i)]["due"] for i in (3, 4, 5))
     assert not any(plan[page(HONEST, i)]["due"] for i in (0, 1, 2))
+    # The fetch batch of a day compares what the sitemaps it reads date with our copies: the
+    # trusted host's listed pages, as last fetched with content (fetching/dated_refresh.py).
+    copies = listed_copies(tmp_path, DAY2, lambda host: True)
+    assert copies == {page(HONEST, i): START for i in range(PAGES)}
+    assert listed_copies(tmp_path, DAY2, lambda host: host != HONEST) == {}
     # Without a reserve the sitemap waits behind the due pages.
     plan = recrawl_priorities(state, None, None, urls, PLAN_DAY,
                               replace(SETTINGS, listing_reserve_share=0.0)).urls.to_pylist()
