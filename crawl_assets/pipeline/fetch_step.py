@@ -138,12 +138,15 @@ def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) 
 
 
 def same_day_allowance(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
-    """The shard's part of the daily budget the plan left unplanned, in proportion to its
-    frontier: what the pages a sitemap or feed dates after our copy may take the same day."""
-    rows = {s: frontier_rows(root, date, s) for s in settings.shard_keys()}
-    total = sum(rows.values())
-    left = max(settings.daily_fetch_budget - total, 0)
-    return left * rows[shard] // total if total else 0
+    """The shard's part of the daily budget the day's plan left unplanned, in proportion to
+    its frontier's share of the plan: what the pages a sitemap or feed dates after our copy
+    may take the same day (0 without a plan)."""
+    plan = plan_path(root, date)
+    if plan is None:
+        return 0
+    planned = connect().execute("SELECT count(*) FILTER (planned) FROM read_parquet($p)", {"p": str(plan)}).fetchone()[0]
+    left = max(settings.daily_fetch_budget - planned, 0)
+    return left * frontier_rows(root, date, shard) // planned if planned else 0
 
 
 def shard_listed_copies(root: Path, date: str, shard: str, settings: CrawlSettings) -> dict[str, datetime]:
@@ -166,7 +169,7 @@ def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> 
                          load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
                          follow_links=first_day,
                          max_pages=first_day_share(root, date, shard, settings) if first_day else None)
-    allowance = 0 if first_day else same_day_allowance(root, date, shard, settings)
+    allowance = same_day_allowance(root, date, shard, settings)
     if allowance <= 0:
         return inputs
     return dataclasses.replace(inputs, listed_copies=shard_listed_copies(root, date, shard, settings),

@@ -15,7 +15,8 @@ from crawl_assets.pipeline.change_stats.change_evidence import (CHANGE_EVIDENCE_
                                                                 trusted_change_evidence, weigh_listings)
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
-from crawl_assets.storage.layout import change_evidence_file, write_parquet_atomic
+from crawl_assets.pipeline.fetch_step import same_day_allowance
+from crawl_assets.storage.layout import change_evidence_file, frontier_file, priorities_file, write_parquet_atomic
 
 from crawl_files import fetch_row, write_fetch_log
 
@@ -89,6 +90,12 @@ def test_a_trusted_sitemap_is_read_first_and_the_changes_it_dates_are_fetched_th
     copies = listed_copies(tmp_path, DAY2, lambda host: True)
     assert copies == {page(HONEST, i): START for i in range(PAGES)}
     assert listed_copies(tmp_path, DAY2, lambda host: host != HONEST) == {}
+    # They take what the day's budget leaves: nothing here (three planned of three); with a
+    # budget of 21, the 18 fetches the plan left, in the shard's part of the plan (one of three).
+    recrawl_priorities(state, None, None, urls, PLAN_DAY, SETTINGS, urls_out=priorities_file(tmp_path, DAY2))
+    write_parquet_atomic(pa.table({"url": ["x"]}), frontier_file(tmp_path, PLAN_DAY, "s00"))
+    assert same_day_allowance(tmp_path, PLAN_DAY, "s00", SETTINGS) == 0
+    assert same_day_allowance(tmp_path, PLAN_DAY, "s00", replace(SETTINGS, daily_fetch_budget=21)) == 6
     # Without a reserve the sitemap waits behind the due pages.
     plan = recrawl_priorities(state, None, None, urls, PLAN_DAY,
                               replace(SETTINGS, listing_reserve_share=0.0)).urls.to_pylist()
