@@ -37,7 +37,7 @@ def test_a_page_is_archived_examined_and_a_copy_of_it_becomes_a_revisit(tmp_path
     traps = TrapDefences()
     with WarcFileWriter(tmp_path, "t", "test") as warc:
         capture = AnswerRecorder(warc, 10_000, traps)
-        first, (links, _, _) = capture.record(FetchTask("http://a.test/", "a.test"), answer("http://a.test/"), OUTCOME)
+        first, (links, *_) = capture.record(FetchTask("http://a.test/", "a.test"), answer("http://a.test/"), OUTCOME)
         copy, _ = capture.record(FetchTask("http://a.test/copy", "a.test", attempt=2),
                                  answer("http://a.test/copy"), OUTCOME)
     assert first.status_class == StatusClass.OK and first.warc_type == WarcRecordKind.RESPONSE
@@ -57,7 +57,7 @@ def test_a_page_is_archived_examined_and_a_copy_of_it_becomes_a_revisit(tmp_path
 def test_redirects_failures_and_truncated_answers_are_recorded_as_such(tmp_path):
     with WarcFileWriter(tmp_path, "t", "test") as warc:
         capture = AnswerRecorder(warc, 10_000, TrapDefences())
-        moved, (links, _, _) = capture.record(FetchTask("http://a.test/old", "a.test"),
+        moved, (links, *_) = capture.record(FetchTask("http://a.test/old", "a.test"),
                                       answer("http://a.test/old", 301, b"", (("Location", "/new"),)),
                                       Redirect("http://a.test/new", ("http://a.test/old",)))
         loop, _ = capture.record(FetchTask("http://a.test/l", "a.test"), answer("http://a.test/l", 302, b""),
