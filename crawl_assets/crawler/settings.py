@@ -312,3 +312,20 @@ def load_settings(*files: str | os.PathLike, use_env: bool = True) -> CrawlSetti
             # Paths in a settings file are relative to the project root, wherever it is read from.
             values[key] = _coerce(key, value, str(path), PROJECT_ROOT)
     return CrawlSettings(**values)
+
+
+def with_run_overrides(settings: CrawlSettings, data_root: str | None = None,
+                       seeds_dir: str | None = None) -> CrawlSettings:
+    """`settings` with a run's own data root (a folder, or a URL such as s3://bucket/prefix) and
+    seeds folder in place of theirs, as a run's config or a runner outside Dagster gives them."""
+    from ..storage.shared_root import data_root_path  # noqa: PLC0415 - fsspec only for a URL root
+
+    overrides = {}
+    if data_root:
+        try:
+            overrides["data_root"] = data_root_path(data_root, Path.cwd())
+        except ValueError as exc:
+            raise SettingsError(f"the run's data_root {data_root!r}: {exc}") from None
+    if seeds_dir:
+        overrides["seeds_dir"] = Path(seeds_dir).resolve()
+    return dataclasses.replace(settings, **overrides)

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-
 from dagster import ConfigurableResource
 
-from ..crawler.settings import CrawlSettings, SettingsError, load_settings
-from ..storage.shared_root import data_root_path
+from ..crawler.settings import CrawlSettings, SettingsError, load_settings, with_run_overrides
 from .partitions import SHARD_KEYS
 
 
@@ -32,12 +28,4 @@ class CrawlSettingsResource(ConfigurableResource):
                 f"partitions were loaded with {len(SHARD_KEYS)} shards ({SHARD_KEYS[0]}..{SHARD_KEYS[-1]}): "
                 "set shard_count where the definitions read it (recrawl.toml or RECRAWL_SETTINGS) "
                 "and reload the code location, or drop it from the run's settings")
-        overrides = {}
-        if self.data_root:  # a folder, or a URL such as s3://bucket/prefix (storage/shared_root.py)
-            try:
-                overrides["data_root"] = data_root_path(self.data_root, Path.cwd())
-            except ValueError as exc:
-                raise SettingsError(f"the run's data_root {self.data_root!r}: {exc}") from None
-        if self.seeds_dir:
-            overrides["seeds_dir"] = Path(self.seeds_dir).resolve()
-        return dataclasses.replace(settings, **overrides)
+        return with_run_overrides(settings, self.data_root, self.seeds_dir)

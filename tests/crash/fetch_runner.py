@@ -2,9 +2,10 @@
 
     python tests/crash/fetch_runner.py SETTINGS_JSON DATE SHARD [--die-at WHERE:N]
 
-SETTINGS_JSON holds CrawlSettingsResource's fields. It does what the fetch_batch asset does,
-without Dagster: the step, then the fetch log, links and dropped files. --die-at kills the
-process itself (SIGKILL) at a chosen point, the N-th time it is reached:
+SETTINGS_JSON holds CrawlSettingsResource's fields (settings files, data root, seeds folder).
+It does what the fetch_batch asset does, without Dagster (nor importing it, seconds of CPU a
+run): the step, then the fetch log, links and dropped files. --die-at kills the process itself
+(SIGKILL) at a chosen point, the N-th time it is reached:
   warc:N        halfway through the N-th write to a WARC file (a gzip member)
   checkpoint:N  with the N-th checkpoint's parts written but not its state.json
   parquet:N     halfway through writing the N-th checkpoint part (a Parquet file)
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from crawl_assets.crawler.archive import warc
 from crawl_assets.crawler.batches import checkpoint
-from crawl_assets.defs.resources import CrawlSettingsResource
+from crawl_assets.crawler.settings import load_settings, with_run_overrides
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.storage.layout import dropped_file, fetch_log_file, links_file, warc_dir, write_parquet_atomic
 
@@ -72,7 +73,8 @@ def main(argv: list[str]) -> int:
     if len(argv) > 4 and argv[3] == "--die-at":
         where, nth = argv[4].split(":")
         die_at(where, int(nth))
-    settings = CrawlSettingsResource(**config).load()
+    settings = with_run_overrides(load_settings(*config.get("settings_files", ())), config.get("data_root"),
+                                  config.get("seeds_dir"))
     root = settings.data_root
     inputs = fetch_inputs(root, date, shard, settings)
     result = run_fetch_step(settings, shard, inputs, warc_dir(root, date, shard),
