@@ -65,14 +65,15 @@ def write_settings(folder: Path, web: DemoWebProcess) -> list[str]:
     return [str(DEMO_SETTINGS), str(overlay)]
 
 
-# Each run's process is forked from a code server that has imported the definitions and
-# pyplot (the day report's charts), instead of a fresh interpreter importing them again
+# Each run's process is forked from a code server that has imported the definitions, pyplot
+# (the day report's charts) and datasketch (the trap defences' HyperLogLog; its package imports
+# scipy, a second of CPU), instead of a fresh interpreter importing them again
 # (tests/daemon_pace/sitecustomize.py); for any `dagster dev` a test starts, its own or a cycle
 # command's.
 PRELOADED_RUNS_ENV = {
     "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent / "daemon_pace"),
                                                 os.environ.get("PYTHONPATH")])),
-    "RECRAWL_TEST_PRELOAD_RUNS": "crawl_assets.definitions,matplotlib.pyplot",
+    "RECRAWL_TEST_PRELOAD_RUNS": "crawl_assets.definitions,matplotlib.pyplot,datasketch",
     "MPLBACKEND": "Agg",  # the backend the charts choose, so pyplot imported first picks it too
 }
 # The deployment's daemon also looks at backfills every 2 s instead of 30 (same file), and the
