@@ -139,6 +139,7 @@ def query_shapes(urls: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def shapes_of(chars: UrlBytes) -> pa.Array:
+    """query_shapes of URLs whose bytes have been searched already."""
     has_query = chars.has_query()
     if not has_query.any():
         return pa.nulls(len(has_query), pa.string())
@@ -158,8 +159,9 @@ def sorted_names(names: ByteStrings) -> ByteStrings:
     name_before = np.maximum(np.append(0, separators[:-1] + 1), string_starts)  # where it starts
     name_after = separators + 1
     data = np.append(names.data, ord("&"))  # (a separator at the end: an empty last name)
-    rising = (data[name_after] != ord("&")) & (name_after < names.ends[np.searchsorted(names.ends, separators, "right")]) \
-        & (data[name_before] < data[name_after])  # (an empty name before: its "&", lower than most; fine either way)
+    string_ends = names.ends[np.searchsorted(names.ends, separators, "right")]
+    # (an empty name before: its "&" is compared, lower than most first bytes; fine either way)
+    rising = (name_after < string_ends) & (data[name_after] != ord("&")) & (data[name_before] < data[name_after])
     if rising.all():
         return names
     return ByteStrings.of(pc.binary_join(sorted_within(pc.split_pattern(names.strings(), "&")), "&"))
@@ -193,7 +195,7 @@ def repeated_path_segments(chars: UrlBytes, asked: np.ndarray, max_repeats: int)
     or more): which repeat, and which are left unsure for the scalar rule (those whose first
     slash does not begin their "://"; no normalised URL)."""
     slashes, urls = chars.positions("/"), np.flatnonzero(asked)
-    first = np.searchsorted(slashes, chars.starts[urls])
+    first = np.searchsorted(slashes, chars.starts[urls])  # each URL's first slash, in slashes
     colon_slash, slash, authority_end = slashes[first], slashes[first + 1], slashes[first + 2]
     marks = chars.query_marks()[urls]
     plain = ((colon_slash > chars.starts[urls]) & (chars.data[colon_slash - 1] == ord(":"))
@@ -201,22 +203,24 @@ def repeated_path_segments(chars: UrlBytes, asked: np.ndarray, max_repeats: int)
     unsure = np.zeros(len(chars.starts), bool)
     unsure[urls[~plain & (colon_slash < marks)]] = True  # (a first slash past the query: no path)
     with_path = plain & (authority_end < marks)
-    urls = urls[with_path]
-    # Each path's segments: from each of its slashes (the authority's last one first) to the
-    # next slash, or to the query mark for the last; the empty ones are left out.
-    marks = marks[with_path]
-    within = np.searchsorted(slashes, marks) - first[with_path] - 2  # slashes of each path, with its first
-    slash_at = spans(first[with_path] + 2, first[with_path] + 2 + within)
-    owners = np.repeat(np.arange(len(urls)), within)
+    ids, owners = path_segment_ids(chars, first[with_path] + 2, marks[with_path])
+    repeated = np.zeros(len(chars.starts), bool)
+    repeated[urls[with_path][repeating_runs(ids, owners, int(with_path.sum()), max_repeats)]] = True
+    return repeated, unsure
+
+
+def path_segment_ids(chars: UrlBytes, first_slash: np.ndarray, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-empty segments of paths as ids (equal segments, equal ids) and the path each is
+    of. Path i runs from slash first_slash[i] (a place in chars.positions("/")) to marks[i]: a
+    segment from each of its slashes to the next slash, or to the mark for its last."""
+    slashes = chars.positions("/")
+    within = np.searchsorted(slashes, marks) - first_slash  # each path's slashes
+    slash_at = spans(first_slash, first_slash + within)
     starts, ends = slashes[slash_at] + 1, np.append(slashes, 0)[slash_at + 1]
     ends[np.cumsum(within) - 1] = marks
     filled = ends > starts
     segments = ByteStrings.cut(chars.data, starts[filled], ends[filled]).strings()
-    ids = pc.dictionary_encode(segments).indices.to_numpy()
-    owners = owners[filled]
-    repeated = np.zeros(len(chars.starts), bool)
-    repeated[urls[repeating_runs(ids, owners, len(urls), max_repeats)]] = True
-    return repeated, unsure
+    return pc.dictionary_encode(segments).indices.to_numpy(), np.repeat(np.arange(len(marks)), within)[filled]
 
 
 def repeating_runs(ids: np.ndarray, owners: np.ndarray, lists: int, max_repeats: int) -> np.ndarray:
@@ -228,20 +232,25 @@ def repeating_runs(ids: np.ndarray, owners: np.ndarray, lists: int, max_repeats:
     for width in (1, 2, 3):
         if longest < width * (max(max_repeats, 1) + 1):
             break  # (no list has the blocks a run of this width needs)
-        same = np.zeros(len(ids), bool)  # equal to the id width places before, in the same list
-        same[width:] = (ids[width:] == ids[:-width]) & (owners[width:] == owners[:-width])
-        block_same = same.copy()  # the block starting here equals the one before it
-        for k in range(1, width):
-            block_same[:-k] &= same[k:]
-            block_same[-k:] = False
-        starts = (place % width == 0) & (place >= width)
-        equal, owner = block_same[starts], owners[starts]
+        starts = (place % width == 0) & (place >= width)  # of a block with one before it
+        equal, owner = blocks_equal(ids, owners, width)[starts], owners[starts]
         run = equal.copy()  # max_repeats equal blocks in a row: a run longer than max_repeats
         for k in range(1, max_repeats):
             run[k:] &= equal[:-k] & (owner[k:] == owner[:-k])
             run[:k] = False
         found[owner[run]] = True
     return found
+
+
+def blocks_equal(ids: np.ndarray, owners: np.ndarray, width: int) -> np.ndarray:
+    """Whether the width ids from each place on equal the width ids before them, in one list."""
+    same = np.zeros(len(ids), bool)  # equal to the id width places before, in the same list
+    same[width:] = (ids[width:] == ids[:-width]) & (owners[width:] == owners[:-width])
+    equal = same.copy()
+    for k in range(1, width):
+        equal[:-k] &= same[k:]
+        equal[-k:] = False
+    return equal
 
 
 @dataclass(frozen=True)
@@ -309,6 +318,7 @@ class TrapDefences:
                                           names=["trap", "query_shape"])
 
     def reasons_of(self, urls: pa.Array, chars: UrlBytes, hosts: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """intrinsic_reasons of URLs whose bytes have been searched already (chars)."""
         limits = self.limits
         too_long = np.diff(chars.bounds) > limits.max_url_length  # (bytes: at least the characters)
         if too_long.any():
@@ -319,14 +329,16 @@ class TrapDefences:
         if self.blocklist.hosts or self.blocklist.url_patterns:
             asked = open_urls
         else:
-            deep = open_urls & (chars.count("/") >= limits.max_path_repeats + 3)
-            repeated, asked = repeated_path_segments(chars, deep, limits.max_path_repeats) if deep.any() else (repeated, deep)
+            asked = open_urls & (chars.count("/") >= limits.max_path_repeats + 3)
+            if asked.any():
+                repeated, asked = repeated_path_segments(chars, asked, limits.max_path_repeats)
         reasons = np.zeros(len(urls), np.int8)  # places in REASONS (0: none)
         reasons[repeated] = REASON_PLACES[DropReason.REPEATED_PATH_SEGMENTS]
         reasons[many_params] = REASON_PLACES[DropReason.TOO_MANY_QUERY_PARAMS]
         reasons[too_long] = REASON_PLACES[DropReason.URL_TOO_LONG]
         if asked.any():
-            answers = map(self.intrinsic_reason, pc.filter(urls, asked).to_pylist(), pc.filter(hosts, asked).to_pylist())
+            answers = map(self.intrinsic_reason, pc.filter(urls, asked).to_pylist(),
+                          pc.filter(hosts, asked).to_pylist())
             reasons[asked] = [REASON_PLACES[answer] for answer in answers]
         return REASONS.take(reasons) if reasons.any() else pa.nulls(len(urls), pa.string())
 
