@@ -138,10 +138,11 @@ class RenderPass:
         self.recorder.warc.write_conversion(record.url, response_id, hop.exchange.record_date, dom)
         facts = examine(dom, "text/html; charset=utf-8", None, record.url, self.settings.max_body_bytes,
                         self.recorder.agent)
-        follow, unfollowed, reason = found_links(facts.outlinks, facts.nofollow_links, facts.directives.nofollow)
+        links = found_links(facts.outlinks, facts.nofollow_links, facts.directives.nofollow)
+        follow, unfollowed = links.follow, links.unfollowed
         page = FetchTask(record.url, record.host, record.depth)
         if follow or unfollowed:
-            self.engine.admission.links_found(page, follow, unfollowed, reason)
+            self.engine.admission.links_found(page, follow, unfollowed, links.reason)
         self._add_evidence(record, hop, len(follow) + len(unfollowed), dom)
         return dataclasses.replace(record, rendered=True, simhash=facts.simhash,
                                    outlinks=len(follow) + len(unfollowed))

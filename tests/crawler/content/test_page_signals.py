@@ -105,8 +105,8 @@ def test_noindex_pages_are_archived_and_flagged_and_nofollow_pages_report_links_
                                                    header_for_us, header_for_google)]
     assert flags == [(False, False), (True, False), (True, False), (False, True), (True, True), (False, False)]
     assert all(r.status_class == StatusClass.OK and r.outlinks == 2 for r, _ in (plain, meta_nofollow))
-    assert plain[1] == (["http://a.test/1"], ["http://a.test/2"], DropReason.NOFOLLOW_LINK)
-    assert meta_nofollow[1] == ([], ["http://a.test/1", "http://a.test/2"], DropReason.PAGE_NOFOLLOW)
+    assert plain[1][:3] == (["http://a.test/1"], ["http://a.test/2"], DropReason.NOFOLLOW_LINK)
+    assert meta_nofollow[1][:3] == ([], ["http://a.test/1", "http://a.test/2"], DropReason.PAGE_NOFOLLOW)
     assert header_for_us[1].follow == [] and header_for_google[1].follow == ["http://a.test/1"]
 
 
