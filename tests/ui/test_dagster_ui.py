@@ -10,6 +10,7 @@ loaded machine can take a minute to render the graph or start a run."""
 import datetime as dt
 import json
 import os
+import re
 import time
 import urllib.request
 from pathlib import Path
@@ -26,6 +27,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SCREENSHOT = PROJECT_ROOT / "data" / "ui_fetch_batch_run.png"
+PLOTS_SCREENSHOT = PROJECT_ROOT / "data" / "ui_fetch_log_plots.png"
 FAILURE_SCREENSHOT = PROJECT_ROOT / "data" / "ui_test_failure.png"
 DAY, SHARD = "2026-11-25", "s00"
 RUN_TIMEOUT_S = 600
@@ -106,9 +108,9 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
             date.fill(DAY)
             date.press("Enter")
             page.get_by_text("Select a partition or create one").click()
-            # the option's own label: a tooltip's span (behind the dialog, where the mouse last
-            # rested on a partition) may also hold the key, visible
-            page.locator("span:visible:not([data-tooltip-style])", has_text=SHARD).first.click()
+            # the option's own label, the key alone: the asset page behind the dialog shows
+            # partitions such as 2026-11-21|s00, and a tooltip's span may hold the key too
+            page.locator("span:visible:not([data-tooltip-style])", has_text=re.compile(f"^{SHARD}$")).first.click()
             page.keyboard.press("Escape")
             dialog.get_by_role("button", name="Launch 1 run").click()
 
@@ -120,6 +122,13 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
             page.get_by_text("Loading run logs").wait_for(state="hidden")
             SCREENSHOT.parent.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)
+            # The batch's figures are numbers: on the asset's page, the Metadata section's Plots
+            # draw one chart each across the partitions (README, "What a data team reads").
+            page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
+            page.get_by_text("Plots", exact=True).click()
+            for figure in ("fetched", "frontier_urls", "bytes"):
+                page.get_by_text(figure, exact=True).first.wait_for()
+            page.screenshot(path=str(PLOTS_SCREENSHOT), full_page=True)
         except Exception:
             page.screenshot(path=str(FAILURE_SCREENSHOT), full_page=True)  # what the browser showed
             raise

@@ -45,7 +45,7 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         pictures |= picture("change_rates", folder / "change_rates.png", histogram, f"Change rates on {date}")
     return MaterializeResult(metadata={
         "partial": report.partial,
-        **day_figures(settings.data_root, date).fetch_numbers(),  # numbers: the Plots tab draws them
+        **day_figures(settings.data_root, date).fetch_numbers(),  # numbers: the asset page's Plots draw them
         "shards_landed": len(report.landed),
         "missing_shards": missing_shards_text(report) or "none",
         "summary": MetadataValue.md(summary),

@@ -1,5 +1,5 @@
-"""A day's key figures, the recrawl in numbers: what day_report puts on its asset (Dagster's
-Plots tab draws them across partitions) and what `make demo` prints per day.
+"""A day's key figures, the recrawl in numbers: what day_report puts on its asset (the asset
+page's Plots draw them across partitions) and what `make demo` prints per day.
 
 Every answer of the day is one of: new (a 200 for a URL no earlier answer had), changed (a 200
 whose payload differs from the URL's previous answer), unchanged (a 304, or a 200 with the same
