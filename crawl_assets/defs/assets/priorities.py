@@ -30,16 +30,13 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
     hosts = host_budgets(inputs.hosts, plan.hosts)
     write_parquet_atomic(hosts, priority_hosts_file(root, date))
     counts = plan.counts
-    planned = max(counts.planned, 1)
     return MaterializeResult(metadata={
         **parquet_metadata(priorities_file(root, date)),
         "plan_for": next_day(date),
         "budget": counts.budget,
         "planned": counts.planned,
         "planned_refreshes": counts.refresh_planned,
-        "refresh_share_of_plan": round(counts.refresh_planned / planned, 4),
-        "discovery_share_of_plan": round(counts.discovery_planned / planned, 4),
-        "gone_share_of_plan": round(counts.gone_planned / planned, 4),
+        **_shares_of_plan(counts),
         "planned_by_kind": counts_table({"refresh": counts.refresh_planned, "discovery": counts.discovery_planned,
                                          "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls"),
         "listings_read_first": counts.listings_planned,  # sitemaps and feeds of trusted hosts (the reserve)
@@ -49,6 +46,13 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
         "expected_freshness": round(counts.expected_freshness, 4),
         "path": MetadataValue.path(str(priorities_file(root, date))),
     })
+
+
+def _shares_of_plan(counts) -> dict[str, float]:
+    """refresh_share_of_plan, discovery_share_of_plan and gone_share_of_plan."""
+    planned = max(counts.planned, 1)
+    return {f"{kind}_share_of_plan": round(urls / planned, 4) for kind, urls in (
+        ("refresh", counts.refresh_planned), ("discovery", counts.discovery_planned), ("gone", counts.gone_planned))}
 
 
 def _flags(hosts) -> dict[str, int]:
