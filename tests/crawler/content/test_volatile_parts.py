@@ -4,6 +4,7 @@ per request (CSRF token, CSP nonce, session ids in links) hash alike; any other 
 from __future__ import annotations
 
 from crawl_assets.crawler.content.body import examine
+from crawl_assets.crawler.content.volatile_parts import without_volatile_parts
 
 PAGE = """<!doctype html><html><head><meta name="csrf-token" content="{token}">
 <script nonce="{nonce}">var x = 1;</script></head><body><article><p>{text}</p></article>
@@ -34,3 +35,19 @@ def test_content_that_is_not_html_is_compared_as_it_is():
     feed = b'<?xml version="1.0"?><rss><channel><item><link>https://a.test/p?sid=1</link></item></channel></rss>'
     examined = examine(feed, "application/rss+xml", None, "https://a.test/feed", 1 << 20)
     assert examined.change_digest == examined.sha256
+
+
+# Each spelling the patterns take, in the case a server might send it.
+VOLATILE_SPELLINGS = [b'<input type="hidden" name="csrf_token" value="t1">',
+                      b'<META NAME="X-XSRF-TOKEN" CONTENT="t1">', b'<input value="t1" name="authenticity_token">',
+                      b'<input name="__RequestVerificationToken" value="t1">',
+                      b'<input name="_token" value="t1">', b'<input name="__EVENTVALIDATION" value="t1">',
+                      b'<script NONCE="t1">', b'<a href="/x;JSESSIONID=t1">', b'<a href="/x?SID=t1">',
+                      b'<a href="/x?PHPSESSID=t1">', b'<a href="/x?SessionId=t1">', b'<a href="/x?session_id=t1">']
+
+
+def test_every_spelling_of_a_volatile_value_is_blanked_though_pages_without_their_words_are_not_searched():
+    for spelling in VOLATILE_SPELLINGS:
+        page = b"<html><body>" + spelling + b"</body></html>"
+        assert b"t1" not in without_volatile_parts(page), spelling
+        assert without_volatile_parts(page.replace(b"t1", b"t2")) == without_volatile_parts(page)
