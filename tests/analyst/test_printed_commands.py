@@ -12,7 +12,8 @@ import httpx
 from crawl_assets.cli.demo import summary
 from crawl_assets.crawler.settings import PROJECT_ROOT
 
-from conftest import DAY1, DAY2, free_port, require_pywb, running_wayback
+from conftest import DAY1, DAY2
+from pywb_support import free_port, require_pywb, running_wayback
 
 PREFIX = ".venv/bin/python -m crawl_assets.analyst."
 

@@ -16,7 +16,8 @@ import duckdb
 import httpx
 import pytest
 
-from conftest import DAY1, DAY2, PYWB_BIN, free_port, require_pywb, running_wayback
+from conftest import DAY1, DAY2
+from pywb_support import PYWB_BIN, free_port, require_pywb, running_wayback
 
 REQUEST_TIMEOUT_S = 15
 

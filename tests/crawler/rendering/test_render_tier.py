@@ -4,13 +4,16 @@ render_hosts = ["auto", "spa-router.demo.test"]: spa-router is listed, spa-json 
 learnt from a sample of their pages (render_decision.py). The script-only pages and their links
 are found, each host's decision and evidence is in the step's render_decisions table, the browser's own requests keep each host's delay
 and one request in flight in the demo web's access log, a robots-disallowed script is never
-requested, the WARC holds every exchange and the rendered DOM, and the ordinary host is not
-rendered. Loopback only."""
+requested, the WARC holds every exchange and the rendered DOM, pywb replays the rendered page,
+and the ordinary host is not rendered. Loopback only."""
 
 import dataclasses
 import ipaddress
+import shlex
+import subprocess
 from pathlib import Path
 
+import httpx
 import pyarrow as pa
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -21,6 +24,7 @@ from crawl_assets.crawler.vocabulary import StatusClass
 from crawl_assets.pipeline.fetch_step import FetchInputs, run_fetch_step
 from demoweb import DemoWebProcess
 from demoweb.special_hosts.spa_hosts import CRAWL_DELAY_S, spa_hosts
+from pywb_support import PYWB_BIN, free_port, require_pywb, running_wayback
 from support import assert_polite
 
 if not Path("/usr/bin/chromium").exists():
@@ -106,3 +110,33 @@ def test_the_warc_holds_each_exchange_and_the_rendered_dom(crawl):
     refers_to, dom = conversions[hosts["json"].home]
     assert responses[refers_to] == hosts["json"].home
     assert b'<a href="/articles/1">' in dom and b"never sent as HTML" in dom
+
+
+def test_pywb_replays_the_rendered_page(crawl, tmp_path):
+    """pywb indexes the rendered DOM's record under the page's URL and time, beside its response,
+    and replays it: the links and text the page's script wrote, which the HTML sent lacks."""
+    require_pywb()
+    hosts, result, _, _ = crawl
+    home = hosts["json"].home
+    timestamp = "".join(c for c in conversion_date(result.warc_files, home) if c.isdigit())[:14]
+    run = lambda *args: subprocess.run([str(PYWB_BIN / "wb-manager"), *args], cwd=tmp_path,  # noqa: E731
+                                       check=True, capture_output=True, timeout=120)
+    run("init", "rendered")
+    run("add", "rendered", *map(str, result.warc_files))
+    port = free_port()
+    command = shlex.join([str(PYWB_BIN / "wayback"), "-b", "127.0.0.1", "-p", str(port)])
+    with running_wayback(command, tmp_path, port) as base:
+        page = httpx.get(f"{base}/rendered/{timestamp}id_/{home}", timeout=15)
+    assert page.status_code == 200, page.text[:500]
+    assert b'<a href="/articles/1">' in page.content and b"never sent as HTML" in page.content
+
+
+def conversion_date(warc_files, url: str) -> str:
+    """The WARC-Date of `url`'s rendered DOM (its conversion record)."""
+    for path in warc_files:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "conversion" and record.rec_headers.get_header("WARC-Target-URI") == url:
+                    return record.rec_headers.get_header("WARC-Date")
+    raise AssertionError(f"no conversion record of {url}")
+
