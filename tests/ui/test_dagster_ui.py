@@ -7,6 +7,7 @@ all…, Latest, Launch 1 run starts frontier_job for today's partition.
 Every wait is on a state (an element shown or hidden, a run finished), with generous limits: a
 loaded machine can take a minute to render the graph or start a run."""
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -37,6 +38,24 @@ if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; `make test` installs it)",
                 allow_module_level=True)
 sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+
+
+@contextlib.contextmanager
+def ui_page():
+    """A page of Debian's chromium with the UI's generous timeouts; on a failure, a screenshot
+    of what the browser showed (FAILURE_SCREENSHOT)."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.set_default_navigation_timeout(UI_TIMEOUT_MS)
+            yield page
+        except Exception:
+            page.screenshot(path=str(FAILURE_SCREENSHOT), full_page=True)
+            raise
+        finally:
+            browser.close()
 
 
 def ui_shows_first_visit_dialog(url: str) -> bool:
@@ -86,54 +105,44 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
     assert frontier[0].succeeded
     assert not ui_shows_first_visit_dialog(deployment.service.url)
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        try:
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            page.set_default_navigation_timeout(UI_TIMEOUT_MS)
-            # No first-visit newsletter dialog: dagster.yaml turns it off (`nux: enabled: false`),
-            # because it could open over the launch dialog at any moment and hide its fields.
-            page.goto(f"{deployment.service.url}/asset-groups")
-            page.get_by_text("fetch", exact=True).first.dblclick()  # the graph's fetch group opens
-            page.get_by_text(FETCH_LOG, exact=True).first.wait_for()
+    with ui_page() as page:
+        # No first-visit newsletter dialog: dagster.yaml turns it off (`nux: enabled: false`),
+        # because it could open over the launch dialog at any moment and hide its fields.
+        page.goto(f"{deployment.service.url}/asset-groups")
+        page.get_by_text("fetch", exact=True).first.dblclick()  # the graph's fetch group opens
+        page.get_by_text(FETCH_LOG, exact=True).first.wait_for()
 
-            page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
-            page.get_by_role("button", name="Materialize…").click()
-            # fetch_log is one of four assets one step writes: the UI says so and asks first.
-            page.get_by_role("dialog").get_by_text("Additional assets will be materialized").wait_for()
-            page.get_by_role("button", name="Confirm").click()
-            dialog = page.get_by_role("dialog").first
-            date = dialog.get_by_placeholder("ex: 2026-11-01", exact=False)
-            date.fill(DAY)
-            date.press("Enter")
-            page.get_by_text("Select a partition or create one").click()
-            # the option's own label, the key alone: the asset page behind the dialog shows
-            # partitions such as 2026-11-21|s00, and a tooltip's span may hold the key too
-            page.locator("span:visible:not([data-tooltip-style])", has_text=re.compile(f"^{SHARD}$")).first.click()
-            page.keyboard.press("Escape")
-            dialog.get_by_role("button", name="Launch 1 run").click()
+        page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
+        page.get_by_role("button", name="Materialize…").click()
+        # fetch_log is one of the assets one step writes: the UI says so and asks first.
+        page.get_by_role("dialog").get_by_text("Additional assets will be materialized").wait_for()
+        page.get_by_role("button", name="Confirm").click()
+        dialog = page.get_by_role("dialog").first
+        date = dialog.get_by_placeholder("ex: 2026-11-01", exact=False)
+        date.fill(DAY)
+        date.press("Enter")
+        page.get_by_text("Select a partition or create one").click()
+        # the option's own label, the key alone: the asset page behind the dialog shows
+        # partitions such as 2026-11-21|s00, and a tooltip's span may hold the key too
+        page.locator("span:visible:not([data-tooltip-style])", has_text=re.compile(f"^{SHARD}$")).first.click()
+        page.keyboard.press("Escape")
+        dialog.get_by_role("button", name="Launch 1 run").click()
 
-            run = wait_for_run(deployment.instance, f"{DAY}|{SHARD}")
-            assert run.status == DagsterRunStatus.SUCCESS, run.run_id
-            assert run.tags[SHARD_TAG] == SHARD  # the UI's run carries the key the limit counts
-            page.goto(f"{deployment.service.url}/runs/{run.run_id}")
-            page.get_by_text("Success").first.wait_for()
-            page.get_by_text("Loading run logs").wait_for(state="hidden")
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-            # The batch's figures are numbers: on the asset's page, the Metadata section's Plots
-            # draw one chart each across the partitions (README, "What a data team reads").
-            page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
-            page.get_by_text("Plots", exact=True).click()
-            for figure in ("fetched", "frontier_urls", "bytes"):
-                page.get_by_text(figure, exact=True).first.wait_for()
-            page.screenshot(path=str(PLOTS_SCREENSHOT), full_page=True)
-        except Exception:
-            page.screenshot(path=str(FAILURE_SCREENSHOT), full_page=True)  # what the browser showed
-            raise
-        finally:
-            browser.close()
+        run = wait_for_run(deployment.instance, f"{DAY}|{SHARD}")
+        assert run.status == DagsterRunStatus.SUCCESS, run.run_id
+        assert run.tags[SHARD_TAG] == SHARD  # the UI's run carries the key the limit counts
+        page.goto(f"{deployment.service.url}/runs/{run.run_id}")
+        page.get_by_text("Success").first.wait_for()
+        page.get_by_text("Loading run logs").wait_for(state="hidden")
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        # The batch's figures are numbers: on the asset's page, the Metadata section's Plots
+        # draw one chart each across the partitions (README, "What a data team reads").
+        page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
+        page.get_by_text("Plots", exact=True).click()
+        for figure in ("fetched", "frontier_urls", "bytes"):
+            page.get_by_text(figure, exact=True).first.wait_for()
+        page.screenshot(path=str(PLOTS_SCREENSHOT), full_page=True)
     assert SCREENSHOT.stat().st_size > 10_000
     assert (deployment.settings.data_root / "fetch_log" / f"date={DAY}" / f"shard={SHARD}" / "fetch_log.parquet").exists()
 
@@ -149,28 +158,18 @@ def test_run_todays_cycle_from_the_job_page(deployment):
     starts in the shared deployment after its last test."""
     days = {dt.datetime.now(dt.timezone.utc).date().isoformat()}  # today, either side of midnight
     before = frontier_run_ids(deployment.instance)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        try:
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            page.set_default_navigation_timeout(UI_TIMEOUT_MS)
-            page.goto(f"{deployment.service.url}/jobs")
-            page.get_by_text(frontier_job.name, exact=True).first.click()
-            page.get_by_text("To run today's cycle: Materialize all…").first.wait_for()  # the Info panel
-            page.get_by_role("button", name="Materialize all…").click()
-            dialog = page.get_by_role("dialog").first
-            # no partition is chosen until one clicks Latest: a greyed "Launch backfill" till then
-            assert dialog.get_by_role("button", name="Launch backfill").is_disabled()
-            dialog.get_by_role("button", name="Latest", exact=True).click()
-            dialog.get_by_role("button", name="Launch 1 run").click()
-            days.add(dt.datetime.now(dt.timezone.utc).date().isoformat())
-            run = launched_run(deployment.instance, before)
-        except Exception:
-            page.screenshot(path=str(FAILURE_SCREENSHOT), full_page=True)
-            raise
-        finally:
-            browser.close()
+    with ui_page() as page:
+        page.goto(f"{deployment.service.url}/jobs")
+        page.get_by_text(frontier_job.name, exact=True).first.click()
+        page.get_by_text("To run today's cycle: Materialize all…").first.wait_for()  # the Info panel
+        page.get_by_role("button", name="Materialize all…").click()
+        dialog = page.get_by_role("dialog").first
+        # no partition is chosen until one clicks Latest: a greyed "Launch backfill" till then
+        assert dialog.get_by_role("button", name="Launch backfill").is_disabled()
+        dialog.get_by_role("button", name="Latest", exact=True).click()
+        dialog.get_by_role("button", name="Launch 1 run").click()
+        days.add(dt.datetime.now(dt.timezone.utc).date().isoformat())
+        run = launched_run(deployment.instance, before)
     assert run.tags["dagster/partition"] in days
     assert DRIVER_TAG not in run.tags  # a UI run: the sensors fetch its shards and close its day
     # Terminated once its process runs: a run still being launched would miss the cancel and
