@@ -198,10 +198,15 @@ PLAN_COLUMNS = ("CASE WHEN planned_urls.plan_rank IS NOT NULL THEN true WHEN new
 NO_PLAN_COLUMNS = "NULL::BOOLEAN AS planned, NULL::BIGINT AS plan_rank, NULL::INTEGER AS level"
 
 # The validators of each URL's latest answer, so the fetch can be a conditional GET, and
-# when it was last captured whole, so a 304 revisit record can point at that capture.
+# when it was last captured whole, so a 304 revisit record can point at that capture. A page
+# whose latest answer was rendered (crawler/rendering/) is asked for without validators: its
+# content is what its scripts load, which a 304 for the HTML shell says nothing of, and the
+# browser needs the shell itself to run them.
 VALIDATORS_JOIN = """
 LEFT JOIN (
-    SELECT url, arg_max(etag, fetched_at) AS etag, arg_max(last_modified, fetched_at) AS last_modified,
+    SELECT url,
+           CASE WHEN NOT {last_rendered} THEN arg_max(etag, fetched_at) END AS etag,
+           CASE WHEN NOT {last_rendered} THEN arg_max(last_modified, fetched_at) END AS last_modified,
            max(fetched_at) FILTER (WHERE status = 200) AS last_captured_at,
            arg_max(payload_digest, fetched_at) FILTER (WHERE status = 200) AS last_payload_digest
     FROM read_parquet($fetch_logs, union_by_name = true)
@@ -283,7 +288,8 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     frontier = con.sql(FRONTIER_SQL.format(
         validators="latest.etag, latest.last_modified, latest.last_captured_at, latest.last_payload_digest"
         if inputs.fetch_logs else NO_VALIDATORS,
-        validators_join=VALIDATORS_JOIN if inputs.fetch_logs else "",
+        validators_join=VALIDATORS_JOIN.format(last_rendered=last_rendered(frontier_params["fetch_logs"]))
+        if inputs.fetch_logs else "",
     ), params=frontier_params).to_arrow_table()
     found = dict(con.execute(
         "SELECT shard, count(*) FROM fates WHERE left_out IS NULL GROUP BY shard").fetchall())
@@ -293,6 +299,14 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     counts = FrontierCounts(frontier.num_rows, hosts, per_shard, left_out)
     assert sum(per_shard.values()) == frontier.num_rows
     return FrontierResult(frontier, counts)
+
+
+def last_rendered(fetch_logs: list[str]) -> str:
+    """SQL of "the URL's latest answer was rendered" within VALIDATORS_JOIN's grouping (logs
+    written before the render tier have no rendered column: never)."""
+    if "rendered" not in columns_of(fetch_logs):
+        return "false"
+    return "coalesce(arg_max(rendered, fetched_at), false)"
 
 
 def register_url_rules(con: duckdb.DuckDBPyConnection, settings: CrawlSettings) -> None:

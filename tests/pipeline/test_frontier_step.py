@@ -122,6 +122,27 @@ def test_validators_come_from_the_latest_answer_before_the_day(tmp_path):
     assert rows["http://a.test/new"]["etag"] is None  # today's own fetch log is not read
 
 
+def test_a_page_last_rendered_is_asked_for_without_validators(tmp_path):
+    """A rendered page's content is what its scripts load: a 304 for its shell would leave the
+    browser nothing to run, so its next fetch is unconditional; the capture it may revisit stays."""
+    settings = settings_for(tmp_path)
+    write_seeds(tmp_path, ["http://spa.test/", "http://spa.test/plain", "http://spa.test/once"])
+    write_fetch_log(tmp_path, "2026-11-27", [
+        fetch_row("http://spa.test/once", "2026-11-27T10:00:00", etag='"o1"', rendered=True)])
+    write_fetch_log(tmp_path, "2026-11-28", [
+        fetch_row("http://spa.test/", "2026-11-28T10:00:00", etag='"s1"', last_modified="Mon, 23 Nov 2026",
+                  payload_digest="sha1:SHELL", rendered=True),
+        fetch_row("http://spa.test/plain", "2026-11-28T10:00:00", etag='"p1"', rendered=False),
+        fetch_row("http://spa.test/once", "2026-11-28T10:00:00", etag='"o2"', rendered=False)])
+    rows = {r["url"]: r for r in build_frontier(settings, history_before(tmp_path, DAY)).table.to_pylist()}
+    shell = rows["http://spa.test/"]
+    assert (shell["etag"], shell["last_modified"]) == (None, None)
+    assert shell["last_payload_digest"] == "sha1:SHELL"
+    assert shell["last_captured_at"] == datetime(2026, 11, 28, 10, tzinfo=timezone.utc)
+    assert rows["http://spa.test/plain"]["etag"] == '"p1"'
+    assert rows["http://spa.test/once"]["etag"] == '"o2"'  # rendered before, not in its latest answer
+
+
 def test_priority_grows_with_depth_up_to_the_last_front_queue(tmp_path):
     settings = settings_for(tmp_path, priority_weights=(4.0, 2.0, 1.0))
     write_seeds(tmp_path, ["http://a.test/"])

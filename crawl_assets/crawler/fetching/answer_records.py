@@ -92,7 +92,9 @@ class AnswerRecorder:
             found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
             if facts.dated:
                 found = found._replace(dated=facts.dated)
-            keep = self.keep_pages is not None and revisit is None and self.keep_pages(task.host, facts.script_signals)
+            # A revisit of an identical payload is kept too: the shell is the same, what its
+            # scripts load may not be (a 304 carries no body and is not a page here).
+            keep = self.keep_pages is not None and self.keep_pages(task.host, facts.script_signals)
             if facts.too_large:
                 status_class, error = StatusClass.TOO_LARGE, "decoded body is larger than the size cap"
         record = FetchRecord(
@@ -106,7 +108,7 @@ class AnswerRecorder:
             outlinks=len(found.follow) + len(found.unfollowed), noindex=directives.noindex,
             nofollow=directives.nofollow, change_digest=stable, **timing)
         if keep and status_class == StatusClass.OK:
-            self.kept[task.url] = (hop, self.warc.last_record_id, record)  # the response just written
+            self.kept[task.url] = (hop, self.warc.last_record_id, record)  # the record just written
         return record, found
 
     @staticmethod

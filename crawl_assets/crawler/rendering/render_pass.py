@@ -6,8 +6,12 @@ nothing new is found or the batch's render budget is spent.
 
 For each rendered page the WARC holds the exchanges of every request the browser made
 (request/response records, written by PoliteFetcher) and the rendered DOM as a `conversion`
-record whose WARC-Refers-To is the page's response record; its fetch-log row gets the DOM's
-SimHash and outlink count and rendered=True. Pages of other hosts are never rendered, and no
+record whose WARC-Refers-To is the page's response record (or its revisit record, when the
+shell is the one archived before: what its scripts load may have changed all the same); its
+fetch-log row gets the DOM's SimHash, change digest and outlink count and rendered=True, so
+near-duplicate and change detection compare rendered pages by what a reader sees. (A page
+rendered once is fetched without validators after, pipeline/frontier_step.py: a 304 would leave
+the browser no shell to run.) Pages of other hosts are never rendered, and no
 browser starts for a batch without a page to render."""
 
 from __future__ import annotations
@@ -144,7 +148,7 @@ class RenderPass:
         if follow or unfollowed:
             self.engine.admission.links_found(page, follow, unfollowed, links.reason)
         self._add_evidence(record, hop, len(follow) + len(unfollowed), dom)
-        return dataclasses.replace(record, rendered=True, simhash=facts.simhash,
+        return dataclasses.replace(record, rendered=True, simhash=facts.simhash, change_digest=facts.change_digest,
                                    outlinks=len(follow) + len(unfollowed))
 
     def _add_evidence(self, record, hop, rendered_links: int, dom: bytes) -> None:

@@ -134,20 +134,21 @@ carried AS (
 ),
 -- What each visit tells: its interval, whether the archived bytes (less their per-request
 -- values: bytes_moved; by the payload digest where either answer predates change_digest) or
--- the text changed (or a listed date says so: text_changed), which of them is a change
--- (settings.change_definition), what Last-Modified says.
+-- the text changed (bytes_moved and the SimHash too, or a listed date says so: text_changed),
+-- which of them is a change (settings.change_definition), what Last-Modified says. A rendered
+-- page's change digest and SimHash are its rendered DOM's (crawler/rendering/render_pass.py):
+-- its shell's payload digest may stay while what its scripts load changes.
 judged AS MATERIALIZED (
     SELECT *, {changed_by} AS changed
     FROM (SELECT *,
                  CASE WHEN is_visit THEN t - prev_t END AS interval_days,
                  bytes_moved AND NOT text_moved AS boilerplate_only,
                  is_visit AND prev_t IS NOT NULL AND (text_moved OR seen > coalesce(prev_seen, 0)) AS text_changed
+    FROM (SELECT *, bytes_moved AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
     FROM (SELECT *,
                  CASE WHEN change_key IS NOT NULL AND prev_change_key IS NOT NULL THEN change_key <> prev_change_key
-                      ELSE coalesce(digest <> prev_digest, false) END AS bytes_moved,
-                 coalesce(digest <> prev_digest, false)
-                   AND coalesce(bit_count(xor(simhash, prev_simhash)) > $threshold, true) AS text_moved
-          FROM carried))
+                      ELSE coalesce(digest <> prev_digest, false) END AS bytes_moved
+          FROM carried)))
 )
 {per_url}
 """

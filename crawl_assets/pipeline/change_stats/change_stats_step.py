@@ -14,8 +14,10 @@ counts:
 - a visit changed, under settings.change_definition "archive" (the default), when the payload
   differs from the previous full answer's less the values that change on every fetch by
   design (change_digest: crawler/content/volatile_parts.py says how that is decided); under
-  "content", when the payload digest differs AND the SimHash of the main text moved more
-  than settings.near_dup_threshold bits (a template, footer or counter edit is not a change).
+  "content", when that payload differs AND the SimHash of the main text moved more than
+  settings.near_dup_threshold bits (a template, footer or counter edit is not a change). A
+  rendered page (crawler/rendering/) is compared by its rendered DOM: its shell may be the
+  same payload every day while what its scripts load changes.
   Either way boilerplate_changes counts the visits whose bytes moved but not their text: a
   reported class, a part of `changes` under "archive", outside it under "content";
   a 304 is unchanged; a sitemap or feed lastmod inside the interval is a change;

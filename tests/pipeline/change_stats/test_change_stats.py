@@ -158,6 +158,19 @@ def test_a_boilerplate_only_change_counts_under_the_default_and_not_under_conten
     assert archive["https://a.test/footer"]["change_rate"] > content["https://a.test/footer"]["change_rate"]
 
 
+def test_a_rendered_page_changes_with_its_rendered_dom_under_both_definitions(tmp_path):
+    """A single-page app sends the same shell every day (one payload digest); what its script
+    loads changes every third day, and the rendered row's change digest and SimHash are the
+    DOM's (crawler/rendering/render_pass.py): those are its changes, under either definition."""
+    base = 0x5555_AAAA_5555_AAAA
+    rows = [fetch("https://spa.test/", day, digest="shell", change_digest=f"dom{day // 3}",
+                  simhash=base ^ (0xFFF if day // 3 % 2 else 0)) for day in range(10)]
+    glob = write_log(tmp_path, rows)
+    for settings in (SETTINGS, replace(SETTINGS, change_definition="content")):
+        page = change_stats(glob, "2026-03-20", settings).urls.to_pylist()[0]
+        assert (page["changes"], page["boilerplate_changes"]) == (3, 0), settings.change_definition
+
+
 def test_without_change_digests_a_new_payload_is_a_change_only_under_archive(tmp_path):
     """Fetch logs written before change_digest: the payload digest is what moved."""
     base = 0x5555_AAAA_5555_AAAA
