@@ -13,14 +13,18 @@ The hosts (every page but the items of spa-more is the same shell; /static/app.j
   spa-json    content from a JSON endpoint: the shell of /, /articles/1..4 fetches
               /api/pages/<path>.json ({title, text, links}) and renders the text and links
               (/ -> 1, 2; 1 -> 3; 3 -> 4). robots.txt asks Crawl-delay 0.2 and disallows
-              /tracking/, whose beacon every shell loads.
+              /tracking/, whose beacon every shell loads. The text of /articles/2 is the
+              day's (DAILY_ARTICLE: a new edition each day of the web's clock) while its shell
+              stays the same bytes: only a crawler that renders sees it change.
   spa-router  client-side routing: the routes (/, /app/about, /app/team, /app/team/ada) are held
               in the script; its links change the view with history.pushState, and the
-              server answers each route with the shell.
+              server answers each route with the same shell, byte for byte (a crawler that
+              archives it once writes the other routes as revisits, and must render them all).
   spa-more    a "Load more" button: the home page lists items from /api/items?page=N, two a
               page, three pages; items past the first page appear only after clicks. The
               item pages (/item/1.html .. /item/6.html) are plain HTML linking home.
-Everything is deterministic.
+Every shell answers with an ETag and honours If-None-Match (304). Everything is deterministic
+for a given day of the web.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Callable, Mapping
 
 from ..host_protocol import HostPlugin, bare_path, register_hosts
 from ..page_shell import anchor, html_page
-from ..responses import Response, body_response, robots_allow_all
+from ..responses import HTML_TYPE, Response, answer, body_response, make_resource, robots_allow_all
 
 LABELS = {"json": "spa-json", "routes": "spa-router", "load_more": "spa-more"}
 JSON_TYPE = "application/json"
@@ -56,6 +60,13 @@ ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
     "/app/team/ada": ("Ada", ("/app/team",)),
 }
 ITEMS = tuple(f"/item/{n}.html" for n in range(1, ITEMS_PER_PAGE * ITEM_PAGES + 1))
+ROUTER_SHELL_TITLE = "Router"  # the title of spa-router's one shell (its script sets each view's)
+DAILY_ARTICLE = "/articles/2"  # spa-json: its JSON text is the day's edition
+
+
+def daily_edition(day: float) -> str:
+    """The line the daily article's text ends with on `day` of the web's clock."""
+    return f" Edition {int(day)} of this article, written for that day."
 
 
 def _text(title: str) -> str:
@@ -116,8 +127,8 @@ load();
 """
 
 
-def _view(title: str, links: tuple[str, ...]) -> dict:
-    return {"title": title, "text": _text(title), "links": list(links)}
+def _view(title: str, links: tuple[str, ...], extra_text: str = "") -> dict:
+    return {"title": title, "text": _text(title) + extra_text, "links": list(links)}
 
 
 def _json(value) -> Response:
@@ -133,30 +144,35 @@ def _items(query: str) -> Response:
                   "next": page + 1 if page + 1 < ITEM_PAGES else None})
 
 
-def _json_host(path: str, query: str) -> Response | None:
+def _shell_answer(title: str, headers: Mapping[str, str], extra_scripts: tuple[str, ...] = ()) -> Response:
+    """A shell as a static host serves it: with an ETag, 304 to a request that holds it."""
+    return answer(make_resource(_shell(title, extra_scripts), HTML_TYPE, None), headers)
+
+
+def _json_host(path: str, query: str, day: float, headers: Mapping[str, str]) -> Response | None:
     if path in ARTICLES:
-        return body_response(_shell(ARTICLES[path][0], (BEACON,)))
+        return _shell_answer(ARTICLES[path][0], headers, (BEACON,))
     if path == APP:
         return body_response(JSON_APP.encode(), SCRIPT_TYPE)
     key = path.removeprefix("/api/pages").removesuffix(".json")
     key = "/" if key == "/index" else key
     if path.startswith("/api/pages/") and key in ARTICLES:
-        return _json(_view(*ARTICLES[key]))
+        return _json(_view(*ARTICLES[key], daily_edition(day) if key == DAILY_ARTICLE else ""))
     return None
 
 
-def _router_host(path: str, query: str) -> Response | None:
-    if path in ROUTES:
-        return body_response(_shell(ROUTES[path][0]))
+def _router_host(path: str, query: str, day: float, headers: Mapping[str, str]) -> Response | None:
+    if path in ROUTES:  # one index.html for every route, as a static host serves an app
+        return _shell_answer(ROUTER_SHELL_TITLE, headers)
     if path == APP:
         routes = {p: _view(*view) for p, view in ROUTES.items()}
         return body_response((ROUTER_APP % json.dumps(routes)).encode(), SCRIPT_TYPE)
     return None
 
 
-def _more_host(path: str, query: str) -> Response | None:
+def _more_host(path: str, query: str, day: float, headers: Mapping[str, str]) -> Response | None:
     if path == "/":
-        return body_response(_shell("Catalogue"))
+        return _shell_answer("Catalogue", headers)
     if path == APP:
         return body_response(MORE_APP.encode(), SCRIPT_TYPE)
     if path == "/api/items":
@@ -167,8 +183,8 @@ def _more_host(path: str, query: str) -> Response | None:
     return None
 
 
-# kind -> (answer for a path and query or None, its pages, robots.txt extra lines, disallowed URL)
-SERVED: dict[str, Callable[[str, str], Response | None]] = {
+# kind -> the answer for (path, query, the web's day, request headers), None: not found
+SERVED: dict[str, Callable[[str, str, float, Mapping[str, str]], Response | None]] = {
     "json": _json_host, "routes": _router_host, "load_more": _more_host}
 PAGES: dict[str, tuple[str, ...]] = {"json": tuple(ARTICLES), "routes": tuple(ROUTES), "load_more": ("/", *ITEMS)}
 ROBOTS: dict[str, tuple[str, ...]] = {"json": (f"Disallow: {BEACON}", f"Crawl-delay: {CRAWL_DELAY_S}")}
@@ -215,7 +231,7 @@ class SpaHandler:
         if path == "/robots.txt":
             return robots_allow_all(self.hostname, *ROBOTS.get(self.kind, ()))
         query = target.split("?", 1)[1].split("#", 1)[0] if "?" in target else ""
-        answer = SERVED[self.kind](path, query)
-        if answer is not None:
-            return answer
+        served = SERVED[self.kind](path, query, web.day, headers)
+        if served is not None:
+            return served
         return body_response(html_page("Not Found", ["<h1>Not Found</h1>"]).encode(), status=404)

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from crawl_assets.crawler.content.links import scan_page
 from demoweb import DemoWeb
-from demoweb.special_hosts.spa_hosts import spa_hosts
+from demoweb.special_hosts.spa_hosts import DAILY_ARTICLE, daily_edition, spa_hosts
 
 
 def served(web, url):
@@ -63,3 +63,18 @@ def test_the_links_a_browser_sees_come_from_json_and_scripts():
 
 def test_the_hosts_are_opt_in():
     assert spa_hosts(DemoWeb(hosts=1, pages_per_host=2)) == []
+
+
+def test_the_daily_article_changes_only_in_what_its_script_loads():
+    """A new edition of spa-json's daily article each day, behind the same shell, which answers
+    its ETag with a 304 as a static host would: only a crawler that renders sees the change."""
+    days = [DemoWeb(hosts=1, pages_per_host=2, spa=True, day=day) for day in (3, 3.9, 4)]
+    article = next(h for h in spa_hosts(days[0]) if h.kind == "json").home + DAILY_ARTICLE.lstrip("/")
+    shells = [served(web, article) for web in days]
+    assert shells[0].body == shells[1].body == shells[2].body
+    etag = shells[0].header("etag")
+    assert etag and days[2].respond(urlsplit(article).hostname, DAILY_ARTICLE, {"if-none-match": etag}).status == 304
+    api = article.replace(DAILY_ARTICLE, f"/api/pages{DAILY_ARTICLE}.json")
+    texts = [json.loads(served(web, api).body)["text"] for web in days]
+    assert texts[0] == texts[1] != texts[2]
+    assert texts[2].endswith(daily_edition(4))

@@ -62,6 +62,10 @@ def test_script_only_pages_and_their_links_are_found_and_rendered(crawl):
         assert all(log[u]["status_class"] == StatusClass.OK for u in host.pages)
     shells = [u for h in hosts.values() for u in h.pages if not u.startswith(hosts["load_more"].home + "item/")]
     assert [u for u in shells if not (log[u]["rendered"] and log[u]["simhash"])] == []
+    # spa-router sends one shell for every route: archived once, the others revisits, all rendered
+    routes = [log[u]["warc_type"] for u in hosts["routes"].pages]
+    assert sorted(routes) == ["response"] + ["revisit"] * (len(routes) - 1)
+    assert len({log[u]["simhash"] for u in hosts["routes"].pages}) == len(routes)  # each its view's text
     assert all(log[h.home]["outlinks"] >= 2 for h in hosts.values())  # the plain shells have none
     found = {(link["source"], link["target"]) for link in result.links.to_pylist()}
     more = hosts["load_more"]

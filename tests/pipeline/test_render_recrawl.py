@@ -1,0 +1,89 @@
+"""The render tier on a recrawl day, through the Dagster-free steps: spa-json (the demo web's
+single-page app whose content comes from a JSON endpoint) crawled on day 3 of the web's clock
+and again on day 4, day 4's frontier made by the frontier step from day 3's fetch log. Its
+shells answer the same bytes both days (and a 304 to their ETag); the daily article's JSON
+text is new on day 4. The recrawl renders every page again (asked for without validators, the
+shells archived as revisits), the host is decided again with its evidence, and change_stats
+counts the daily article changed and no other page: the rendered DOM is compared, not the
+shell. Loopback only; one chromium start a day."""
+
+import dataclasses
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from crawl_assets.crawler.settings import NetworkException
+from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
+from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.pipeline.fetch_step import FetchInputs, load_archived_payloads, run_fetch_step
+from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.storage.layout import fetch_log_file, glob_of, links_file, write_parquet_atomic
+from crawl_files import settings_for, write_seeds
+from demoweb import DemoWebProcess
+from demoweb.special_hosts.spa_hosts import DAILY_ARTICLE, spa_hosts
+from pywb_support import free_port
+
+if not Path("/usr/bin/chromium").exists():
+    pytest.skip("/usr/bin/chromium is missing (make system-packages installs it)", allow_module_level=True)
+pytest.importorskip("playwright.async_api")
+
+DAYS = {"2026-11-04": 3, "2026-11-05": 4}  # date -> the demo web's day
+
+
+@pytest.fixture(scope="module")
+def two_days(tmp_path_factory):
+    root = tmp_path_factory.mktemp("root")
+    settings = settings_for(
+        root, default_delay_s=0.05, shard_count=1, max_pages_per_host=100, response_time_factor=0.0,
+        resolver_overrides={"*.demo.test": "127.0.0.1"}, host_scope=("spa-json.demo.test",),
+        network_exceptions=(NetworkException(("*.demo.test",), (ipaddress.ip_network("127.0.0.0/8"),)),),
+        render_hosts=("auto",), render_pool_size=2)
+    port, results, requests = free_port(), {}, {}
+    for date, day in DAYS.items():
+        with DemoWebProcess(port=port, seed=3, hosts=1, pages_per_host=2, spa=True, day=day) as server:
+            host = next(h for h in spa_hosts(server.web) if h.kind == "json")
+            if not results:
+                write_seeds(root, [host.home])
+            frontier = build_frontier(settings, history_before(root, date)).table
+            inputs = FetchInputs(frontier, archived_payloads=load_archived_payloads(root, date))
+            results[date] = run_fetch_step(settings, "s00", inputs, root / "warc" / date, date)
+            requests[date] = server.stop()
+        write_parquet_atomic(results[date].fetch_log, fetch_log_file(root, date, "s00"))
+        write_parquet_atomic(results[date].links, links_file(root, date, "s00"))
+    stats = change_stats(glob_of(root, "fetch_log"), max(DAYS), settings).urls.to_pylist()
+    return host, results, requests, {r["url"]: r for r in stats}
+
+
+def logs(two_days):
+    _, results, _, _ = two_days
+    return [{r["url"]: r for r in results[date].fetch_log.to_pylist()} for date in DAYS]
+
+
+def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(two_days):
+    host, results, requests, _ = two_days
+    first, second = logs(two_days)
+    assert set(first) >= set(host.pages) and set(second) >= set(host.pages)
+    for url in host.pages:
+        assert (first[url]["rendered"], second[url]["rendered"]) == (True, True), url
+        assert second[url]["status_class"] == StatusClass.OK  # asked unconditionally: no 304
+        assert second[url]["warc_type"] == WarcRecordKind.REVISIT  # the same shell as day 3's
+        assert second[url]["outlinks"] == first[url]["outlinks"]  # the rendered DOM's links again
+    assert second[host.home]["outlinks"] == 2  # the shells have none
+    day4 = [r for r in requests[max(DAYS)] if r["path"].startswith("/api/pages/")]
+    assert len(day4) == len(host.pages)  # each page's content loaded again by its script
+    decisions = {r["host"]: r for r in results[max(DAYS)].render_decisions.to_pylist()}
+    assert decisions[host.hostname]["decision"] == "render"
+    assert decisions[host.hostname]["rendered_links"] > decisions[host.hostname]["plain_links"]
+
+
+def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days):
+    host, _, _, stats = two_days
+    first, second = logs(two_days)
+    daily = host.home + DAILY_ARTICLE.lstrip("/")
+    assert first[daily]["payload_digest"] == second[daily]["payload_digest"]  # the shell
+    assert first[daily]["change_digest"] != second[daily]["change_digest"]
+    assert [u for u in host.pages if u != daily and first[u]["change_digest"] != second[u]["change_digest"]] == []
+    assert {u: stats[u]["changes"] for u in host.pages} == {u: int(u == daily) for u in host.pages}
+    assert stats[daily]["visits"] == 2
