@@ -13,8 +13,8 @@ The hosts (every page but the items of spa-more is the same shell; /static/app.j
   spa-json    content from a JSON endpoint: the shell of /, /articles/1..4 fetches
               /api/pages/<path>.json ({title, text, links}) and renders the text and links
               (/ -> 1, 2; 1 -> 3; 3 -> 4). robots.txt asks Crawl-delay 0.2 and disallows
-              /tracking/, whose beacon every shell loads. The text of /articles/2 is the
-              day's (DAILY_ARTICLE: a new edition each day of the web's clock) while its shell
+              /tracking/, whose beacon every shell loads. The text of /articles/2 is new
+              each day of the web's clock (DAILY_ARTICLE, daily_edition) while its shell
               stays the same bytes: only a crawler that renders sees it change.
   spa-router  client-side routing: the routes (/, /app/about, /app/team, /app/team/ada) are held
               in the script; its links change the view with history.pushState, and the
@@ -35,6 +35,8 @@ from typing import Callable, Mapping
 
 from ..host_protocol import HostPlugin, bare_path, register_hosts
 from ..page_shell import anchor, html_page
+from ..prose import paragraph, sentence_pool
+from ..randomness import rng_for
 from ..responses import HTML_TYPE, Response, answer, body_response, make_resource, robots_allow_all
 
 LABELS = {"json": "spa-json", "routes": "spa-router", "load_more": "spa-more"}
@@ -61,12 +63,13 @@ ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 ITEMS = tuple(f"/item/{n}.html" for n in range(1, ITEMS_PER_PAGE * ITEM_PAGES + 1))
 ROUTER_SHELL_TITLE = "Router"  # the title of spa-router's one shell (its script sets each view's)
-DAILY_ARTICLE = "/articles/2"  # spa-json: its JSON text is the day's edition
+DAILY_ARTICLE = "/articles/2"  # spa-json: its JSON text goes on with the day's news
 
 
 def daily_edition(day: float) -> str:
-    """The line the daily article's text ends with on `day` of the web's clock."""
-    return f" Edition {int(day)} of this article, written for that day."
+    """What the daily article's text goes on with on `day` of the web's clock: a paragraph of
+    that day's news, so its text changes (not just a date line)."""
+    return " " + paragraph(rng_for("spa-daily-article", int(day)), sentence_pool(0)[0])
 
 
 def _text(title: str) -> str:

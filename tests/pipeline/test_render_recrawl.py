@@ -86,4 +86,5 @@ def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days
     assert first[daily]["change_digest"] != second[daily]["change_digest"]
     assert [u for u in host.pages if u != daily and first[u]["change_digest"] != second[u]["change_digest"]] == []
     assert {u: stats[u]["changes"] for u in host.pages} == {u: int(u == daily) for u in host.pages}
+    assert stats[daily]["boilerplate_changes"] == 0  # its text moved, as the SimHash tells
     assert stats[daily]["visits"] == 2
