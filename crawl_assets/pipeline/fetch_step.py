@@ -201,9 +201,11 @@ class FetchCounts:
     nofollow_pages: int = 0
     unfollowed_links: Mapping[str, int] = field(default_factory=dict)  # page_nofollow, nofollow_link
     # The render tier (crawler/rendering/render_pass.py): pages rendered, pages that failed to,
-    # requests answered for the browser, and its requests refused by reason (robots, ...).
+    # pages the render budget left unrendered, requests answered for the browser, and its
+    # requests refused by reason (robots, ...).
     rendered_pages: int = 0
     render_errors: int = 0
+    left_unrendered: int = 0
     browser_requests: int = 0
     refused_browser_requests: Mapping[str, int] = field(default_factory=dict)
     # Pages a trusted sitemap or feed read in the batch dated after our copy, fetched the same day.
@@ -292,6 +294,7 @@ def render_counts(render: RenderCounts | None) -> dict:
     if render is None:
         return {}
     return {"rendered_pages": render.rendered_pages, "render_errors": render.render_errors,
+            "left_unrendered": render.left_unrendered,
             "browser_requests": render.browser_requests, "refused_browser_requests": dict(render.refused_requests)}
 
 

@@ -5,7 +5,9 @@ shells answer the same bytes both days (and a 304 to their ETag); the daily arti
 text is new on day 4. The recrawl renders every page again (asked for without validators, the
 shells archived as revisits), the host is decided again with its evidence, and change_stats
 counts the daily article changed and no other page: the rendered DOM is compared, not the
-shell. Loopback only; one chromium start a day."""
+shell. On day 5 a render budget of two pages leaves the others' shells unrendered: their rows
+carry no SimHash or change digest, so no change of view is counted as a change of the page.
+Loopback only; one chromium start a day."""
 
 import dataclasses
 import ipaddress
@@ -29,7 +31,8 @@ if not Path("/usr/bin/chromium").exists():
     pytest.skip("/usr/bin/chromium is missing (make system-packages installs it)", allow_module_level=True)
 pytest.importorskip("playwright.async_api")
 
-DAYS = {"2026-11-04": 3, "2026-11-05": 4}  # date -> the demo web's day
+DAYS = {"2026-11-04": 3, "2026-11-05": 4, "2026-11-06": 5}  # date -> the demo web's day
+RECRAWL, SHORT_BUDGET = "2026-11-05", "2026-11-06"  # the day with a render budget of two pages
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +45,8 @@ def two_days(tmp_path_factory):
         render_hosts=("auto",), render_pool_size=2)
     port, results, requests = free_port(), {}, {}
     for date, day in DAYS.items():
+        if date == SHORT_BUDGET:
+            settings = dataclasses.replace(settings, render_daily_budget=2)
         with DemoWebProcess(port=port, seed=3, hosts=1, pages_per_host=2, spa=True, day=day) as server:
             host = next(h for h in spa_hosts(server.web) if h.kind == "json")
             if not results:
@@ -52,8 +57,9 @@ def two_days(tmp_path_factory):
             requests[date] = server.stop()
         write_parquet_atomic(results[date].fetch_log, fetch_log_file(root, date, "s00"))
         write_parquet_atomic(results[date].links, links_file(root, date, "s00"))
-    stats = change_stats(glob_of(root, "fetch_log"), max(DAYS), settings).urls.to_pylist()
-    return host, results, requests, {r["url"]: r for r in stats}
+    stats = {date: {r["url"]: r for r in change_stats(glob_of(root, "fetch_log"), date, settings).urls.to_pylist()}
+             for date in (RECRAWL, SHORT_BUDGET)}
+    return host, results, requests, stats
 
 
 def logs(two_days):
@@ -63,7 +69,7 @@ def logs(two_days):
 
 def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(two_days):
     host, results, requests, _ = two_days
-    first, second = logs(two_days)
+    first, second, _ = logs(two_days)
     assert set(first) >= set(host.pages) and set(second) >= set(host.pages)
     for url in host.pages:
         assert (first[url]["rendered"], second[url]["rendered"]) == (True, True), url
@@ -71,16 +77,17 @@ def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(tw
         assert second[url]["warc_type"] == WarcRecordKind.REVISIT  # the same shell as day 3's
         assert second[url]["outlinks"] == first[url]["outlinks"]  # the rendered DOM's links again
     assert second[host.home]["outlinks"] == 2  # the shells have none
-    day4 = [r for r in requests[max(DAYS)] if r["path"].startswith("/api/pages/")]
+    day4 = [r for r in requests[RECRAWL] if r["path"].startswith("/api/pages/")]
     assert len(day4) == len(host.pages)  # each page's content loaded again by its script
-    decisions = {r["host"]: r for r in results[max(DAYS)].render_decisions.to_pylist()}
+    decisions = {r["host"]: r for r in results[RECRAWL].render_decisions.to_pylist()}
     assert decisions[host.hostname]["decision"] == "render"
     assert decisions[host.hostname]["rendered_links"] > decisions[host.hostname]["plain_links"]
 
 
 def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days):
     host, _, _, stats = two_days
-    first, second = logs(two_days)
+    stats = stats[RECRAWL]
+    first, second, _ = logs(two_days)
     daily = host.home + DAILY_ARTICLE.lstrip("/")
     assert first[daily]["payload_digest"] == second[daily]["payload_digest"]  # the shell
     assert first[daily]["change_digest"] != second[daily]["change_digest"]
@@ -88,3 +95,18 @@ def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days
     assert {u: stats[u]["changes"] for u in host.pages} == {u: int(u == daily) for u in host.pages}
     assert stats[daily]["boilerplate_changes"] == 0  # its text moved, as the SimHash tells
     assert stats[daily]["visits"] == 2
+
+
+def test_shells_the_render_budget_leaves_are_not_compared_with_rendered_pages(two_days):
+    host, results, _, stats = two_days
+    third = logs(two_days)[2]
+    assert results[SHORT_BUDGET].counts.rendered_pages == 2
+    assert results[SHORT_BUDGET].counts.left_unrendered == len(host.pages) - 2
+    left = [u for u in host.pages if not third[u]["rendered"]]
+    assert len(left) == len(host.pages) - 2
+    assert all(third[u]["simhash"] is None and third[u]["change_digest"] is None for u in left)
+    assert all(third[u]["payload_digest"] and third[u]["status_class"] == StatusClass.OK for u in left)
+    daily = host.home + DAILY_ARTICLE.lstrip("/")
+    # A shell against the DOM of day 4 would be a change of every page left unrendered.
+    expected = {u: int(u == daily) + int(u == daily and third[u]["rendered"]) for u in host.pages}
+    assert {u: stats[SHORT_BUDGET][u]["changes"] for u in host.pages} == expected

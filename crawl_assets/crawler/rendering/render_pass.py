@@ -52,6 +52,7 @@ def batch_render_budget(settings: CrawlSettings) -> int:
 class RenderCounts:
     rendered_pages: int = 0
     render_errors: int = 0
+    left_unrendered: int = 0  # pages kept for the browser that the render budget left (_leave_unrendered)
     browser_requests: int = 0  # answered for the browser (the pages' own documents excluded)
     refused_requests: dict[str, int] = dataclasses.field(default_factory=dict)  # reason -> requests
     browser_s: float = 0.0  # wall seconds the browser was open (the engine's turns in between included)
@@ -104,8 +105,13 @@ class RenderPass:
         self.counts.hosts = self.tier.hosts
         await self.engine.run(tasks, **engine_options)
         due = self._due()
-        if not due or self.budget <= 0:
-            return
+        if due and self.budget > 0:
+            await self._render_rounds(due, engine_options)
+        self._leave_unrendered()
+
+    async def _render_rounds(self, due: list[FetchRecord], engine_options) -> None:
+        """Render the due pages, let the engine fetch the links they found, and so on until
+        nothing new is due or the budget is spent."""
         opened = time.monotonic()
         async with BrowserPool(self.settings.chromium_path, self.settings.render_pool_size) as pool:
             while due and self.budget > 0:
@@ -120,6 +126,17 @@ class RenderPass:
         self.tier.settle(set(), final=True)
         await self.fetcher.close()
         self.counts.browser_requests = self.fetcher.requests
+
+    def _leave_unrendered(self) -> None:
+        """The pages still kept for the browser once the budget is spent (of hosts not decided
+        against rendering) keep their plain rows, less the SimHash and change digest: a shell is
+        not the page a reader sees, and change detection would count a rendered visit against
+        it as a change, and near-duplicate detection group the shells."""
+        for row in self._waiting():
+            if self.tier.evidence(row.host).decision != Decision.PLAIN:
+                self.counts.left_unrendered += 1
+                self._replace(row, dataclasses.replace(row, simhash=None, change_digest=None))
+        self.recorder.kept.clear()
 
     async def _render(self, pool: BrowserPool, record: FetchRecord) -> None:
         hop, response_id, _ = self.recorder.kept.pop(record.url)

@@ -135,7 +135,7 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
         FETCH_LOG: {
             **{name: getattr(counts, name) for name in (
                 "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
-                "noindex_pages", "nofollow_pages", "rendered_pages", "render_errors", "browser_requests",
+                "noindex_pages", "nofollow_pages", "rendered_pages", "render_errors", "left_unrendered", "browser_requests",
                 "listed_changes_same_day")},
             # the render tier's browser requests the crawler did not make, by reason (robots, ...)
             "refused_browser_requests": MetadataValue.json(dict(counts.refused_browser_requests)),
