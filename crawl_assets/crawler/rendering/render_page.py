@@ -1,7 +1,12 @@
 """Render one page: open it in a fresh browser context whose every request is answered by the
 crawler (PoliteFetcher), or refused; let its scripts run until the network is quiet, press its
 "load more" buttons a few times, and keep the DOM. The page's own document is served from the
-plain fetch's answer when there is one, so rendering asks the host for the page only once."""
+plain fetch's answer when there is one, so rendering asks the host for the page only once.
+
+timeout_s bounds the whole page, its scripts and clicks included: a page whose requests never
+quiet down (polling) is kept as it stands when the time is up; one whose scripts never yield
+(a busy loop: the DOM cannot even be read) is abandoned STOP_GRACE_S later as an error, so no
+page can hold the render pass."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from .polite_fetch import PoliteFetcher, Refusal
 BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 MORE_BUTTON = re.compile(r"\bmore\b", re.I)  # "Load more", "Show more", "More"
 QUIET_S = 0.3  # a page has settled when no request was in flight for this long
+STOP_GRACE_S = 5.0  # past its timeout, a page that cannot give its DOM is abandoned
 
 
 @dataclass
@@ -94,20 +100,30 @@ async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, docum
         result.requests.append(request.url)
         await route.fulfill(**_fulfilment(hop, limit))
 
-    async with pool.context() as context:
-        context.set_default_timeout(timeout_s * 1000)
+    deadline = time.monotonic() + timeout_s
+
+    def left_s() -> float:
+        return deadline - time.monotonic()
+
+    async def run_page(context) -> None:
         await context.route("**/*", answer)
         page = await context.new_page()
+        await page.goto(url, wait_until="load")
+        await traffic.settled(left_s())
+        for _ in range(clicks):  # "load more": content a user would get by asking
+            button = page.get_by_role("button", name=MORE_BUTTON)
+            if left_s() <= 0 or not await button.count():
+                break
+            await button.first.click(timeout=max(left_s(), 0.001) * 1000)  # (0 would be no limit)
+            await traffic.settled(left_s())
+        result.dom = await page.content()
+
+    async with pool.context() as context:
+        context.set_default_timeout(timeout_s * 1000)
         try:
-            await page.goto(url, wait_until="load")
-            await traffic.settled(timeout_s)
-            for _ in range(clicks):  # "load more": content a user would get by asking
-                button = page.get_by_role("button", name=MORE_BUTTON)
-                if not await button.count():
-                    break
-                await button.first.click()
-                await traffic.settled(timeout_s)
-            result.dom = await page.content()
+            await asyncio.wait_for(run_page(context), timeout_s + STOP_GRACE_S)
+        except asyncio.TimeoutError:
+            result.error = f"the page gave no DOM within {timeout_s + STOP_GRACE_S:g} s (its scripts never yielded)"
         except Exception as exc:  # noqa: BLE001 - a page that cannot render is recorded as such
             result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return result
