@@ -136,7 +136,7 @@ class CrawlSettings:
     render_pool_size: int = 2
     render_daily_budget: int = 1000
     render_timeout_s: float = 30.0  # for one page, its scripts and clicks included
-    render_clicks: int = 5  # "load more" buttons pressed at most, one after another
+    render_clicks: int = 5  # rounds of scrolling to the end and pressing "load more", at most
     chromium_path: str = "/usr/bin/chromium"
     network_exceptions: tuple[NetworkException, ...] = ()
 

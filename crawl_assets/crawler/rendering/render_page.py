@@ -1,6 +1,7 @@
 """Render one page: open it in a fresh browser context whose every request is answered by the
-crawler (PoliteFetcher), or refused; let its scripts run until the network is quiet, press its
-"load more" buttons a few times, and keep the DOM. The page's own document is served from the
+crawler (PoliteFetcher), or refused; let its scripts run until the network is quiet, scroll to
+its end and press its "load more" buttons a few rounds (content a user gets by scrolling or by
+asking: infinite scroll, a button), and keep the DOM. The page's own document is served from the
 plain fetch's answer when there is one, so rendering asks the host for the page only once.
 
 timeout_s bounds the whole page, its scripts and clicks included: a page whose requests never
@@ -26,6 +27,10 @@ BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encodi
 MORE_BUTTON = re.compile(r"\bmore\b", re.I)  # "Load more", "Show more", "More"
 QUIET_S = 0.3  # a page has settled when no request was in flight for this long
 STOP_GRACE_S = 5.0  # past its timeout, a page that cannot give its DOM is abandoned
+SCROLL_NOTICE_S = 0.1  # a scroll that starts no request within this long loaded nothing
+SCROLL_TO_END = "() => { window.scrollTo(0, document.documentElement.scrollHeight); " \
+                "return document.documentElement.scrollHeight; }"
+PAGE_HEIGHT = "() => document.documentElement.scrollHeight"
 
 
 @dataclass
@@ -52,10 +57,12 @@ class Traffic:
 
     def __init__(self):
         self.in_flight, self.last = 0, time.monotonic()
+        self.started = 0  # requests started so far
 
     @contextmanager
     def one(self):
         self.in_flight += 1
+        self.started += 1
         try:
             yield
         finally:
@@ -110,12 +117,16 @@ async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, docum
         page = await context.new_page()
         await page.goto(url, wait_until="load")
         await traffic.settled(left_s())
-        for _ in range(clicks):  # "load more": content a user would get by asking
-            button = page.get_by_role("button", name=MORE_BUTTON)
-            if left_s() <= 0 or not await button.count():
+        for _ in range(clicks):  # a round: scrolled to the end, then "load more" pressed
+            if left_s() <= 0:
                 break
-            await button.first.click(timeout=max(left_s(), 0.001) * 1000)  # (0 would be no limit)
-            await traffic.settled(left_s())
+            scrolled = await scroll_to_end(page, traffic, left_s)
+            button = page.get_by_role("button", name=MORE_BUTTON)
+            if left_s() > 0 and await button.count():
+                await button.first.click(timeout=max(left_s(), 0.001) * 1000)  # (0 would be no limit)
+                await traffic.settled(left_s())
+            elif not scrolled:
+                break
         result.dom = await page.content()
 
     async with pool.context() as context:
@@ -127,3 +138,15 @@ async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, docum
         except Exception as exc:  # noqa: BLE001 - a page that cannot render is recorded as such
             result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return result
+
+
+async def scroll_to_end(page, traffic: Traffic, left_s) -> bool:
+    """Scroll to the page's end and wait for what that loads (an infinite scroll's next part);
+    whether it loaded anything (a request started, or the page grew)."""
+    started = traffic.started
+    height = await page.evaluate(SCROLL_TO_END)
+    await asyncio.sleep(SCROLL_NOTICE_S)
+    if traffic.started == started and await page.evaluate(PAGE_HEIGHT) == height:
+        return False
+    await traffic.settled(left_s())
+    return True
