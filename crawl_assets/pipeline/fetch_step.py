@@ -12,7 +12,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date as Date, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +24,7 @@ from ..crawler.batches.checkpoint import BatchProgress
 from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table, render_decisions_table
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.fetching.dated_refresh import DatedRefresh
+from ..crawler.rendering.render_decision import AUTO, MEMORY_DAYS, Decision
 from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_index, shard_of
@@ -96,6 +97,29 @@ GROUP BY payload_digest
 """
 
 
+# Each host's latest decision taken on a sample (a row with no page sampled repeats one).
+RENDER_MEMORY_SQL = """
+SELECT host, arg_max(decision, date) FROM read_parquet($files, hive_partitioning = true)
+WHERE pages_sampled > 0 AND decision IN ($render, $plain) GROUP BY host
+"""
+
+
+def load_render_memory(root: Path, date: str, settings: CrawlSettings) -> dict[str, Decision]:
+    """Host -> the render decision it was last given on a sample, in the MEMORY_DAYS before
+    `date` (render_decision.py); nothing unless render_hosts has "auto"."""
+    if AUTO not in settings.render_hosts:
+        return {}
+    since = (Date.fromisoformat(date) - timedelta(days=MEMORY_DAYS)).isoformat()
+    recent = [p for p in shard_files(root, "render_decisions", before=date)
+              if p.parent.parent.name.removeprefix("date=") >= since]
+    files = [str(p) for p in readable_parquet(recent)]
+    if not files:
+        return {}
+    rows = query_connection().execute(RENDER_MEMORY_SQL, {"files": files, "render": Decision.RENDER,
+                                                          "plain": Decision.PLAIN}).fetchall()
+    return {host: Decision(decision) for host, decision in rows}
+
+
 def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
     """Payload digest -> (URI, WARC-Date) of the first full capture of every payload archived
     before `date`, so a copy fetched today becomes a revisit record.
@@ -126,6 +150,8 @@ class FetchInputs:
     # those they date after our copy the batch may fetch (same_day_allowance).
     listed_copies: Mapping[str, datetime] = field(default_factory=dict)
     same_day_allowance: int = 0
+    # The render tier's memory: each host's last decision taken on a sample (load_render_memory).
+    render_memory: Mapping[str, Decision] = field(default_factory=dict)
 
 
 def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
@@ -168,7 +194,8 @@ def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> 
     inputs = FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
                          load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
                          follow_links=first_day,
-                         max_pages=first_day_share(root, date, shard, settings) if first_day else None)
+                         max_pages=first_day_share(root, date, shard, settings) if first_day else None,
+                         render_memory=load_render_memory(root, date, settings))
     allowance = same_day_allowance(root, date, shard, settings)
     if allowance <= 0:
         return inputs
@@ -246,7 +273,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
                             progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages,
-                            dated_refresh=dated)
+                            dated_refresh=dated, render_memory=inputs.render_memory)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []

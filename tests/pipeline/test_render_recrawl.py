@@ -3,7 +3,8 @@ single-page app whose content comes from a JSON endpoint) crawled on day 3 of th
 and again on day 4, day 4's frontier made by the frontier step from day 3's fetch log. Its
 shells answer the same bytes both days (and a 304 to their ETag); the daily article's JSON
 text is new on day 4. The recrawl renders every page again (asked for without validators, the
-shells archived as revisits), the host is decided again with its evidence, and change_stats
+shells archived as revisits), the host, remembered in the tier, is decided again on all its
+pages, and change_stats
 counts the daily article changed and no other page: the rendered DOM is compared, not the
 shell. On day 5 a render budget of two pages leaves the others' shells unrendered: their rows
 carry no SimHash or change digest, so no change of view is counted as a change of the page.
@@ -19,9 +20,11 @@ from crawl_assets.crawler.settings import NetworkException
 from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.crawl_history import history_before
-from crawl_assets.pipeline.fetch_step import FetchInputs, load_archived_payloads, run_fetch_step
+from crawl_assets.pipeline.fetch_step import FetchInputs, load_archived_payloads, load_render_memory, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier
-from crawl_assets.storage.layout import fetch_log_file, glob_of, links_file, write_parquet_atomic
+from crawl_assets.storage.layout import (
+    fetch_log_file, glob_of, links_file, render_decisions_file, write_parquet_atomic,
+)
 from crawl_files import settings_for, write_seeds
 from demoweb import DemoWebProcess
 from demoweb.special_hosts.spa_hosts import DAILY_ARTICLE, spa_hosts
@@ -52,11 +55,13 @@ def two_days(tmp_path_factory):
             if not results:
                 write_seeds(root, [host.home])
             frontier = build_frontier(settings, history_before(root, date)).table
-            inputs = FetchInputs(frontier, archived_payloads=load_archived_payloads(root, date))
+            inputs = FetchInputs(frontier, archived_payloads=load_archived_payloads(root, date),
+                                 render_memory=load_render_memory(root, date, settings))
             results[date] = run_fetch_step(settings, "s00", inputs, root / "warc" / date, date)
             requests[date] = server.stop()
         write_parquet_atomic(results[date].fetch_log, fetch_log_file(root, date, "s00"))
         write_parquet_atomic(results[date].links, links_file(root, date, "s00"))
+        write_parquet_atomic(results[date].render_decisions, render_decisions_file(root, date, "s00"))
     stats = {date: {r["url"]: r for r in change_stats(glob_of(root, "fetch_log"), date, settings).urls.to_pylist()}
              for date in (RECRAWL, SHORT_BUDGET)}
     return host, results, requests, stats
@@ -79,9 +84,12 @@ def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(tw
     assert second[host.home]["outlinks"] == 2  # the shells have none
     day4 = [r for r in requests[RECRAWL] if r["path"].startswith("/api/pages/")]
     assert len(day4) == len(host.pages)  # each page's content loaded again by its script
-    decisions = {r["host"]: r for r in results[RECRAWL].render_decisions.to_pylist()}
-    assert decisions[host.hostname]["decision"] == "render"
-    assert decisions[host.hostname]["rendered_links"] > decisions[host.hostname]["plain_links"]
+    first_day, recrawl = ({r["host"]: r for r in results[d].render_decisions.to_pylist()}[host.hostname]
+                          for d in (min(DAYS), RECRAWL))
+    assert (first_day["decision"], first_day["pages_sampled"]) == ("render", 3)  # a sample, then the rest
+    # Remembered in the tier: every page rendered at once, and the host decided again on all of them.
+    assert (recrawl["decision"], recrawl["pages_sampled"]) == ("render", len(host.pages))
+    assert recrawl["rendered_links"] > recrawl["plain_links"]
 
 
 def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days):

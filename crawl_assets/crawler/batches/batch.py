@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -15,6 +15,7 @@ from ..archive.warc import WarcFileWriter
 from ..fetching.engine import FetchEngine
 from ..fetching.fetch_record import BatchOutput
 from ..fetching.workbench import FetchTask
+from ..rendering.render_decision import Decision
 from ..rendering.render_pass import RenderCounts, run_with_render
 from ..settings import CrawlSettings
 from ..url_policy.sharding import shard_of
@@ -43,7 +44,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     known_payloads: dict[str, tuple[str, str]] | None = None,
                     follow_links: bool = True, progress: BatchProgress | None = None,
                     frontier: pa.Table | Path | None = None, max_pages: int | None = None,
-                    dated_refresh: DatedRefresh | None = None) -> BatchResult:
+                    dated_refresh: DatedRefresh | None = None,
+                    render_memory: Mapping[str, Decision] | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
@@ -57,7 +59,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     frontier (with progress, instead of tasks): the shard's frontier as a table or Parquet file,
     streamed from disk a few URLs per host at a time (disk_frontier.py), so memory holds only
     the head of each host's queue. dated_refresh: the pages a sitemap or feed read in the batch
-    dates after our copy, fetched the same day within an allowance (fetching/dated_refresh.py)."""
+    dates after our copy, fetched the same day within an allowance (fetching/dated_refresh.py).
+    render_memory: each host's last render decision taken on a sample (rendering/render_decision.py)."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -74,7 +77,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                              known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh)
         scope = functools.partial(in_scope, settings=settings)
         if point is None:
-            render = run_with_render(engine, settings, tasks, scope)
+            render = run_with_render(engine, settings, tasks, scope, render_memory)
             return BatchResult(engine.output, warc.close(), render=render)
         warc.adopt([warc_dir / name for name in point.warc.kept])
         restore(engine, point)
@@ -85,7 +88,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
             engine.top_up = feeder.top_up
             feeder.start()
         try:
-            render = run_with_render(engine, settings, point.tasks, scope, on_tick=checkpointer.tick,
+            render = run_with_render(engine, settings, point.tasks, scope, render_memory, on_tick=checkpointer.tick,
                                      tick_s=settings.checkpoint_interval_s)
         except BaseException:
             warc.abandon()  # like a kill: the last checkpoint is the state to resume from

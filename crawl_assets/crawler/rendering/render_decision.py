@@ -5,14 +5,20 @@ candidate; the host's first SAMPLE_PAGES such pages are rendered as a sample, an
 goes to the render tier (its other pages of the batch rendered too) when rendering the sample
 found materially more than the plain fetch did: at least MORE_FACTOR times the links and
 MIN_MORE_LINKS more, or MORE_FACTOR times the visible text and MIN_MORE_TEXT_CHARS more.
-Otherwise it stays out (its pages are not rendered). The decision is taken again every day on
-that day's sample, so a host whose pages stop needing scripts leaves the tier the next day, and
-a host that starts to need them enters it; each day's decision and its evidence is a row of the
-render_decisions table (pipeline/render_decisions.py). Hosts listed by pattern in render_hosts
-are always rendered (decision "listed"), with their evidence recorded all the same."""
+Otherwise it stays out (its pages are not rendered). Each day's decision and its evidence is a
+row of the render_decisions table (docs/CATALOG.md).
+
+The tier remembers (`remembered`: each host's last decision taken on a sample within
+MEMORY_DAYS, pipeline/fetch_step.load_render_memory). A host decided "plain" is not sampled
+again until then: its row says plain with no page sampled, and the render budget goes to hosts
+that need it. A host decided "render" has every page that shows the signals rendered from the
+first round, no sample waited for, and is decided again on all of them: it leaves the tier the
+day rendering them no longer finds materially more. Hosts listed by pattern in render_hosts are
+always rendered (decision "listed"), with their evidence recorded all the same."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -21,6 +27,7 @@ SAMPLE_PAGES = 3  # pages of a candidate host rendered before it is decided
 MORE_FACTOR = 1.5  # "materially more": half again as many links or as much text ...
 MIN_MORE_LINKS = 2  # ... and at least this many links more,
 MIN_MORE_TEXT_CHARS = 200  # or this many characters of visible text more
+MEMORY_DAYS = 7  # a decision taken on a sample holds this many days (a "plain" host is not resampled)
 
 
 class Decision(StrEnum):
@@ -68,11 +75,18 @@ class RenderTier:
 
     listed: object  # host -> bool: named by a render_hosts pattern
     auto: bool
+    remembered: Mapping[str, Decision] = field(default_factory=dict)  # host -> its last sampled decision
     hosts: dict[str, HostEvidence] = field(default_factory=dict)
 
     def evidence(self, host: str) -> HostEvidence:
         if host not in self.hosts:
-            self.hosts[host] = HostEvidence(decision=Decision.LISTED if self.listed(host) else None)
+            if self.listed(host):
+                decision = Decision.LISTED
+            elif self.remembered.get(host) == Decision.PLAIN:  # not sampled again yet
+                decision = Decision.PLAIN
+            else:
+                decision = None
+            self.hosts[host] = HostEvidence(decision=decision)
         return self.hosts[host]
 
     def keeps(self, host: str, needs_script: bool) -> bool:
@@ -88,9 +102,12 @@ class RenderTier:
 
     def wants(self, host: str, taken: int) -> bool:
         """Whether a kept page of `host` is rendered now, `taken` of its pages being already
-        picked for this round: all of a listed or render-tier host, a sample of one undecided."""
+        picked for this round: all of a listed or render-tier host, all of an undecided one
+        remembered in the tier, a sample of another undecided one."""
         evidence = self.evidence(host)
         if evidence.decision in (Decision.LISTED, Decision.RENDER):
+            return True
+        if evidence.decision is None and self.remembered.get(host) == Decision.RENDER:
             return True
         return evidence.decision is None and evidence.pages_sampled + taken < SAMPLE_PAGES
 

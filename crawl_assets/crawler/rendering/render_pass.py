@@ -20,7 +20,7 @@ import asyncio
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fnmatch import fnmatch
 
 from ..content.body import examine
@@ -60,10 +60,13 @@ class RenderCounts:
 
 
 class RenderPass:
-    def __init__(self, engine: FetchEngine, settings: CrawlSettings, in_scope: Callable[[str], bool]):
+    def __init__(self, engine: FetchEngine, settings: CrawlSettings, in_scope: Callable[[str], bool],
+                 remembered: Mapping[str, Decision] | None = None):
+        """remembered: each host's last decision taken on a sample (RenderTier.remembered)."""
         self.engine, self.settings = engine, settings
         self.recorder: AnswerRecorder = engine.recorder
-        self.tier = RenderTier(lambda host: renders_host(host, settings), AUTO in settings.render_hosts)
+        self.tier = RenderTier(lambda host: renders_host(host, settings), AUTO in settings.render_hosts,
+                               dict(remembered or {}))
         self.recorder.keep_pages = self._keeps
         self.fetcher = PoliteFetcher(settings, engine.exchanger, engine.recorder.warc,
                                      engine.workbench.hosts, engine.clock, in_scope)
@@ -188,12 +191,12 @@ def plain_text_chars(hop, limit: int) -> int:
 
 
 def run_with_render(engine: FetchEngine, settings: CrawlSettings, tasks, in_scope: Callable[[str], bool],
-                    **engine_options) -> RenderCounts | None:
+                    remembered: Mapping[str, Decision] | None = None, **engine_options) -> RenderCounts | None:
     """engine.run_blocking(tasks), with the render pass when settings.render_hosts names hosts."""
     if not settings.render_hosts:
         engine.run_blocking(tasks, **engine_options)
         return None
-    render = RenderPass(engine, settings, in_scope)
+    render = RenderPass(engine, settings, in_scope, remembered)
 
     async def whole_batch() -> None:
         await render.run(tasks, **engine_options)

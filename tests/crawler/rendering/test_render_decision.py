@@ -65,6 +65,28 @@ def test_an_undecided_host_is_sampled_then_decided_and_its_later_pages_follow():
     assert not tier.keeps("b.test", needs_script=True) and not tier.wants("b.test", 0)
 
 
+def test_the_tier_remembers_a_hosts_last_sampled_decision():
+    """A host decided plain is not sampled again (its row: plain, no page sampled); one decided
+    render has every signal page rendered at once and is decided again on all of them, and
+    leaves the tier when they no longer show more."""
+    tier = RenderTier(lambda host: False, auto=True,
+                      remembered={"plain.test": Decision.PLAIN, "spa.test": Decision.RENDER, "gone.test": Decision.RENDER})
+    assert not tier.keeps("plain.test", needs_script=True)
+    assert (tier.hosts["plain.test"].decision, tier.hosts["plain.test"].signal_pages) == (Decision.PLAIN, 1)
+    for host in ("spa.test", "gone.test"):
+        assert tier.keeps(host, needs_script=True)
+        assert all(tier.wants(host, taken) for taken in range(2 * SAMPLE_PAGES))  # no sample to wait for
+        assert tier.evidence(host).decision is None
+    for _ in range(SAMPLE_PAGES + 1):
+        tier.hosts["spa.test"].add_sample(0, 2, 0, 300)
+        tier.hosts["gone.test"].add_sample(8, 8, 2000, 2000)  # now served whole: rendering adds nothing
+    tier.settle(waiting=set())
+    assert tier.hosts["spa.test"].decision == Decision.RENDER
+    assert tier.hosts["gone.test"].decision == Decision.PLAIN and not tier.wants("gone.test", 0)
+    rows = {r["host"]: r for r in render_decisions_table(tier.hosts).to_pylist()}
+    assert (rows["plain.test"]["decision"], rows["plain.test"]["pages_sampled"]) == ("plain", 0)
+
+
 def test_the_table_holds_each_hosts_evidence_and_decision():
     tier = RenderTier(lambda host: host == "listed.test", auto=True)
     tier.keeps("listed.test", needs_script=False)
