@@ -28,8 +28,11 @@ MORE_BUTTON = re.compile(r"\bmore\b", re.I)  # "Load more", "Show more", "More"
 QUIET_S = 0.3  # a page has settled when no request was in flight for this long
 STOP_GRACE_S = 5.0  # past its timeout, a page that cannot give its DOM is abandoned
 SCROLL_NOTICE_S = 0.1  # a scroll that starts no request within this long loaded nothing
-SCROLL_TO_END = "() => { window.scrollTo(0, document.documentElement.scrollHeight); " \
-                "return document.documentElement.scrollHeight; }"
+# Scrolls to the end and returns the page's height; null when the end is in view already (what
+# scrolling would load, an observer in view loaded with the page).
+SCROLL_TO_END = "() => { const end = document.documentElement.scrollHeight; " \
+                "if (window.scrollY + window.innerHeight >= end) { return null; } " \
+                "window.scrollTo(0, end); return end; }"
 PAGE_HEIGHT = "() => document.documentElement.scrollHeight"
 
 
@@ -145,6 +148,8 @@ async def scroll_to_end(page, traffic: Traffic, left_s) -> bool:
     whether it loaded anything (a request started, or the page grew)."""
     started = traffic.started
     height = await page.evaluate(SCROLL_TO_END)
+    if height is None:
+        return False
     await asyncio.sleep(SCROLL_NOTICE_S)
     if traffic.started == started and await page.evaluate(PAGE_HEIGHT) == height:
         return False
