@@ -1,14 +1,13 @@
-"""The render tier on a recrawl day, through the Dagster-free steps: spa-json (the demo web's
-single-page app whose content comes from a JSON endpoint) crawled on day 3 of the web's clock
-and again on day 4, day 4's frontier made by the frontier step from day 3's fetch log. Its
-shells answer the same bytes both days (and a 304 to their ETag); the daily article's JSON
-text is new on day 4. The recrawl renders every page again (asked for without validators, the
+"""The render tier on recrawl days, through the Dagster-free steps: spa-json (the demo web's
+single-page app whose content comes from a JSON endpoint) crawled on days 3, 4 and 5 of the
+web's clock, each day's frontier made by the frontier step from the fetch logs before it. Its
+shells answer the same bytes every day (and a 304 to their ETag); the daily article's JSON
+text is new each day. Day 4 renders every page again (asked for without validators, the
 shells archived as revisits), the host, remembered in the tier, is decided again on all its
-pages, and change_stats
-counts the daily article changed and no other page: the rendered DOM is compared, not the
-shell. On day 5 a render budget of two pages leaves the others' shells unrendered: their rows
-carry no SimHash or change digest, so no change of view is counted as a change of the page.
-Loopback only; one chromium start a day."""
+pages, and change_stats counts the daily article changed and no other page: the rendered DOM
+is compared, not the shell. On day 5 a render budget of two pages leaves the others' shells
+unrendered: their rows carry no SimHash or change digest, so no change of view is counted as a
+change of the page. Loopback only; one chromium start a day."""
 
 import dataclasses
 import ipaddress
@@ -39,7 +38,7 @@ RECRAWL, SHORT_BUDGET = "2026-11-05", "2026-11-06"  # the day with a render budg
 
 
 @pytest.fixture(scope="module")
-def two_days(tmp_path_factory):
+def crawled_days(tmp_path_factory):
     root = tmp_path_factory.mktemp("root")
     settings = settings_for(
         root, default_delay_s=0.05, shard_count=1, max_pages_per_host=100, response_time_factor=0.0,
@@ -67,14 +66,14 @@ def two_days(tmp_path_factory):
     return host, results, requests, stats
 
 
-def logs(two_days):
-    _, results, _, _ = two_days
+def logs(crawled_days):
+    _, results, _, _ = crawled_days
     return [{r["url"]: r for r in results[date].fetch_log.to_pylist()} for date in DAYS]
 
 
-def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(two_days):
-    host, results, requests, _ = two_days
-    first, second, _ = logs(two_days)
+def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(crawled_days):
+    host, results, requests, _ = crawled_days
+    first, second, _ = logs(crawled_days)
     assert set(first) >= set(host.pages) and set(second) >= set(host.pages)
     for url in host.pages:
         assert (first[url]["rendered"], second[url]["rendered"]) == (True, True), url
@@ -92,10 +91,10 @@ def test_the_recrawl_renders_every_page_again_its_shells_archived_as_revisits(tw
     assert recrawl["rendered_links"] > recrawl["plain_links"]
 
 
-def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days):
-    host, _, _, stats = two_days
+def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(crawled_days):
+    host, _, _, stats = crawled_days
     stats = stats[RECRAWL]
-    first, second, _ = logs(two_days)
+    first, second, _ = logs(crawled_days)
     daily = host.home + DAILY_ARTICLE.lstrip("/")
     assert first[daily]["payload_digest"] == second[daily]["payload_digest"]  # the shell
     assert first[daily]["change_digest"] != second[daily]["change_digest"]
@@ -105,9 +104,9 @@ def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(two_days
     assert stats[daily]["visits"] == 2
 
 
-def test_shells_the_render_budget_leaves_are_not_compared_with_rendered_pages(two_days):
-    host, results, _, stats = two_days
-    third = logs(two_days)[2]
+def test_shells_the_render_budget_leaves_are_not_compared_with_rendered_pages(crawled_days):
+    host, results, _, stats = crawled_days
+    third = logs(crawled_days)[2]
     assert results[SHORT_BUDGET].counts.rendered_pages == 2
     assert results[SHORT_BUDGET].counts.left_unrendered == len(host.pages) - 2
     left = [u for u in host.pages if not third[u]["rendered"]]
