@@ -60,15 +60,6 @@ def browser():
     loop.close()
 
 
-def test_an_infinite_scroll_is_scrolled_to_its_end_part_after_part(browser):
-    fetcher = StandInFetcher()
-    url = "http://endless.demo.test/"
-    rendered = browser(lambda pool: render_page(pool, fetcher, url, plain_answer(url, ENDLESS), 10.0, CLICKS))
-    assert rendered.error is None
-    assert [u for u in fetcher.asked if "/feed" in u] == [f"{url}feed?part={n}" for n in range(FEED_PARTS)]
-    assert all(f'href="/story/{part}-9"' in rendered.dom for part in range(FEED_PARTS))
-
-
 FEED_PARTS = 3
 ENDLESS = """<style>li { height: 120px }</style><ul id="feed"></ul><p id="end">end</p><script>
 var part = 0, loading = false;
@@ -109,6 +100,15 @@ class StandInFetcher:
     async def fetch(self, url: str) -> HopResult | Refusal:
         self.asked.append(url)
         return feed_part(url) if "/feed?part=" in url else Refusal(url, "robots")
+
+
+def test_an_infinite_scroll_is_scrolled_to_its_end_part_after_part(browser):
+    fetcher = StandInFetcher()
+    url = "http://endless.demo.test/"
+    rendered = browser(lambda pool: render_page(pool, fetcher, url, plain_answer(url, ENDLESS), 10.0, CLICKS))
+    assert rendered.error is None
+    assert [u for u in fetcher.asked if "/feed" in u] == [f"{url}feed?part={n}" for n in range(FEED_PARTS)]
+    assert all(f'href="/story/{part}-9"' in rendered.dom for part in range(FEED_PARTS))
 
 
 def test_a_page_that_never_settles_or_never_yields_is_bounded_by_its_timeout(browser, monkeypatch):
