@@ -303,8 +303,9 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
 
 def last_rendered(fetch_logs: list[str]) -> str:
     """SQL of "the URL's latest answer was rendered" within VALIDATORS_JOIN's grouping (logs
-    written before the render tier have no rendered column: never)."""
-    if "rendered" not in columns_of(fetch_logs):
+    written before the render tier have no rendered column: never). Columns are only ever
+    added, so the newest log (the greatest date=D path) tells: one footer read, not one a file."""
+    if "rendered" not in columns_of([max(fetch_logs)]):
         return "false"
     return "coalesce(arg_max(rendered, fetched_at), false)"
 

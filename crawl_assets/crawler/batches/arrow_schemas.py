@@ -36,7 +36,7 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("outlinks", pa.int32()),
     ("noindex", pa.bool_()),  # <meta name="robots"> or X-Robots-Tag said noindex (crawler/content/page_signals.py)
     ("nofollow", pa.bool_()),  # ... or nofollow: none of the page's links was followed
-    ("rendered", pa.bool_()),  # rendered in a browser: simhash and outlinks are the DOM's (crawler/rendering/)
+    ("rendered", pa.bool_()),  # rendered in a browser: simhash, change_digest, outlinks are the DOM's (crawler/rendering/)
     ("change_digest", pa.string()),  # sha256 less per-request values (crawler/content/volatile_parts.py)
 ])
 

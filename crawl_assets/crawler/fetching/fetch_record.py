@@ -42,7 +42,7 @@ class FetchRecord:
     # an index; nofollow = none of its links followed.
     noindex: bool = False
     nofollow: bool = False
-    # Rendered in a browser (crawler/rendering/): simhash and outlinks are the rendered DOM's.
+    # Rendered in a browser (crawler/rendering/): simhash, change_digest and outlinks are the rendered DOM's.
     rendered: bool = False
     # sha256 less the values that change on every fetch (crawler/content/volatile_parts.py):
     # what change_stats compares under the archive definition of a change.
