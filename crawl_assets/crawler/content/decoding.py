@@ -1,15 +1,24 @@
-"""Undo Content-Encoding (gzip, deflate, br) for parsing; the WARC keeps the bytes as sent."""
+"""Undo Content-Encoding (gzip, deflate, br, zstd) for parsing; the WARC keeps the bytes as sent.
+Every coding stops at the caller's limit: a compression bomb never grows past it."""
 
 from __future__ import annotations
 
+import io
 import zlib
+
+import zstandard
 
 try:
     import brotli
 except ImportError:  # brotli is optional: without it br bodies are archived, not parsed
     brotli = None
 
-_DECOMPRESS_ERRORS = (zlib.error,) + ((brotli.error,) if brotli else ())
+# RFC 9659: a zstd content coding needs no window above 8 MiB; a frame asking for more is
+# refused rather than given the memory.
+ZSTD_MAX_WINDOW = 8 << 20
+_ZSTD = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
+
+_DECOMPRESS_ERRORS = (zlib.error, zstandard.ZstdError) + ((brotli.error,) if brotli else ())
 
 
 class DecodingError(ValueError):
@@ -18,6 +27,16 @@ class DecodingError(ValueError):
 
 def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
     return zlib.decompressobj(wbits).decompress(data, limit + 1)
+
+
+def _unzstd(data: bytes, limit: int) -> bytes:
+    """zstd frames (one or several, RFC 9659) decoded up to limit + 1 bytes."""
+    reader = _ZSTD.stream_reader(io.BytesIO(data), read_across_frames=True)
+    parts, size = [], 0
+    while size <= limit and (part := reader.read(limit + 1 - size)):
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def _decode_one(coding: str, data: bytes, limit: int) -> bytes:
@@ -30,6 +49,8 @@ def _decode_one(coding: str, data: bytes, limit: int) -> bytes:
             return _inflate(data, -zlib.MAX_WBITS, limit)
     if coding == "br" and brotli is not None:
         return brotli.Decompressor().process(data, output_buffer_limit=limit + 1)
+    if coding == "zstd":
+        return _unzstd(data, limit)
     raise DecodingError(f"unsupported content-encoding {coding!r}")
 
 

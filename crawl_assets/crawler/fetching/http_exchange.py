@@ -20,7 +20,7 @@ from .resolver import DnsError, Resolver
 from .visit_state import VisitState
 
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
-ACCEPT_ENCODING = "gzip, deflate, br"
+ACCEPT_ENCODING = "gzip, deflate, br, zstd"  # what content/decoding.py undoes
 
 
 @dataclass(frozen=True)
