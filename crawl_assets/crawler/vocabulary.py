@@ -19,6 +19,10 @@ class StatusClass(StrEnum):
     REDIRECT = "redirect"
     HTTP_4XX = "http_4xx"
     HTTP_5XX = "http_5xx"
+    # The host said "slow down" (429, or 503 with Retry-After) and still did after the retries
+    # within max_retry_after_s, or asked for longer: a passing answer, the URL is asked again on a
+    # later day (a 4xx or 5xx class would put a never-answered URL on the not-found back-off).
+    THROTTLED = "throttled"
     HTTP_OTHER = "http_other"
     TOO_LARGE = "too_large"
     # Redirects that went nowhere.

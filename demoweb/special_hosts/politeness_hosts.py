@@ -99,7 +99,7 @@ BUSY_PAGES = 4
 
 _ROBOTS_KINDS = ("redirect_target", "robots_cross_host", "robots_same_host", "robots_redirect_chain",
                  "robots_bad_location", "far_rules", "robots_far_delay")
-_OK, _4XX, _5XX = "ok", "http_4xx", "http_5xx"
+_OK, _THROTTLED = "ok", "throttled"  # 429, and 503 with Retry-After: "slow down", not "gone"
 _DISALLOWED, _UNAVAILABLE, _REDIRECT = "robots_disallowed", "robots_unavailable", "redirect"
 
 _SPECS: dict[str, HostSpec] = {
@@ -128,11 +128,11 @@ _SPECS: dict[str, HostSpec] = {
         assumes="a robots.txt redirect that cannot be followed: robots.txt unreachable"),
     "retry_after_long": HostSpec(
         "Retry-After 7200", "429 and 503 with Retry-After: 7200 on every request.",
-        ("/busy.html", "/down.html"), _4XX, expected_by_path={"/down.html": _5XX},
+        ("/busy.html", "/down.html"), _THROTTLED,
         assumes="Retry-After above max_retry_after_s: recorded, not retried"),
     "retry_after_date": HostSpec(
         "Retry-After dates", "Retry-After as an HTTP date: 2 s ahead once, then 7200 s ahead.",
-        ("/soon.html", "/later.html"), _OK, expected_by_path={"/later.html": _4XX},
+        ("/soon.html", "/later.html"), _OK, expected_by_path={"/later.html": _THROTTLED},
         assumes="HTTP-date Retry-After honoured up to max_retry_after_s"),
     "slow_host": HostSpec(
         "Slow host", f"Every answer takes {SLOW_RESPONSE_S} s.",

@@ -27,7 +27,11 @@ ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2: follow at least five (more: we t
 ROBOTS_FETCH_LIMIT = 512 * 1024  # a little over the 500 KiB RFC 9309 asks parsers to read
 
 
-def status_class_of(status: int) -> StatusClass:
+def status_class_of(status: int, retry_after: str | None = None) -> StatusClass:
+    """The class of an answer's status; 429, and a 503 that says when to come back (its
+    Retry-After header, given as `retry_after`), are THROTTLED: "slow down" is not "gone"."""
+    if status == 429 or (status == 503 and retry_after):
+        return StatusClass.THROTTLED
     if status == 304:
         return StatusClass.NOT_MODIFIED
     if 200 <= status < 300:

@@ -67,7 +67,7 @@ class AnswerRecorder:
                                error=hop.error, **timing), NO_LINKS
         digest, revisit = self._revisit_for(task, exchange, hop.truncated)
         location = self.warc.write(exchange, revisit, digest)
-        status_class = StatusClass.TOO_LARGE if hop.truncated else status_class_of(exchange.status)
+        status_class = StatusClass.TOO_LARGE if hop.truncated else status_class_of(exchange.status, hop.header("retry-after"))
         error = redirect_to = None
         sha256 = simhash = stable = None
         found = NO_LINKS

@@ -22,7 +22,7 @@ from ..change_stats.url_change_state import UrlState, register_change_stats, reg
 SECONDS_A_DAY = 86_400
 NOT_FOUND, GONE = 404, 410
 # A URL tried but never answered with content, for a reason that lasts (transient failures,
-# 5xx and network errors, are retried the next day like any new URL).
+# 5xx, network errors and a host's "slow down" (throttled), are retried the next day like any new URL).
 NO_CONTENT_CLASSES = (StatusClass.ROBOTS_DISALLOWED, StatusClass.REDIRECT, StatusClass.REDIRECT_LOOP,
                       StatusClass.TOO_MANY_REDIRECTS, StatusClass.HTTP_4XX, StatusClass.TOO_LARGE,
                       StatusClass.BLOCKED_ADDRESS)

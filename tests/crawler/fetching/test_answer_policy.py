@@ -49,6 +49,13 @@ def test_status_classes(status, expected):
     assert status_class_of(status) == expected
 
 
+def test_slow_down_answers_are_throttled_not_errors():
+    """429 always, and 503 when it says when to come back: the host is busy, the URL is not gone."""
+    assert status_class_of(429) == status_class_of(429, "60") == StatusClass.THROTTLED
+    assert status_class_of(503, "Wed, 21 Oct 2026 07:28:00 GMT") == StatusClass.THROTTLED
+    assert status_class_of(503) == StatusClass.HTTP_5XX  # a plain outage, retried as 5xx
+
+
 def test_server_errors_and_connection_failures_are_retried_with_growing_backoff_until_the_last_attempt():
     waits = [judge(answer(500), attempt=n) for n in (1, 2)]
     assert all(isinstance(w, Retry) for w in waits)

@@ -143,3 +143,31 @@ def test_the_server_saw_no_request_the_fetch_log_does_not_count(crawl):
     for url, record in by_url.items():
         wanted[(urlsplit(url).hostname, urlsplit(url).path)] += record.attempts
     assert logged == +wanted
+
+
+def test_a_url_the_host_throttled_is_asked_again_the_next_day(crawl, tmp_path):
+    """429 and 503 with Retry-After mean "slow down": recorded as throttled, and planned for the
+    next day like a URL not answered yet, not put on the not-found back-off a 4xx gets."""
+    from datetime import date, timedelta
+
+    import pyarrow as pa
+
+    from crawl_assets.crawler.batches.arrow_schemas import fetch_log_table
+    from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
+    from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats
+    from crawl_assets.pipeline.priorities.priorities_step import Kind, recrawl_priorities
+    from crawl_assets.storage.layout import fetch_log_file, write_parquet_atomic
+
+    settings, hosts, by_url, _ = crawl
+    pushing_back = {hosts["retry_after_long"].hostname, hosts["retry_after_date"].hostname}
+    throttled = {url for url, r in by_url.items() if r.status in (429, 503) and urlsplit(url).hostname in pushing_back}
+    assert len(throttled) == 2 and {by_url[u].status_class for u in throttled} == {StatusClass.THROTTLED}
+    day = "2026-11-20"
+    write_parquet_atomic(fetch_log_table(list(by_url.values())), fetch_log_file(tmp_path, day, "s00"))
+    change_stats([str(fetch_log_file(tmp_path, day, "s00"))], day, settings, state_root=tmp_path)
+    stats = read_change_stats(tmp_path, day)
+    known = pa.table({"url": list(by_url), "host": [urlsplit(u).hostname for u in by_url]})
+    tomorrow = date.fromisoformat(day) + timedelta(days=1)
+    plan = {r["url"]: r for r in recrawl_priorities(stats, None, None, known, tomorrow, settings).urls.to_pylist()}
+    for url in throttled:
+        assert (plan[url]["kind"], plan[url]["planned"], plan[url]["next_due"]) == (Kind.DISCOVERY, True, tomorrow), url
