@@ -18,7 +18,7 @@ from demoweb.process import DemoWebProcess
 from demoweb.special_hosts.hostile_hosts import KINDS
 
 STATUS_CLASSES = {"ok", "not_modified", "redirect", "redirect_loop", "too_many_redirects",
-                  "http_4xx", "http_5xx", "timeout", "too_large", "robots_disallowed",
+                  "http_4xx", "http_5xx", "throttled", "timeout", "too_large", "robots_disallowed",
                   "robots_unavailable", "deferred_crawl_delay", "connect_error", "network_error"}
 MB = 1024 * 1024
 

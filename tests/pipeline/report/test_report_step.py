@@ -25,7 +25,7 @@ def at(seconds: float) -> str:
 def write_day_two(root):
     slow = [fetch_row(f"http://slow.test/{i}", at(i * 4.0)) for i in range(3)]  # 4 s apart
     busy = [fetch_row(f"http://busy.test/{i}", at(i * 1.0),
-                      **({"status": 429, "status_class": StatusClass.HTTP_4XX} if i % 2 else {}))
+                      **({"status": 429, "status_class": StatusClass.THROTTLED} if i % 2 else {}))
             for i in range(5)]  # 1 s apart, two 429s
     write_fetch_log(root, DAY2, slow, shard="s00")
     write_fetch_log(root, DAY2, busy, shard="s02")
@@ -41,7 +41,7 @@ def test_a_day_with_a_missing_shard_is_partial_and_counts_what_landed(tmp_path):
     report = day_report(tmp_path, DAY2, SHARDS)
 
     assert report.landed == ("s00", "s02") and report.missing == ("s01",) and report.partial
-    assert report.status_classes == {StatusClass.OK: 6, StatusClass.HTTP_4XX: 2}
+    assert report.status_classes == {StatusClass.OK: 6, StatusClass.THROTTLED: 2}
     assert report.drop_reasons == {DropReason.PATTERN_BUDGET: 8, DropReason.DEPTH: 2}
     widest = report.hosts.widest_spacing.to_pylist()
     assert [(h["host"], h["median_spacing_s"], h["requests"]) for h in widest] == [
@@ -50,8 +50,8 @@ def test_a_day_with_a_missing_shard_is_partial_and_counts_what_landed(tmp_path):
     # Every day up to this one, never a later day's files.
     assert report.status_mix.to_pylist() == [
         {"date": DAY1, "status_class": StatusClass.OK, "pages": 1},
-        {"date": DAY2, "status_class": StatusClass.HTTP_4XX, "pages": 2},
-        {"date": DAY2, "status_class": StatusClass.OK, "pages": 6}]
+        {"date": DAY2, "status_class": StatusClass.OK, "pages": 6},
+        {"date": DAY2, "status_class": StatusClass.THROTTLED, "pages": 2}]
     assert [r["date"] for r in day_report(tmp_path, DAY1, SHARDS).status_mix.to_pylist()] == [DAY1]
 
     assert "**Partial day**: 2 of 3 shards landed; missing: s01 (no fetch log)" in summary_markdown(report)
@@ -77,7 +77,7 @@ def test_a_shard_whose_fetch_run_failed_its_check_has_not_landed(tmp_path):
                          frontier_file(tmp_path, DAY2, "s02"))
     by_files = day_report(tmp_path, DAY2, ["s00", "s02"])
     assert by_files.landed == ("s02",) and by_files.partial
-    assert by_files.status_classes == {StatusClass.OK: 3, StatusClass.HTTP_4XX: 2}  # s02's rows only
+    assert by_files.status_classes == {StatusClass.OK: 3, StatusClass.THROTTLED: 2}  # s02's rows only
     assert "missing: s00 (its fetch log lacks 1 of the frontier's URLs)" in summary_markdown(by_files)
 
     by_run = day_report(tmp_path, DAY2, ["s00", "s02"], {"s02": "run 1234abcd: failure"})
