@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .crawl_errors import CrawlInputError
+from .fetching.tls import TRUST_MODES
 from .url_policy.addresses import NetworkException
 from .url_policy.sharding import check_shard_count, shard_keys
 
@@ -60,8 +61,14 @@ class CrawlSettings:
     # (each wait is 10 % longer, at most 1 s: crawler/fetching/politeness.py says why).
     default_delay_s: float = 1.0
     max_concurrent_hosts: int = 64
+    # For the TCP connection, and again for the TLS handshake of an https one.
     connect_timeout_s: float = 5.0
     fetch_timeout_s: float = 30.0
+    # TLS trust store (crawler/fetching/tls.py): a PEM file of CA certificates added to
+    # certifi's bundle ("add") or used instead of it ("replace"); None: certifi's, or the file
+    # SSL_CERT_FILE names.
+    ca_bundle: Path | None = None
+    ca_bundle_mode: str = "add"
     # A fetch batch checkpoints its progress this often (crawler/batches/checkpoint.py): a crash loses
     # at most this much work. A URL held by a worker longer than lease_timeout_s is queued again.
     checkpoint_interval_s: float = 30.0
@@ -157,7 +164,7 @@ class CrawlSettings:
         return self.first_day_fetch_budget or self.daily_fetch_budget
 
 
-_PATH_KEYS = {"work_dir", "seeds_dir", "blocklist_file"}
+_PATH_KEYS = {"work_dir", "seeds_dir", "blocklist_file", "ca_bundle"}
 
 
 def _number(value, kind: str) -> int | float:
@@ -200,6 +207,8 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             from ..storage.shared_root import data_root_path  # noqa: PLC0415 - fsspec only for a URL root
 
             return data_root_path(value, base_dir)
+        if key == "ca_bundle" and value == "":
+            return None  # unset: certifi's bundle, or SSL_CERT_FILE's
         if key in _PATH_KEYS:
             if "://" in str(value):
                 raise ValueError("only data_root may be a URL: this one is read on the local machine")
@@ -244,6 +253,10 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if number < 0:
                 raise ValueError("must not be negative")
             return number
+        if key == "ca_bundle_mode":
+            if value not in TRUST_MODES:
+                raise ValueError(f"must be one of {', '.join(TRUST_MODES)}")
+            return value
         if key == "change_definition":
             if value not in CHANGE_DEFINITIONS:
                 raise ValueError(f"must be one of {', '.join(CHANGE_DEFINITIONS)}")

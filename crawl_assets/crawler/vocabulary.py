@@ -31,8 +31,16 @@ class StatusClass(StrEnum):
     # No answer: the request failed (HopResult.error_class).
     DNS_ERROR = "dns_error"
     BLOCKED_ADDRESS = "blocked_address"
+    CONNECT_ERROR = "connect_error"  # refused, reset or unreachable before a connection was made
+    CONNECT_TIMEOUT = "connect_timeout"  # no TCP connection within connect_timeout_s
+    # The TLS handshake failed (crawler/fetching/tls.py says which is which).
+    TLS_CERTIFICATE_EXPIRED = "tls_certificate_expired"  # outside its validity period
+    TLS_NAME_MISMATCH = "tls_name_mismatch"  # issued for other names than the host's
+    TLS_UNTRUSTED = "tls_untrusted"  # no chain to a CA of the trust store (self-signed, private CA, ...)
+    TLS_HANDSHAKE_TIMEOUT = "tls_handshake_timeout"  # connected, but no handshake within connect_timeout_s
+    TLS_PROTOCOL_ERROR = "tls_protocol_error"  # not TLS (plain HTTP on a TLS port), no common version, ...
+    # The server took the request and did not answer it whole within fetch_timeout_s.
     TIMEOUT = "timeout"
-    CONNECT_ERROR = "connect_error"
     NETWORK_ERROR = "network_error"
     # The crawler itself failed on this URL (a bug, logged in the error column).
     ERROR = "error"
@@ -42,6 +50,12 @@ class StatusClass(StrEnum):
     DEFERRED_CRAWL_DELAY = "deferred_crawl_delay"
     # Not asked: the host asked to be left alone longer than max_retry_after_s.
     DEFERRED_RETRY_AFTER = "deferred_retry_after"
+
+
+# The TLS failures, counted together in the day report (pipeline/report/report_step.py).
+TLS_FAILURES = frozenset({StatusClass.TLS_CERTIFICATE_EXPIRED, StatusClass.TLS_NAME_MISMATCH,
+                          StatusClass.TLS_UNTRUSTED, StatusClass.TLS_HANDSHAKE_TIMEOUT,
+                          StatusClass.TLS_PROTOCOL_ERROR})
 
 
 class DropReason(StrEnum):
@@ -85,3 +99,4 @@ class WarcRecordKind(StrEnum):
     REQUEST = "request"
     RESPONSE = "response"
     REVISIT = "revisit"
+    CONVERSION = "conversion"  # the DOM the render tier made from a response (crawler/rendering/)

@@ -1,5 +1,16 @@
 """WARC/1.1 output: one gzip member per record, warcinfo first, then response + request pairs.
 
+What each record carries (WARC 1.1, section 5, and what warcio, FastWARC and pywb read):
+every record after the warcinfo names it (WARC-Warcinfo-ID); a response or revisit has the
+server's address (WARC-IP-Address), WARC-Truncated "length" when its body was cut at the size
+cap, and a revisit its WARC-Profile and, when the earlier capture is known,
+WARC-Refers-To-Target-URI and -Date; a request record's block is the request head as the
+client sent it, byte for byte ("GET /p HTTP/1.1", headers, blank line), and its
+WARC-Concurrent-To is its response's record ID; a conversion refers to the record it was made
+from (WARC-Refers-To). The response block is the answer as parsed: status line, headers as
+received (Transfer-Encoding renamed, since the body is stored de-chunked), then the body bytes
+as received (content-encoding kept). tests/crawler/archive/test_warc_spec.py checks each.
+
 A file is written under "<name>.open" and renamed when closed, so a crash never leaves a
 half-written file under a name that looks complete. Files roll over at a size limit.
 A checkpoint asks sync() for every file's length once its bytes are on disk (crawler/batches/checkpoint.py
@@ -110,6 +121,15 @@ class Exchange:
     response_headers: list[tuple[str, str]]
     body: bytes  # as received (content-encoding not undone)
     truncated: bool = False  # body cut off at the size cap
+    # The request head as sent (request line, headers, blank line): the request record's block.
+    # None for an exchange made up elsewhere (a test, a benchmark): then it is written the way
+    # the fetch client writes one (clients.request_bytes), HTTP/1.1.
+    request_head: bytes | None = None
+
+    def request_block(self) -> bytes:
+        if self.request_head is not None:
+            return self.request_head
+        return _http_head(f"{self.method} {self.request_target} HTTP/1.1", self.request_headers)
 
     @cached_property
     def record_date(self) -> str:
@@ -146,6 +166,7 @@ class WarcFileWriter:
         self._file: io.BufferedWriter | None = None
         self._writer: WARCWriter | None = None
         self._name = ""
+        self._warcinfo_id = ""  # the open file's warcinfo record, named by each record after it
         self.last_record_id = ""  # WARC-Record-ID of the last response or revisit written
 
     def _open(self) -> None:
@@ -157,7 +178,9 @@ class WarcFileWriter:
         self._buffer = io.BytesIO()
         self._writer = WARCWriter(self._buffer, gzip=False, warc_version="1.1")
         info = {"software": self.software, "format": "WARC File Format 1.1", **self.info}
-        self._write_member(self._writer.create_warcinfo_record(self._name, info))
+        warcinfo = self._writer.create_warcinfo_record(self._name, info)
+        self._warcinfo_id = warcinfo.rec_headers.get_header("WARC-Record-ID")
+        self._write_member(warcinfo)
 
     def _record_bytes_of(self, record) -> bytes:
         """A warcio record serialised (uncompressed)."""
@@ -207,8 +230,8 @@ class WarcFileWriter:
             self._open()
         assert self._file is not None
         record = _record_bytes([
-            ("WARC-Date", date), ("WARC-Type", "conversion"), ("WARC-Record-ID", _record_id()),
-            ("WARC-Target-URI", url), ("WARC-Refers-To", refers_to),
+            ("WARC-Date", date), ("WARC-Type", WarcRecordKind.CONVERSION), ("WARC-Record-ID", _record_id()),
+            ("WARC-Warcinfo-ID", self._warcinfo_id), ("WARC-Target-URI", url), ("WARC-Refers-To", refers_to),
             ("WARC-Payload-Digest", payload_digest(body)), ("WARC-Block-Digest", payload_digest(body)),
             ("Content-Type", content_type), ("Content-Length", str(len(body)))], body)
         offset = self._file.tell()
@@ -227,7 +250,7 @@ class WarcFileWriter:
         status_line = f"{exchange.status} {exchange.reason}".strip()
         http_head = _http_head(f"{exchange.http_version} {status_line}" if status_line else exchange.http_version,
                                headers)
-        fields = [("WARC-Date", date), ("WARC-IP-Address", exchange.ip)]
+        fields = [("WARC-Date", date), ("WARC-IP-Address", exchange.ip), ("WARC-Warcinfo-ID", self._warcinfo_id)]
         if revisit is None:
             if exchange.truncated:
                 fields.append(("WARC-Truncated", "length"))
@@ -255,16 +278,21 @@ class WarcFileWriter:
         block_digest.update(payload)
         fields += [("WARC-Block-Digest", _sha1_field(block_digest)),
                    ("Content-Type", _RESPONSE_TYPE), ("Content-Length", str(len(http_head) + len(payload)))]
-        response = _record_bytes(fields, http_head, payload)
+        return _record_bytes(fields, http_head, payload), self._request_record(exchange, record_id)
 
-        request_head = _http_head(f"{exchange.method} {exchange.request_target}", exchange.request_headers)
-        request = _record_bytes([
-            ("WARC-Date", date), ("WARC-IP-Address", exchange.ip), ("WARC-Concurrent-To", record_id),
+    def _request_record(self, exchange: Exchange, response_id: str) -> bytes:
+        """The request record: its block is the request head as sent, byte for byte (no
+        re-encoding: warcio would %-encode a header that is not ASCII, and its
+        StatusAndHeaders, given is_http_request, takes the method for the protocol and drops
+        the HTTP version unless handed the whole request line)."""
+        block = exchange.request_block()
+        return _record_bytes([
+            ("WARC-Date", exchange.record_date), ("WARC-IP-Address", exchange.ip),
+            ("WARC-Warcinfo-ID", self._warcinfo_id), ("WARC-Concurrent-To", response_id),
             ("WARC-Type", WarcRecordKind.REQUEST), ("WARC-Record-ID", _record_id()),
             ("WARC-Target-URI", exchange.url), ("WARC-Payload-Digest", _EMPTY_DIGEST),
-            ("WARC-Block-Digest", payload_digest(request_head)), ("Content-Type", _REQUEST_TYPE),
-            ("Content-Length", str(len(request_head)))], request_head)
-        return response, request
+            ("WARC-Block-Digest", payload_digest(block)), ("Content-Type", _REQUEST_TYPE),
+            ("Content-Length", str(len(block)))], block)
 
     def _serialise_with_warcio(self, exchange: Exchange, revisit: Revisit | None,
                                digest: str | None) -> tuple[bytes, bytes]:
@@ -275,7 +303,7 @@ class WarcFileWriter:
         headers = [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in exchange.response_headers]
         status_line = f"{exchange.status} {exchange.reason}".strip()
         http_headers = StatusAndHeaders(status_line, headers, protocol=exchange.http_version)
-        warc_headers = {"WARC-Date": date, "WARC-IP-Address": exchange.ip}
+        warc_headers = {"WARC-Date": date, "WARC-IP-Address": exchange.ip, "WARC-Warcinfo-ID": self._warcinfo_id}
         if revisit is None:
             if exchange.truncated:
                 warc_headers["WARC-Truncated"] = "length"
@@ -301,19 +329,8 @@ class WarcFileWriter:
                 exchange.url, WarcRecordKind.REVISIT, payload=io.BytesIO(b""), length=0,
                 http_headers=http_headers if revisit.profile == IDENTICAL_PAYLOAD else None,
                 warc_headers_dict=warc_headers)
-        request = writer.create_warc_record(
-            exchange.url, WarcRecordKind.REQUEST,
-            payload=io.BytesIO(b""), length=0,
-            http_headers=StatusAndHeaders(
-                f"{exchange.method} {exchange.request_target}", exchange.request_headers,
-                protocol=exchange.http_version, is_http_request=True),
-            warc_headers_dict={
-                "WARC-Date": date, "WARC-IP-Address": exchange.ip,
-                "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
-            },
-        )
         self.last_record_id = response.rec_headers.get_header("WARC-Record-ID")
-        return self._record_bytes_of(response), self._record_bytes_of(request)
+        return self._record_bytes_of(response), self._request_record(exchange, self.last_record_id)
 
     def _close_current(self) -> None:
         if self._file is None:

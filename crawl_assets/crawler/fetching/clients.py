@@ -10,6 +10,13 @@ whole Node.js ecosystem hardens; it replaced h11, whose pure-Python parsing was 
 largest cost of a request (bench/README.md). The
 head is capped at MAX_HEAD_BYTES, the body at the caller's limit. The engine closes a host's
 connection as soon as the host has nothing queued, so idle hosts hold nothing.
+
+An https connection is a TCP connection first, then TLS over it (the host's name as SNI and
+checked against its certificate, tls.py), each with connect_timeout_s of its own, so the
+fetch log tells a host that never answered the connection (connect_timeout) from one that
+never finished the handshake (tls_handshake_timeout) and from one that took the request and
+stalled (timeout). Time limits move on by the event loop's own stalls (clock.ServerTimeLimit).
+HTTP/1.1 only (README, "HTTP/2").
 """
 
 from __future__ import annotations
@@ -21,13 +28,16 @@ from dataclasses import dataclass
 
 import httptools
 
+from ..vocabulary import StatusClass
+from .clock import NO_STALLS, LoopStalls, ServerTimeLimit
+from .tls import client_context, tls_failure
+
 MAX_HEAD_BYTES = 100 * 1024  # status line and headers (as httpcore allows)
 READ_CHUNK = 64 * 1024
 _NO_BODY_STATUSES = frozenset({204, 304})  # answers that never have a body (besides 1xx)
 
-# opener(ip, port, ssl_context, server_hostname) -> (reader, writer); tests pass canned streams.
-Opener = Callable[[str, int, ssl.SSLContext | None, str | None],
-                  Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
+# opener(ip, port) -> (reader, writer) of a TCP connection; tests pass canned streams.
+Opener = Callable[[str, int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
 
 
 class ProtocolError(ValueError):
@@ -35,7 +45,12 @@ class ProtocolError(ValueError):
 
 
 class ConnectFailed(OSError):
-    """The connection could not be made (refused, reset, TLS handshake failed)."""
+    """No connection to ask over: refused, reset, timed out, or the TLS handshake failed;
+    status_class says which (CONNECT_ERROR, CONNECT_TIMEOUT, or one of TLS_FAILURES)."""
+
+    def __init__(self, message: str, status_class: StatusClass = StatusClass.CONNECT_ERROR):
+        super().__init__(message)
+        self.status_class = status_class
 
 
 @dataclass(frozen=True)
@@ -48,12 +63,11 @@ class Answer:
     headers: list[tuple[str, str]]
     body: bytes
     truncated: bool  # the body passed the limit and was cut there
+    request: bytes = b""  # the request head as sent
 
 
-async def open_tcp(ip: str, port: int, ssl_context: ssl.SSLContext | None,
-                   server_hostname: str | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    return await asyncio.open_connection(ip, port, ssl=ssl_context, limit=READ_CHUNK,
-                                         server_hostname=server_hostname if ssl_context else None)
+async def open_tcp(ip: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection(ip, port, limit=READ_CHUNK)
 
 
 def request_bytes(target: str, headers: list[tuple[str, str]]) -> bytes:
@@ -147,20 +161,25 @@ def _protocol_error(exc: Exception) -> ProtocolError:
 
 
 class HostConnection:
-    """One connection to one host (reopened when the origin changes or the server closed it)."""
+    """One connection to one host (reopened when the origin changes or the server closed it).
+    Its phase says what a time limit that expires cuts short: "connect" (TCP), "handshake"
+    (TLS), or "exchange" (the server has the request, or is idle between requests)."""
 
-    def __init__(self, opener: Opener, ssl_context: Callable[[], ssl.SSLContext]):
+    def __init__(self, opener: Opener, tls_context: ssl.SSLContext, stalls: LoopStalls):
         self._opener = opener
-        self._ssl_context = ssl_context
+        self._tls_context = tls_context
+        self._stalls = stalls
         self._key: tuple[str, str, int] | None = None  # (scheme, ip, port) of the open connection
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self.phase = "exchange"
 
     async def get(self, scheme: str, ip: str, port: int, host: str, target: str,
                   headers: list[tuple[str, str]], limit: int, connect_timeout_s: float) -> Answer:
-        """GET target; the body is read up to `limit` bytes. Raises TimeoutError (connect),
-        ConnectFailed, OSError or ProtocolError (the exchange)."""
+        """GET target; the body is read up to `limit` bytes. Raises ConnectFailed (no
+        connection: its status_class says why), OSError or ProtocolError (the exchange)."""
         request = request_bytes(target, headers)
+        self.phase = "exchange"
         await self._connect(scheme, ip, port, host, connect_timeout_s)
         reader = self._reader
         answer = _AnswerReader(limit)
@@ -193,7 +212,7 @@ class HostConnection:
             await self.aclose()  # an unread rest, or "Connection: close": not reusable
         return Answer("HTTP/" + answer.version, answer.status, answer.reason.decode("latin-1"),
                       [(k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.headers],
-                      bytes(answer.body), answer.truncated)
+                      bytes(answer.body), answer.truncated, request)
 
     async def _connect(self, scheme: str, ip: str, port: int, host: str, timeout_s: float) -> None:
         key = (scheme, ip, port)
@@ -201,15 +220,38 @@ class HostConnection:
             await self.aclose()  # another origin, or the server closed the idle connection
         if self._writer is not None:
             return
-        context = self._ssl_context() if scheme == "https" else None
         try:
-            async with asyncio.timeout(timeout_s):
-                self._reader, self._writer = await self._opener(ip, port, context, host)
-        except TimeoutError:
+            self.phase = "connect"
+            try:
+                async with ServerTimeLimit(timeout_s, self._stalls):
+                    self._reader, self._writer = await self._opener(ip, port)
+            except TimeoutError:
+                raise ConnectFailed(f"no connection to {host} ({ip} port {port}) within {timeout_s:g} s",
+                                    StatusClass.CONNECT_TIMEOUT) from None
+            except OSError as exc:
+                raise ConnectFailed(str(exc) or type(exc).__name__) from exc
+            if scheme == "https":
+                self.phase = "handshake"
+                await self._handshake(host, timeout_s)
+        except BaseException:  # (the phase stays: a whole-fetch limit is named by it)
+            await self.aclose()
             raise
-        except (OSError, ssl.SSLError) as exc:
-            raise ConnectFailed(str(exc) or type(exc).__name__) from exc
+        self.phase = "exchange"
         self._key = key
+
+    async def _handshake(self, host: str, timeout_s: float) -> None:
+        """TLS over the connection just made, its SNI and certificate check for `host`; a
+        limit of its own, so a server that takes the connection and never finishes the
+        handshake is told apart from one that never answers the connection."""
+        try:
+            async with ServerTimeLimit(timeout_s, self._stalls):
+                await self._writer.start_tls(self._tls_context, server_hostname=host)
+        except TimeoutError:
+            raise ConnectFailed(f"TLS: no handshake with {host} within {timeout_s:g} s",
+                                StatusClass.TLS_HANDSHAKE_TIMEOUT) from None
+        except (ssl.SSLError, OSError) as exc:  # (ssl.SSLError is an OSError: said for the reader)
+            status_class, message = tls_failure(exc, host)
+            raise ConnectFailed(message, status_class) from exc
 
     async def aclose(self) -> None:
         writer, self._writer, self._reader = self._writer, None, None
@@ -218,17 +260,13 @@ class HostConnection:
 
 
 class ConnectionFactory:
-    def __init__(self, opener: Opener = open_tcp):
-        """opener: how a connection is opened (tests pass one that returns canned streams)."""
+    def __init__(self, opener: Opener = open_tcp, tls_context: ssl.SSLContext | None = None):
+        """opener: how a connection is opened (tests pass one that returns canned streams).
+        tls_context: the batch's (tls.client_context); built here when not given, before any
+        request, so loading the CA bundle never stalls the event loop."""
         self._opener = opener
-        self._ssl: ssl.SSLContext | None = None
-
-    def _ssl_context(self) -> ssl.SSLContext:
-        if self._ssl is None:  # built on the first https host: loading the CA bundle costs ms
-            import certifi
-
-            self._ssl = ssl.create_default_context(cafile=certifi.where())
-        return self._ssl
+        self.tls_context = tls_context or client_context()
+        self.stalls: LoopStalls = NO_STALLS  # the engine's (HttpExchanger sets it)
 
     def new_connection(self) -> HostConnection:
-        return HostConnection(self._opener, self._ssl_context)
+        return HostConnection(self._opener, self.tls_context, self.stalls)

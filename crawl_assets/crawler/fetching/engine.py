@@ -40,13 +40,14 @@ from .answer_policy import (ROBOTS_FETCH_LIMIT, LeaveHostAlone, Outcome, Redirec
                             judge_answer, judge_robots_answer)
 from .answer_records import AnswerRecorder
 from .clients import ConnectionFactory
-from .clock import MonotonicClock
+from .clock import LoopStalls, MonotonicClock
 from .dated_refresh import DatedRefresh
 from .fetch_record import BatchOutput, FetchRecord
 from .http_exchange import HopResult, HttpExchanger
 from .leases import LeaseTable
 from .politeness import HostPoliteness
 from .resolver import Resolver
+from .tls import client_context
 from .visit_state import RobotsEntry, VisitState
 from .workbench import FetchTask, Workbench
 
@@ -92,8 +93,14 @@ class FetchEngine:
         self.admission = Admission(self.workbench, settings.max_depth, settings.max_pages_per_host, traps,
                                    follows_links_to, seen, max_pages)
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
+        # What the first requests would otherwise load inside the event loop, while answers wait
+        # (a timeout must measure the server, not our stall): the TLS trust store, the sketches.
+        traps.load_growth_sketches()
+        connections = connections or ConnectionFactory(tls_context=client_context(settings.ca_bundle,
+                                                                                   settings.ca_bundle_mode))
+        self.stalls = LoopStalls()  # what no time limit counts against a server (clock.py)
         self.exchanger = HttpExchanger(settings, Resolver(settings.resolver_overrides, timeout_s=settings.connect_timeout_s),
-                                       connections or ConnectionFactory())
+                                       connections, self.stalls)
         self.recorder = AnswerRecorder(warc, settings.max_body_bytes, traps, known_payloads,
                                        agent=product_token(settings.user_agent).lower())
         self._rng = rng or random.Random()
@@ -113,6 +120,7 @@ class FetchEngine:
         leases (leases.py)."""
         for task in tasks:
             self.admission.admit(task)
+        self.stalls.start()
         workers = [asyncio.create_task(self._worker()) for _ in range(self.settings.max_concurrent_hosts)]
         ticker = asyncio.create_task(self._tick(on_tick, tick_s))
         try:
@@ -128,6 +136,7 @@ class FetchEngine:
             await asyncio.gather(*workers, ticker, return_exceptions=True)
             for state in self.workbench.hosts.values():
                 await self._disconnect(state)
+            self.stalls.stop()
         return self.output
 
     def run_blocking(self, tasks: Iterable[FetchTask], **kwargs) -> BatchOutput:

@@ -5,7 +5,6 @@ on it."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,6 +15,7 @@ from ..url_policy.addresses import address_allowed
 from ..url_policy.urls import request_parts
 from ..vocabulary import StatusClass
 from .clients import ConnectFailed, ConnectionFactory, ProtocolError
+from .clock import LoopStalls, ServerTimeLimit
 from .resolver import DnsError, Resolver
 from .visit_state import VisitState
 
@@ -35,7 +35,8 @@ class HopResult:
     exchange: Exchange | None = None
     headers: dict[str, str] | None = None  # the answer's headers by lower-case name
     truncated: bool = False  # the body passed the size cap and was cut there
-    error_class: StatusClass | None = None  # DNS_ERROR, BLOCKED_ADDRESS, TIMEOUT, CONNECT_ERROR, NETWORK_ERROR
+    # DNS_ERROR, BLOCKED_ADDRESS, CONNECT_ERROR, CONNECT_TIMEOUT, a TLS failure, TIMEOUT, NETWORK_ERROR
+    error_class: StatusClass | None = None
     error: str | None = None
 
     @property
@@ -55,11 +56,21 @@ def header_map(raw: list[tuple[str, str]]) -> dict[str, str]:
     return headers
 
 
+# A whole-fetch limit that expires before the connection is made is named for what it cut short.
+_CUT_SHORT = {"connect": StatusClass.CONNECT_TIMEOUT, "handshake": StatusClass.TLS_HANDSHAKE_TIMEOUT}
+
+
 class HttpExchanger:
-    def __init__(self, settings: CrawlSettings, resolver: Resolver, connections: ConnectionFactory):
+    def __init__(self, settings: CrawlSettings, resolver: Resolver, connections: ConnectionFactory,
+                 stalls: LoopStalls | None = None):
+        """stalls: the engine's measure of its event loop's stalls, which no time limit counts
+        against a server (clock.py)."""
         self.settings = settings
         self.resolver = resolver
         self.connections = connections
+        if stalls is not None:
+            connections.stalls = stalls
+        self.stalls = connections.stalls
         self._allowed: dict[tuple[str, str], bool] = {}  # (host, address) -> may it be asked
 
     async def get(self, url: str, state: VisitState, extra_headers: dict[str, str] | None = None,
@@ -85,17 +96,19 @@ class HttpExchanger:
                            ("Accept", ACCEPT), ("Accept-Encoding", ACCEPT_ENCODING), *(extra_headers or {}).items()]
         error_class = error = None
         answer = None
+        connection = state.connection
         try:
             # Connect to the address that passed the check, never to a second lookup's answer.
-            async with asyncio.timeout(self.settings.fetch_timeout_s):  # no extra task, unlike wait_for
-                answer = await state.connection.get(
+            async with ServerTimeLimit(self.settings.fetch_timeout_s, self.stalls):  # no extra task, unlike wait_for
+                answer = await connection.get(
                     scheme, ip, port, host, target, request_headers,
                     limit or self.settings.max_body_bytes, self.settings.connect_timeout_s)
-        except (asyncio.TimeoutError, TimeoutError) as exc:
-            error_class = StatusClass.TIMEOUT
-            error = f"no complete answer within the time limit ({type(exc).__name__})"
+        except TimeoutError:
+            error_class = _CUT_SHORT.get(connection.phase, StatusClass.TIMEOUT)
+            error = (f"no complete answer within fetch_timeout_s ({self.settings.fetch_timeout_s:g} s)"
+                     if error_class == StatusClass.TIMEOUT else f"fetch_timeout_s passed in the {connection.phase}")
         except ConnectFailed as exc:
-            error_class, error = StatusClass.CONNECT_ERROR, str(exc)
+            error_class, error = exc.status_class, str(exc)
         except (ProtocolError, OSError) as exc:
             error_class, error = StatusClass.NETWORK_ERROR, str(exc) or type(exc).__name__
         elapsed = time.monotonic() - started
@@ -105,5 +118,5 @@ class HttpExchanger:
             url=url, ip=ip, fetched_at=started_at, method="GET", request_target=target,
             request_headers=request_headers, http_version=answer.http_version, status=answer.status,
             reason=answer.reason, response_headers=answer.headers, body=answer.body,
-            truncated=answer.truncated)
+            truncated=answer.truncated, request_head=answer.request)
         return HopResult(url, started_at, elapsed, ip, True, exchange, header_map(answer.headers), answer.truncated)

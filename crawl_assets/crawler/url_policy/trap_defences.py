@@ -361,6 +361,13 @@ class TrapDefences:
             self.dropped[host][reason] += 1
         return reason
 
+    @staticmethod
+    def load_growth_sketches() -> None:
+        """Import the growth sketches' library now (scipy comes with it: a second of CPU, far
+        more on a busy machine) rather than at the first new URL, inside the fetch engine's
+        event loop, where answers would wait on it."""
+        from datasketch import HyperLogLog  # noqa: PLC0415, F401
+
     def observe_new_url(self, host: str, url: str) -> None:
         """A URL this host links to that the crawl had never seen: track the host's growth."""
         sketch = self._new_urls.get(host)

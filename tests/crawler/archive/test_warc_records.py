@@ -45,8 +45,11 @@ def test_records_are_byte_for_byte_what_warcio_writes(tmp_path, name):
         ours = writer._serialise(ex, revisit, digest)
         warcio_s = writer._serialise_with_warcio(ex, revisit, digest)
     assert [IDS.sub(b"<id>", r) for r in ours] == [IDS.sub(b"<id>", r) for r in warcio_s]
-    response_id = IDS.search(ours[0]).group()
-    assert f"WARC-Concurrent-To: {response_id.decode()}".encode() in ours[1]
+    response_id = re.search(rb"WARC-Record-ID: (<[^>]+>)", ours[0]).group(1)
+    assert b"WARC-Concurrent-To: " + response_id + b"\r\n" in ours[1]
+    # The request record's block is the request as the client writes it, HTTP version included.
+    assert ours[1].endswith(b"\r\n\r\nGET " + ex.request_target.encode() + b" HTTP/1.1\r\nHost: a.test\r\n"
+                            b"User-Agent: ua/1\r\n\r\n\r\n\r\n")
 
 
 def test_a_header_that_is_not_ascii_is_left_to_warcio_which_percent_encodes_it(tmp_path):

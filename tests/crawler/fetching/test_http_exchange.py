@@ -51,7 +51,7 @@ class CannedServer:
         self.sent = bytearray()
         self.connected_to = []
 
-    async def open(self, ip, port, ssl_context, server_hostname):
+    async def open(self, ip, port):
         self.connected_to.append((ip, port))
         reader = asyncio.StreamReader()
         return reader, CannedConnection(reader, self.answers, self.sent)
