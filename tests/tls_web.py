@@ -6,7 +6,7 @@ port, like the real web's; the crawler reaches them by name through its resolver
 
 Hosts (HOSTS names them):
   valid        a good certificate; its home links every other host, protocol-relative and
-               http:// links among them, and a zstd page
+               http:// links among them, a zstd page, and a page never answered (NEVER)
   expired      a certificate of the CA that expired yesterday
   wrong-name   a certificate of the CA for another name
   untrusted    a certificate of a second CA nobody trusts
@@ -55,7 +55,7 @@ def page(title: str, links: list[str]) -> bytes:
 def valid_home() -> bytes:
     return page("valid home", [
         "/a.html", "//valid.tls.test/b.html",  # protocol-relative: https, like the page
-        "/zstd.html",
+        "/zstd.html", "/never.html",
         "https://expired.tls.test/", "https://wrong-name.tls.test/", "https://untrusted.tls.test/",
         "https://hang.tls.test/", "https://plain.tls.test/", "https://no-accept.tls.test/",
         # moved: its http URL first (301 to https), its https twin, then http links to more pages
@@ -74,6 +74,7 @@ class Site:
     hsts: bool = False
 
 
+NEVER = (0, [], b"")  # the request is taken and never answered
 ROBOTS = (200, [("Content-Type", "text/plain")], b"User-agent: *\nAllow: /\n")
 
 
@@ -86,7 +87,7 @@ def sites() -> dict[str, Site]:
     valid = Site(https={"/robots.txt": ROBOTS, "/": html(valid_home()), "/a.html": html(page("a", ["/b.html"])),
                         "/b.html": html(page("b", ["http://moved.tls.test/y.html", "//moved.tls.test/z.html"])),
                         "/zstd.html": (200, [("Content-Type", "text/html"), ("Content-Encoding", "zstd")], zstd_page),
-                        "/from-zstd.html": html(page("found in a zstd page", []))})
+                        "/from-zstd.html": html(page("found in a zstd page", [])), "/never.html": NEVER})
     moved_pages = {"/robots.txt": ROBOTS, **{f"/{p}.html": html(page(f"moved {p}", [])) for p in "xyz"}}
     hsts_pages = {"/robots.txt": ROBOTS, "/": html(page("hsts home", ["http://hsts.tls.test/h1.html"])),
                   "/h1.html": html(page("h1", [])), "/h2.html": html(page("h2", []))}
@@ -232,6 +233,8 @@ class TlsWeb:
         await self._stop.wait()
         for server in servers:
             server.close()
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
 
     async def _hang(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -285,6 +288,8 @@ class TlsWeb:
                 extra = [*extra, ("Strict-Transport-Security", HSTS_HEADER)]
         with self._lock:
             self.hits.append(Hit(host, scheme, target, status, connection, sni))
+        if status == 0:
+            await asyncio.sleep(3600)  # (cancelled when the client goes or the web stops)
         reason = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}[status]
         out = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in extra), f"Content-Length: {len(body)}", "", ""]
         writer.write("\r\n".join(out).encode("latin-1") + body)
