@@ -32,6 +32,7 @@ from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
 from ..storage.shared_root import query_connection
 from .change_stats.change_evidence import evidence_of_batch, listed_copies
+from .crawl_history import https_hosts
 from .input_files import read_table_checked, readable_parquet
 from .priorities.recrawl_plan import plan_path, previous_day
 from .seen_filter_files import read_seen_filter
@@ -152,6 +153,8 @@ class FetchInputs:
     same_day_allowance: int = 0
     # The render tier's memory: each host's last decision taken on a sample (load_render_memory).
     render_memory: Mapping[str, Decision] = field(default_factory=dict)
+    # Hosts known to serve their pages over https (crawl_history.https_hosts): their http links are https.
+    https_hosts: frozenset[str] = frozenset()
 
 
 def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
@@ -195,7 +198,8 @@ def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> 
                          load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
                          follow_links=first_day,
                          max_pages=first_day_share(root, date, shard, settings) if first_day else None,
-                         render_memory=load_render_memory(root, date, settings))
+                         render_memory=load_render_memory(root, date, settings),
+                         https_hosts=https_hosts(readable_parquet(shard_files(root, "fetch_log", before=date))))
     allowance = same_day_allowance(root, date, shard, settings)
     if allowance <= 0:
         return inputs
@@ -273,7 +277,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
                             known_payloads=dict(inputs.archived_payloads),
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
                             progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages,
-                            dated_refresh=dated, render_memory=inputs.render_memory)
+                            dated_refresh=dated, render_memory=inputs.render_memory, https_hosts=inputs.https_hosts)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []

@@ -31,10 +31,11 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.url_policy.sharding import shard_key, shard_of
 from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
+from ..crawler.url_policy.urls import upgrade_sql
 from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of
 from ..storage.shared_root import connect
-from .crawl_history import CrawlHistory
+from .crawl_history import CrawlHistory, https_hosts
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,10 @@ class FrontierResult:
 
 # candidates: the seeds at depth 0, and every link target found on an earlier day that no
 # trap defence refused when it was found.
+# A URL of a host known to serve https is taken as https (url_policy/urls.py, upgrade_sql).
 CANDIDATES_CTE = """
 candidates AS (
-    SELECT url, host, 0 AS depth FROM read_parquet($seeds)
+    SELECT {seed_url} AS url, host, 0 AS depth FROM read_parquet($seeds)
     {links_part}
 )"""
 
@@ -171,7 +173,7 @@ FROM (
 # Link targets of earlier days (files written before the trap defences lack dropped_reason).
 LINKS_PART = """
     UNION ALL
-    SELECT target AS url, target_host AS host, depth
+    SELECT {target_url} AS url, target_host AS host, depth
     FROM read_parquet($links, union_by_name = true)
     {not_dropped}
 """
@@ -191,8 +193,16 @@ ORDER BY shard_no, plan_rank NULLS LAST, host, depth, url
 # has not seen is a seed added since it was made (the plan covered every link found by then).
 PLAN_JOIN = """
     LEFT JOIN (SELECT url, plan_rank, level FROM plan WHERE planned) AS planned_urls USING (url)
-    LEFT JOIN (SELECT url, true AS new_seed FROM read_parquet($seeds) ANTI JOIN plan USING (url)) AS new_seeds
+    LEFT JOIN (SELECT url, true AS new_seed FROM (SELECT {seed_url} AS url FROM read_parquet($seeds))
+               ANTI JOIN plan USING (url)) AS new_seeds
       USING (url)"""
+PLAN_VIEW_SQL = "CREATE VIEW plan AS SELECT * FROM plan_as_made"
+PLAN_UPGRADED_SQL = """
+CREATE VIEW plan AS
+SELECT {url} AS url, bool_or(planned) AS planned, min(plan_rank) FILTER (WHERE planned) AS plan_rank,
+       min(level) FILTER (WHERE planned) AS level
+FROM plan_as_made GROUP BY ALL
+"""
 PLAN_COLUMNS = ("CASE WHEN planned_urls.plan_rank IS NOT NULL THEN true WHEN new_seeds.new_seed THEN NULL "
                 "ELSE false END AS planned, planned_urls.plan_rank, planned_urls.level")
 NO_PLAN_COLUMNS = "NULL::BOOLEAN AS planned, NULL::BIGINT AS plan_rank, NULL::INTEGER AS level"
@@ -249,11 +259,17 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     (recrawl_plan.plan_path) or a table; None without a plan."""
     con = connect(config={"memory_limit": MEMORY_LIMIT})
     register_url_rules(con, settings)
+    https = https_hosts(inputs.fetch_logs)
+    url_of = upgrade_sql if https else str  # one URL per page across schemes
+    if https:
+        con.register("https_hosts", pa.table({"host": sorted(https)}))
     if isinstance(plan, pa.Table):
-        con.register("plan", plan.select(["url", "planned", "plan_rank", "level"]))
+        con.register("plan_as_made", plan.select(["url", "planned", "plan_rank", "level"]))
     elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
         quoted = str(plan).replace("'", "''")
-        con.execute(f"CREATE VIEW plan AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
+        con.execute(f"CREATE VIEW plan_as_made AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
+    if plan is not None:  # (a plan made before a host was known for https may name both forms)
+        con.execute(PLAN_VIEW_SQL if not https else PLAN_UPGRADED_SQL.format(url=url_of("url")))
     judged_params = {
         "seeds": str(inputs.seeds),
         "out_of_scope": DropReason.OUT_OF_SCOPE,
@@ -264,12 +280,14 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     if inputs.links:
         judged_params["links"] = [str(p) for p in inputs.links]
         has_reason = "dropped_reason" in columns_of(judged_params["links"])
-        links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
-    candidates = CANDIDATES_CTE.format(links_part=links_part)
+        links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "",
+                                       target_url=url_of("target"))
+    candidates = CANDIDATES_CTE.format(links_part=links_part, seed_url=url_of("url"))
     con.execute(HOSTS_SQL.format(candidates=candidates),
                 {name: judged_params[name] for name in ("seeds", "links") if name in judged_params})
     con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
-                                  plan_join="" if plan is None else PLAN_JOIN), judged_params)
+                                  plan_join="" if plan is None else PLAN_JOIN.format(seed_url=url_of("url"))),
+                judged_params)
     con.execute(FATES_SQL, {
         "max_pages_per_host": settings.max_pages_per_host,
         "max_urls_per_pattern": settings.max_urls_per_pattern,

@@ -1,5 +1,6 @@
 """The registry step: every URL discovered up to day D (the authoritative record), and the
-seen-URL Bloom filter rebuilt from it, which the next day's fetch batches load.
+seen-URL Bloom filter rebuilt from it, which the next day's fetch batches load. A page has one
+URL across schemes: the http URLs of hosts known to serve https are kept as https only.
 
 Inputs are explicit: the seed table, and the links and fetch logs of every day up to and
 including D (`crawl_history.history_through` lists them).
@@ -15,9 +16,10 @@ from rbloom import Bloom
 
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, FP_SAMPLE_SIZE, build_filter, measured_fp_rate
+from ..crawler.url_policy.urls import upgrade_sql
 from ..storage.layout import url_registry_file
 from ..storage.shared_root import query_connection
-from .crawl_history import CrawlHistory
+from .crawl_history import CrawlHistory, https_hosts
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,9 @@ REGISTRY_SQL = """
 WITH
 -- found: every sighting of a URL: the seeds (counted from the registry's own day) and each
 -- link target on the day its links file was written, with the page that linked it.
+-- (a URL of a host known to serve https is taken as https: one URL per page across schemes)
 found AS (
-    SELECT url, CAST($date AS DATE) AS day, NULL::VARCHAR AS source, 0 AS depth FROM read_parquet($seeds)
+    SELECT {seed_url} AS url, CAST($date AS DATE) AS day, NULL::VARCHAR AS source, 0 AS depth FROM read_parquet($seeds)
     {links_part}
 ),
 -- fetched: each URL's latest answered fetch (a failed request answers nothing).
@@ -56,7 +59,7 @@ ORDER BY found.url
 
 LINKS_PART = """
     UNION ALL
-    SELECT target, CAST(date AS DATE), source, depth
+    SELECT {target_url}, CAST(date AS DATE), source, depth
     FROM read_parquet($links, hive_partitioning = true)
 """
 
@@ -76,9 +79,15 @@ def build_registry(date: str, inputs: CrawlHistory) -> RegistryResult:
         params["links"] = [str(p) for p in inputs.links]
     if inputs.fetch_logs:
         params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
-    sql = REGISTRY_SQL.format(links_part=LINKS_PART if inputs.links else "",
-                              fetched_part=FETCHED_PART if inputs.fetch_logs else NOTHING_FETCHED)
-    table = query_connection().sql(sql, params=params).to_arrow_table()
+    con = query_connection()
+    https = https_hosts(inputs.fetch_logs)
+    url_of = upgrade_sql if https else str
+    if https:
+        con.register("https_hosts", pa.table({"host": sorted(https)}))
+    sql = REGISTRY_SQL.format(links_part=LINKS_PART.format(target_url=url_of("target")) if inputs.links else "",
+                              fetched_part=FETCHED_PART if inputs.fetch_logs else NOTHING_FETCHED,
+                              seed_url=url_of("url"))
+    table = con.sql(sql, params=params).to_arrow_table()
     return RegistryResult(table, RegistryCounts(table.num_rows, table.column("last_fetched").null_count))
 
 

@@ -38,6 +38,7 @@ FETCH_LOG_SCHEMA = pa.schema([
     ("nofollow", pa.bool_()),  # ... or nofollow: none of the page's links was followed
     ("rendered", pa.bool_()),  # rendered in a browser: simhash, change_digest, outlinks are the DOM's (crawler/rendering/)
     ("change_digest", pa.string()),  # sha256 less per-request values (crawler/content/volatile_parts.py)
+    ("hsts", pa.bool_()),  # the answer's Strict-Transport-Security: true, false (max-age=0), null (none)
 ])
 
 LINKS_SCHEMA = pa.schema([

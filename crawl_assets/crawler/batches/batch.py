@@ -45,7 +45,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     follow_links: bool = True, progress: BatchProgress | None = None,
                     frontier: pa.Table | Path | None = None, max_pages: int | None = None,
                     dated_refresh: DatedRefresh | None = None,
-                    render_memory: Mapping[str, Decision] | None = None) -> BatchResult:
+                    render_memory: Mapping[str, Decision] | None = None,
+                    https_hosts: Iterable[str] = ()) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
@@ -60,7 +61,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     streamed from disk a few URLs per host at a time (disk_frontier.py), so memory holds only
     the head of each host's queue. dated_refresh: the pages a sitemap or feed read in the batch
     dates after our copy, fetched the same day within an allowance (fetching/dated_refresh.py).
-    render_memory: each host's last render decision taken on a sample (rendering/render_decision.py)."""
+    render_memory: each host's last render decision taken on a sample (rendering/render_decision.py).
+    https_hosts: hosts known to serve https (url_policy/https_hosts.py): their http links are https."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -74,7 +76,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
-                             known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh)
+                             known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh,
+                             https_hosts=https_hosts)
         scope = functools.partial(in_scope, settings=settings)
         if point is None:
             render = run_with_render(engine, settings, tasks, scope, render_memory)

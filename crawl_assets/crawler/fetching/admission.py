@@ -5,17 +5,20 @@ its host's page budget (counted in the host's VisitState). A URL found in the ba
 a redirect target) is queued only while the batch holds fewer than max_pages URLs (the first
 day's share of its budget): the frontier's own URLs never wait on that. Links found on a page are each
 reported once per source with whether they are new to the crawl and, if refused, why; only
-links the trap defences accept and that belong to this batch's hosts are admitted.
+links the trap defences accept and that belong to this batch's hosts are admitted. A found
+URL of a host known to serve https is taken as https first (url_policy/https_hosts.py): one
+URL per page, before the seen check and the queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from rbloom import Bloom
 
 from ..url_policy.depth_limit import too_deep
+from ..url_policy.https_hosts import HttpsHosts
 from ..url_policy.trap_defences import TrapDefences
 from ..url_policy.urls import host_of
 from ..vocabulary import BATCH_LIMITS, DropReason
@@ -36,10 +39,12 @@ class Link(NamedTuple):
 class Admission:
     def __init__(self, workbench: Workbench, max_depth: int, max_pages_per_host: int,
                  traps: TrapDefences, follows_links_to: Callable[[str], bool], seen: Bloom | None = None,
-                 max_pages: int | None = None):
+                 max_pages: int | None = None, https: HttpsHosts | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known.
-        max_pages: URLs found in the batch join only while it holds fewer (None: no limit)."""
+        max_pages: URLs found in the batch join only while it holds fewer (None: no limit).
+        https: the hosts known to serve https (learnt as the batch goes, too)."""
+        self.https = https or HttpsHosts()
         self.workbench = workbench
         self.max_depth = max_depth
         self.max_pages_per_host = max_pages_per_host
@@ -96,6 +101,9 @@ class Admission:
         with it, not admitted, and not refused either (another page may link them followably)."""
         depth = page.depth + 1
         priority = min(page.priority + 1, self.priority_levels)
+        if self.https.hosts:
+            targets = [self.https.upgrade(target) for target in targets]
+            unfollowed = [self.https.upgrade(target) for target in unfollowed]
         for target in targets:
             target_host = host_of(target)
             if target in self._queued or target in self._refused:  # decided already
@@ -121,6 +129,7 @@ class Admission:
     def redirect_found(self, page: FetchTask, target: str, chain: tuple[str, ...]) -> None:
         """A redirect continues the same fetch as a task of the target's host: same depth, the
         chain travels along, and the target host's robots.txt, delay and budget apply."""
+        target = self.https.upgrade(target)
         target_host = host_of(target)
         self.links.append(Link(page.url, target, target_host, page.depth, False, None))
         if self.follows_links_to(target_host):

@@ -31,6 +31,7 @@ from rbloom import Bloom
 from ..archive.warc import WarcFileWriter
 from ..crawl_errors import BatchStopped
 from ..settings import CrawlSettings
+from ..url_policy.https_hosts import HttpsHosts
 from ..url_policy.robots import policy_from_response, product_token, robots_ttl
 from ..url_policy.trap_defences import TrapDefences
 from ..url_policy.urls import host_of, origin_of
@@ -78,20 +79,22 @@ class FetchEngine:
                  seen: Bloom | None = None, known_payloads: dict[str, tuple[str, str]] | None = None,
                  rng: random.Random | None = None, clock=None,
                  connections: ConnectionFactory | None = None, max_pages: int | None = None,
-                 dated_refresh: DatedRefresh | None = None):
+                 dated_refresh: DatedRefresh | None = None, https_hosts: Iterable[str] = ()):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known.
         known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
         max_pages: URLs found in the batch join while it holds fewer (admission.py).
         dated_refresh: pages a sitemap or feed dates after our copy, fetched the same day (dated_refresh.py).
+        https_hosts: hosts known to serve their pages over https (url_policy/https_hosts.py).
         clock, connections: injectable for tests (clock.py, clients.py)."""
         self.settings = settings
         traps = traps or TrapDefences()
         self.clock = clock or MonotonicClock()
         self.workbench = Workbench(settings.priority_weights, max_back_queues=max(64, 4 * settings.max_concurrent_hosts),
                                    rng=rng, clock=self.clock, new_host=self._new_host)
+        self.https = HttpsHosts(https_hosts)  # learns from the batch's answers too
         self.admission = Admission(self.workbench, settings.max_depth, settings.max_pages_per_host, traps,
-                                   follows_links_to, seen, max_pages)
+                                   follows_links_to, seen, max_pages, self.https)
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
         # What the first requests would otherwise load inside the event loop, while answers wait
         # (a timeout must measure the server, not our stall): the TLS trust store, the sketches.
@@ -247,6 +250,9 @@ class FetchEngine:
         if isinstance(verdict, Outcome):
             politeness.retry_after_s = verdict.host_wait_s  # spaces the host's next URL too
         record, found = self.recorder.record(task, hop, verdict)
+        sts = hop.header("strict-transport-security")
+        if sts is not None:
+            record = dataclasses.replace(record, hsts=self.https.observe_hsts(task.url, sts))
         if isinstance(verdict, LeaveHostAlone):
             self._record(record)
             self._leave_alone(state, (StatusClass.DEFERRED_RETRY_AFTER, (
@@ -254,6 +260,7 @@ class FetchEngine:
                 f"above max_retry_after_s ({self.settings.max_retry_after_s:g} s); left for a later cycle")))
             return self._delay_after(state, hop)
         if isinstance(verdict, Redirect):
+            self.https.observe_redirect(task.url, verdict.target)
             self.admission.redirect_found(task, verdict.target, verdict.chain)
         elif found.follow or found.unfollowed:
             self.admission.links_found(task, found.follow, found.unfollowed, found.reason)
@@ -318,6 +325,7 @@ class FetchEngine:
         if not isinstance(verdict, RobotsAnswer):
             # A redirect: the next hop is a request to its own host, so it waits for that
             # host's turn, at the head of its queue; the owner parks until the chain ends.
+            self.https.observe_redirect(task.url, verdict.url)
             owner.robots_pending.add(origin)
             self.workbench.add_first(dataclasses.replace(
                 task, url=verdict.url, host=host_of(verdict.url), redirect_chain=verdict.chain))

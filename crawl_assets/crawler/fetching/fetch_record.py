@@ -47,6 +47,9 @@ class FetchRecord:
     # sha256 less the values that change on every fetch (crawler/content/volatile_parts.py):
     # what change_stats compares under the archive definition of a change.
     change_digest: str | None = None
+    # What the answer's Strict-Transport-Security said of its host: True (https from now on),
+    # False (max-age=0), None (no header): the crawl's memory of https hosts (url_policy/https_hosts.py).
+    hsts: bool | None = None
 
 
 @dataclass

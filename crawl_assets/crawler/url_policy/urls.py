@@ -30,11 +30,18 @@ On top of that parse, the canonical form:
 
 Trailing-slash policy: the path is kept as given, slashes included ("/a" and "/a/" are
 different URLs, and so are "/a//b" and "/a/b"); only an empty path becomes "/".
+
+One URL per page across schemes: once the crawl knows a host serves its pages over https (it
+redirected an http URL to its https twin, or sent Strict-Transport-Security: https_hosts.py
+learns it, the fetch logs keep it), `upgrade_scheme` gives its http URLs as https, before any
+comparison (the seen check, the queue, the registry, the frontier: UPGRADE_SQL is the same
+rule for the steps' SQL). Protocol-relative links ("//host/p") take the page's scheme first.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from functools import lru_cache
 from ipaddress import IPv6Address
 from typing import NamedTuple
@@ -428,3 +435,30 @@ def resolve_href(href: str, page_url: str) -> str:
             return origin + base_path[:base_path.rfind("/") + 1] + href
         segments = base_path.split("/")[:-1] + href.split("/")
     return origin + _resolve_dots(segments)
+
+
+# --- one URL per page across schemes ----------------------------------------------------
+
+def https_twin(url: str) -> str | None:
+    """The https URL of a normalised http URL (same host, path and query; http's default port
+    becomes https's, another port is kept, as RFC 6797 8.3 says); None for any other URL."""
+    return "https://" + url[7:] if url.startswith("http://") else None
+
+
+def upgrade_scheme(url: str, https_hosts: Container[str]) -> str:
+    """`url` over https when it is an http URL of a host in https_hosts; `url` otherwise."""
+    if url[:7] == "http://" and https_hosts and host_of(url) in https_hosts:
+        return "https://" + url[7:]
+    return url
+
+
+def https_twin_sql(url: str) -> str:
+    """https_twin as a DuckDB expression over the column `url` (NULL for a URL that is not http)."""
+    return f"CASE WHEN starts_with({url}, 'http://') THEN 'https://' || {url}[8:] END"
+
+
+def upgrade_sql(url: str) -> str:
+    """upgrade_scheme as a DuckDB expression over the column `url`, for a connection that has a
+    table https_hosts(host) (the host of a normalised http URL: up to its port or path)."""
+    return (f"CASE WHEN starts_with({url}, 'http://') AND regexp_extract({url}, '^http://([^/:]+)', 1) "
+            f"IN (SELECT host FROM https_hosts) THEN 'https://' || {url}[8:] ELSE {url} END")

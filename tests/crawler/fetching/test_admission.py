@@ -4,7 +4,9 @@ from rbloom import Bloom
 
 from crawl_assets.crawler.fetching.admission import Admission, Link
 from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
+from crawl_assets.crawler.url_policy.https_hosts import HttpsHosts
 from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
+from crawl_assets.crawler.url_policy.urls import resolve_href
 from crawl_assets.crawler.vocabulary import DropReason
 
 
@@ -93,3 +95,39 @@ def test_links_found_join_only_while_the_batch_holds_fewer_than_max_pages():
     assert [link.dropped_reason for link in gate.links] == [None, None]
     gate.links_found(page, ["http://a.test/x"])  # found again: refused once
     assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 1} and gate.admitted_total == 4
+
+
+def test_a_link_to_a_host_known_for_https_is_taken_as_https_before_the_seen_check():
+    seen = Bloom(100, 0.01)
+    seen.add("https://s.test/known")
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(), lambda host: True, seen, https=HttpsHosts({"s.test"}))
+    page = FetchTask("http://a.test/", "a.test")
+    gate.admit(page)
+    protocol_relative = resolve_href("//s.test/rel", page.url)  # the page's scheme first: http
+    gate.links_found(page, ["http://s.test/known", "https://s.test/known", "http://s.test:8080/p", protocol_relative,
+                            "http://a.test/stays"])
+    assert [(link.target, link.is_new) for link in gate.links] == [
+        ("https://s.test/known", False),  # known under its https URL: not new, and queued once
+        ("https://s.test/known", False),
+        ("https://s.test:8080/p", True),  # another port is kept (RFC 6797 8.3)
+        ("https://s.test/rel", True),
+        ("http://a.test/stays", True)]
+    gate.redirect_found(page, "http://s.test/moved", (page.url,))
+    assert sorted(queued(workbench)) == ["http://a.test/", "http://a.test/stays", "https://s.test/known",
+                                         "https://s.test/moved", "https://s.test/rel", "https://s.test:8080/p"]
+
+
+def test_hosts_are_learnt_from_a_redirect_to_the_https_twin_and_from_hsts_and_unlearnt_by_max_age_0():
+    https = HttpsHosts()
+    https.observe_redirect("http://r.test/a?b=1", "https://r.test/a?b=2")  # not the twin: another page
+    https.observe_redirect("http://r.test/a", "https://www.r.test/a")  # another host
+    assert https.hosts == set()
+    https.observe_redirect("http://r.test/a?b=1", "https://r.test/a?b=1")
+    assert https.observe_hsts("http://h.test/", "max-age=31536000") is None  # over http it means nothing
+    assert https.observe_hsts("https://h.test/", 'max-age="31536000"; includeSubDomains') is True
+    assert https.hosts == {"r.test", "h.test"}
+    assert https.observe_hsts("https://h.test/", "includeSubDomains") is None  # no max-age: not a header
+    assert https.observe_hsts("https://h.test/", "max-age=0") is False
+    assert https.hosts == {"r.test"}
+    assert https.upgrade("http://r.test/x") == "https://r.test/x" and https.upgrade("http://h.test/x") == "http://h.test/x"

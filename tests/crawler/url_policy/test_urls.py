@@ -5,11 +5,13 @@ import string
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
+import duckdb
+import pyarrow as pa
 import pytest
 from w3lib.url import canonicalize_url
 
-from crawl_assets.crawler.url_policy.urls import (DEFAULT_PORTS, UrlError, host_of, normalize_url, origin_of, path_of,
-                                                 request_parts, split_url)
+from crawl_assets.crawler.url_policy.urls import (DEFAULT_PORTS, UrlError, host_of, https_twin, normalize_url, origin_of,
+                                                 path_of, request_parts, split_url, upgrade_scheme, upgrade_sql)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "urls"
 
@@ -659,3 +661,17 @@ def test_request_parts_are_what_urlsplit_gives():
     for url in plain + fuzz:
         assert _split_outcome(request_parts, url) == _split_outcome(_by_urlsplit, url), url
     assert request_parts(plain[0]) == ("http", "h0001.demo.test:8471", 8471, "/p/3.html")
+
+
+def test_the_https_upgrade_is_one_rule_in_python_and_in_sql():
+    hosts = {"s.test", "192.0.2.1"}
+    urls = ["http://s.test/", "http://s.test/p?q=1", "http://s.test:8080/p", "https://s.test/p", "http://a.test/p",
+            "http://sub.s.test/p", "http://192.0.2.1/x", "http://[2001:db8::1]/p", "http://s.testing/p"]
+    con = duckdb.connect()
+    con.register("https_hosts", pa.table({"host": sorted(hosts)}))
+    con.register("u", pa.table({"url": urls}))
+    in_sql = [row[0] for row in con.execute(f"SELECT {upgrade_sql('url')} FROM u").fetchall()]
+    assert in_sql == [upgrade_scheme(url, hosts) for url in urls]
+    assert in_sql[:4] == ["https://s.test/", "https://s.test/p?q=1", "https://s.test:8080/p", "https://s.test/p"]
+    assert in_sql[4:6] == urls[4:6]  # another host, a subdomain: as they were
+    assert https_twin("http://s.test/p") == "https://s.test/p" and https_twin("https://s.test/p") is None
