@@ -53,7 +53,7 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),
         "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
         "hosts_most_429": arrow_table(report.hosts.most_429),
-        **table_metadata(report.fetch_log), **pictures, **host_events_metadata(report),
+        **table_metadata(report.fetch_log), **pictures, **host_events_metadata(report), **tls_metadata(report),
     })
 
 
@@ -62,3 +62,9 @@ def host_events_metadata(report) -> dict:
     if report.host_events is None:
         return {}
     return {"host_events": arrow_table(report.host_events.slice(0, TOP_HOST_EVENTS))}
+
+
+def tls_metadata(report) -> dict:
+    """URLs lost to TLS failures, in all and by name (certificate expired, name mismatch, ...)."""
+    return {"tls_failures": sum(report.tls_failures.values()),
+            "tls_failures_by_class": counts_table(report.tls_failures, "status_class", "urls")}

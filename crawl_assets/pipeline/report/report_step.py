@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...crawler.vocabulary import TLS_FAILURES
 from ...storage.layout import dropped_file, fetch_log_file, frontier_file, host_events_file
 from ...storage.shared_root import connect, query_connection, read_table
 from ..change_stats.url_change_state import has_url_state, register_change_stats, url_state
@@ -85,6 +86,12 @@ class DayReport:
     # the day's host events (change_stats' host_events.py: pages of a host changing together),
     # None before change_stats has run for the day
     host_events: pa.Table | None = None
+
+    @property
+    def tls_failures(self) -> dict[str, int]:
+        """URLs per TLS failure (vocabulary.TLS_FAILURES): certificate problems and failed
+        handshakes, counted apart from hosts that refused or never answered the connection."""
+        return {name: n for name, n in self.status_classes.items() if name in TLS_FAILURES}
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -179,6 +186,10 @@ def summary_markdown(report: DayReport) -> str:
     lines += ["", f"- {pages:,} fetch-log rows from {len(pc.unique(report.fetch_log.column('host'))):,} hosts"]
     lines += [f"- {name}: {n:,} ({n / pages:.1%})" for name, n in
               sorted(report.status_classes.items(), key=lambda kv: -kv[1])] if pages else []
+    tls = report.tls_failures
+    if tls:
+        kinds = ", ".join(f"{name} {n:,}" for name, n in sorted(tls.items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"- {sum(tls.values()):,} URLs lost to TLS failures ({kinds})")
     refused = sum(report.drop_reasons.values())
     if refused:
         top = ", ".join(f"{r} {n:,}" for r, n in sorted(report.drop_reasons.items(), key=lambda kv: -kv[1])[:3])
