@@ -338,6 +338,36 @@ def test_a_full_disk_in_the_close_prints_the_disk_full_sentence(tmp_path, monkey
                       f"free some space there, then materialise change_stats for {DAY} again")
 
 
+@pytest.mark.parametrize("refused", ["an OSError naming its file", "DuckDB naming no file"])
+def test_a_full_disk_names_the_folder_when_the_data_root_comes_from_the_settings_files(tmp_path, monkeypatch,
+                                                                                         refused):
+    """The resource left at its default (make ui, the nightly schedule) has no data_root of its
+    own: the sentence named "the disk holding None"."""
+    from dagster import AssetKey
+
+    from crawl_assets.defs.assets import ALL_ASSETS
+
+    folder = tmp_path / "data" / "change_stats" / f"date={DAY}"
+
+    def full(*args, **kwargs):
+        if refused == "an OSError naming its file":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder / "url_state_base.parquet"))
+        raise duckdb.IOException("IO Error: No space left on device")
+
+    monkeypatch.setattr(importlib.import_module("crawl_assets.defs.assets.change_stats"), "estimate_changes", full)
+    write_fetch_log(tmp_path / "data", DAY, [fetch_row("http://a.example/", "2026-11-29T10:00:00")])
+    overlay = tmp_path / "root.toml"
+    overlay.write_text(f'[crawl]\ndata_root = "{tmp_path / "data"}"\n')
+    resources = {"crawl_settings": CrawlSettingsResource(settings_files=[str(overlay)])}
+    with instance_for_test() as instance:
+        result = materialize(ALL_ASSETS, selection=[AssetKey("change_stats")], partition_key=DAY,
+                             instance=instance, resources=resources, raise_on_error=False)
+        reason = cycle.failure_reason(instance, result.run_id)
+    where = folder if refused == "an OSError naming its file" else tmp_path / "data"
+    assert reason == (f"the disk holding {where} is full (No space left on device): "
+                      f"free some space there, then materialise change_stats for {DAY} again")
+
+
 def test_dedup_without_fetch_logs_names_what_to_materialise_first(tmp_path):
     from dagster import AssetKey
 

@@ -6,6 +6,8 @@ A full disk met by any writer (pyarrow, DuckDB, a plain file) counts as one."""
 from __future__ import annotations
 
 import functools
+import re
+from pathlib import Path
 
 from dagster import Failure
 
@@ -25,18 +27,32 @@ def fails_with_crawl_errors(body):
             reason = disk_full_reason(exc)
             if reason is None:
                 raise
-            full = disk_full_error(body.__name__, args, kwargs, reason)
+            full = disk_full_error(body.__name__, args, kwargs, reason, exc)
             raise Failure(description=str(full), allow_retries=full.retry_helps) from exc
 
     return run
 
 
-def disk_full_error(asset: str, args: tuple, kwargs: dict, reason: str) -> DiskFull:
-    """The sentence for a full disk: where (the data root), why (the system's words) and what to
-    do, naming the asset and partition to materialise again."""
-    settings = kwargs.get("crawl_settings")
-    where = f"the disk holding {settings.data_root}" if settings is not None else "the disk under the data root"
+# DuckDB names the file it could not write: IO Error: Could not write file "PATH": ...
+DUCKDB_FILE = re.compile(r'file "([^"]+)"')
+
+
+def disk_full_error(asset: str, args: tuple, kwargs: dict, reason: str, exc: BaseException) -> DiskFull:
+    """The sentence for a full disk: where (the folder of the file the write was refused for,
+    or else the data root as the settings resolve it), why (the system's words) and what to do,
+    naming the asset and partition to materialise again."""
     context = args[0] if args else kwargs.get("context")
     partition = f" for {context.partition_key}" if getattr(context, "has_partition_key", False) else ""
-    return DiskFull(f"{where} is full ({reason}): free some space there, then materialise "
-                    f"{asset}{partition} again")
+    return DiskFull(f"the disk holding {full_folder(exc, kwargs.get('crawl_settings'))} is full ({reason}): "
+                    f"free some space there, then materialise {asset}{partition} again")
+
+
+def full_folder(exc: BaseException, crawl_settings) -> str:
+    """The folder a refused write went to: the file the error names (an OSError's filename,
+    DuckDB's message), else the data root (the resource's, or its settings files')."""
+    named = getattr(exc, "filename", None) or (DUCKDB_FILE.search(str(exc)) or [None, None])[1]
+    if named and Path(named).is_absolute():  # the steps write absolute paths under the root
+        return str(Path(named).parent)
+    if crawl_settings is None:
+        return "the data root"
+    return str(crawl_settings.load().data_root)
