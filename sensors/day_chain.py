@@ -28,7 +28,7 @@ from crawl_assets.defs.jobs import DRIVER_TAG, day_close_job, fetch_job
 from crawl_assets.defs.partitions import (
     SHARD_KEYS, fetch_partition_key, fetch_partitions, partition_tags, split_fetch_key,
 )
-from crawl_assets.defs.run_status import failed_fetch_runs, latest_fetch_run
+from crawl_assets.defs.run_status import failed_fetch_runs, landed_shards, latest_fetch_run, no_shard_landed
 
 from .pace import DAY_CHAIN_INTERVAL_S
 
@@ -79,18 +79,26 @@ def fetch_after_frontier(context: SensorEvaluationContext):
 def close_day_after_fetch(context: SensorEvaluationContext):
     """A day with a landed fetch batch stays open until every shard's latest fetch run has
     finished; then day_close_job[D] runs on what landed (its day_report says which shards
-    are missing: a partial day)."""
+    are missing: a partial day). A day where no shard landed (every run failed) stays open, and
+    the tick says which runs failed and how to retry them; a shard landing later closes it."""
     state = json.loads(context.cursor) if context.cursor else {"after": None, "open": []}
     records, state["after"] = _new_materialisations(context.instance, "fetch_log", state["after"])
     open_days = sorted(set(state["open"]) | {split_fetch_key(r.partition_key)[0] for r, _ in records})
-    requests, still_open = [], []
+    requests, still_open, nothing_landed = [], [], []
     for date in open_days:
         runs = [latest_fetch_run(context.instance, date, shard) for shard in SHARD_KEYS]
-        if all(run is not None and run.is_finished for run in runs):
-            failed = sorted(failed_fetch_runs(context.instance, date, SHARD_KEYS))
-            requests.append(RunRequest(run_key=f"close-{date}-{state['after']}", partition_key=date,
-                                       tags={"crawl/failed_shards": ",".join(failed)} if failed else {}))
-        else:
+        if not all(run is not None and run.is_finished for run in runs):
             still_open.append(date)
+            continue
+        failed = failed_fetch_runs(context.instance, date, SHARD_KEYS)
+        if not landed_shards(context.instance, date, SHARD_KEYS):
+            still_open.append(date)
+            nothing_landed.append(no_shard_landed(date, failed))
+            continue
+        requests.append(RunRequest(run_key=f"close-{date}-{state['after']}", partition_key=date,
+                                   tags={"crawl/failed_shards": ",".join(sorted(failed))} if failed else {}))
     state["open"] = still_open
-    return SensorResult(run_requests=requests, cursor=json.dumps(state))
+    for sentence in nothing_landed:
+        context.log.info(sentence)
+    return SensorResult(run_requests=requests, cursor=json.dumps(state),
+                        skip_reason=" ".join(nothing_landed) if nothing_landed and not requests else None)

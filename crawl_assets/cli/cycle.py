@@ -33,6 +33,7 @@ from ..crawler.settings import CrawlSettings, load_settings
 from ..crawler.url_policy.seed_files import read_seeds
 from ..defs.assets import ALL_ASSETS
 from ..defs.assets.fetch import REFETCH_TAG
+from ..defs.assets.frontier import KEPT_METADATA
 from ..defs.jobs import (
     CLI_DRIVER,
     CLOSE_STAGE,
@@ -45,6 +46,8 @@ from ..defs.jobs import (
 )
 from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
+from ..defs.run_launcher import PROCESS_GONE
+from ..defs.run_status import failed_fetch_runs, landed_shards, no_shard_landed, retry_command
 from ..pipeline.day_order import check_in_order, check_seeds_for, previous_day
 from .launcher import (
     DagsterService,
@@ -87,7 +90,10 @@ class CycleReport:
     def summary(self) -> str:
         longest = max((run.seconds for run in self.fetches), default=0.0)
         total = sum(run.seconds for run in self.fetches)
-        partial = f"; PARTIAL, shards that failed: {', '.join(self.failed_shards)}" if self.failed_shards else ""
+        failed = [f"{shard} (run {run.run_id[:8]})" for shard, run in
+                  zip(self.failed_shards, (run for run in self.fetches if not run.succeeded))]
+        partial = (f"; PARTIAL, shards that failed: {', '.join(failed)} (their sentences are above); retry them: "
+                   f"{retry_command(self.date, self.failed_shards)}") if failed else ""
         seeds = (f"; {self.skipped_seed_lines} seed line(s) skipped (listed above): correct or remove them "
                  "in the seed files") if self.skipped_seed_lines else ""
         return (f"cycle {self.date}: wall time {self.wall_s:.1f} s over {len(self.fetches)} shards; "
@@ -110,7 +116,23 @@ def failure_reason(instance: DagsterInstance, run_id: str) -> str:
             return failure.user_failure_data.description
         if failure.error:
             return error_sentence(failure.error)
-    return "see it in the UI"
+    # No step failed: the run's process died (run monitoring's words), or it was terminated.
+    for entry in instance.all_logs(run_id, of_type={DagsterEventType.RUN_FAILURE, DagsterEventType.RUN_CANCELED}):
+        if gone := PROCESS_GONE.search(entry.dagster_event.message or ""):
+            return gone.group(0)
+        if entry.dagster_event.event_type == DagsterEventType.RUN_CANCELED:
+            return "terminated (Ctrl-C of a cycle command, or Terminate in the UI) before it finished"
+    return f"see run {run_id} in the UI"
+
+
+def kept_because(instance: DagsterInstance, run_id: str) -> str | None:
+    """Why a frontier run kept its day's frontier (a re-run of a day whose fetch began), in the
+    frontier's own sentence, which says how to refetch the day; None when it built one."""
+    for entry in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION):
+        metadata = entry.dagster_event.event_specific_data.materialization.metadata
+        if KEPT_METADATA in metadata and metadata[KEPT_METADATA].value:
+            return metadata["kept_because"].value
+    return None
 
 
 def error_sentence(error) -> str:
@@ -139,19 +161,26 @@ def fetch_spec(date: str, shard: str, refetch: bool = False) -> RunSpec:
 
 def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
                  progress: Callable[[str], None] = lambda line: None, refetch: bool = False,
-                 whole_day: bool = True) -> CycleReport:
+                 whole_day: bool = True, day_shards: list[str] | None = None) -> CycleReport:
     """Submit one day's runs stage by stage to the run queue and follow them to the end.
-    A refetch of the whole day builds its frontier again; of some shards, it keeps it."""
+    A refetch of the whole day builds its frontier again; of some shards, it keeps it.
+    A day none of whose shards (`day_shards`, default `shards`) landed is not closed."""
     started = time.monotonic()
     (frontier,) = queue.run_all([daily_spec(frontier_job.name, date, refetch and whole_day)], 1, progress)
     if not frontier.succeeded:
         raise CycleFailed(f"{frontier.label} failed (run {frontier.run_id}): "
                           f"{failure_reason(queue.instance, frontier.run_id)}")
+    if kept := kept_because(queue.instance, frontier.run_id):
+        progress(f"{date} was crawled before: {kept}")
     fetches = queue.run_all([fetch_spec(date, shard, refetch) for shard in shards], parallel, progress)
     for fetch in fetches:
         if not fetch.succeeded:
             progress(f"{fetch.label} failed (run {fetch.run_id[:8]}): {failure_reason(queue.instance, fetch.run_id)}")
-    # A shard that failed after its retries leaves a partial day: the day still closes.
+    # A shard that failed after its retries leaves a partial day: the day still closes, unless
+    # nothing landed at all (every shard's latest run failed): then there is nothing to close on.
+    every_shard = day_shards or shards
+    if not landed_shards(queue.instance, date, every_shard):
+        raise CycleFailed(no_shard_landed(date, failed_fetch_runs(queue.instance, date, every_shard)))
     (close,) = queue.run_all([daily_spec(day_close_job.name, date)], 1, progress)
     report = CycleReport(date, frontier, tuple(fetches), close, time.monotonic() - started)
     if not close.succeeded:
@@ -176,6 +205,8 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
             raise CycleFailed(f"run {result.run_id} for {partition_key} failed: {'; '.join(errors)}")
         for event in result.get_asset_materialization_events():
             progress(f"{event.asset_key.to_user_string()} {event.partition or ''}: materialised")
+        if kept := kept_because(instance, result.run_id):
+            progress(f"{partition_key} was crawled before: {kept}")
 
     stage(FRONTIER_STAGE, date)
     for shard in shards or crawl_settings.load().shard_keys():
@@ -256,7 +287,7 @@ def run_days(days: list[str], shards: list[str] | None = None,
         for day in days:
             before_day(day)
             report = submit_cycle(day, queue, shards, settings.max_parallel_shards, progress, refetch,
-                                  whole_day)
+                                  whole_day, settings.shard_keys())
             reports.append(dataclasses.replace(report, skipped_seed_lines=bad_seed_lines))
             progress(reports[-1].summary())
     return reports

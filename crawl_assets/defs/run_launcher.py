@@ -10,6 +10,7 @@ server, on the machine of the daemon that launched it (where `dagster dev` runs)
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from dagster import DagsterEventType, DagsterRun, DefaultRunLauncher
@@ -18,6 +19,16 @@ from dagster import DagsterEventType, DagsterRun, DefaultRunLauncher
 from dagster._core.launcher import CheckRunHealthResult, WorkerStatus
 
 STARTED_PROCESS = "Started process for run"  # the run process's first engine event
+
+
+def process_gone(pid: int) -> str:
+    """What run monitoring says of a run whose process died; the cycle command prints it."""
+    return (f"the run's process (pid {pid}) is gone: it was killed or crashed; run the partition again "
+            "and a fetch batch resumes from its last checkpoint")
+
+
+# The sentence inside the run's failure event, which wraps it in Dagster's words.
+PROCESS_GONE = re.compile(re.escape(process_gone(12345)).replace("12345", r"\d+"))
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -50,8 +61,7 @@ class LocalRunLauncher(DefaultRunLauncher):
         since = process_started_at(pid)
         # A pid that started after the run logged it belongs to another process now.
         if since is None or since > logged_at + 1.0:
-            return CheckRunHealthResult(WorkerStatus.FAILED, f"the run's process (pid {pid}) is gone: "
-                                        "it was killed or crashed, see the run's last events")
+            return CheckRunHealthResult(WorkerStatus.FAILED, process_gone(pid))
         return CheckRunHealthResult(WorkerStatus.RUNNING, f"pid {pid} alive")
 
     def run_process(self, run_id: str) -> tuple[int, float] | None:

@@ -1,5 +1,7 @@
 """What the instance knows about a day's fetch runs: the latest run of each shard's partition.
-The day-close sensor waits on it; the day report names the shards whose run failed."""
+The day-close sensor waits on it; the day report names the shards whose run failed; a day
+where no shard landed is not closed, and both the sensor and the cycle command say which runs
+failed and the command that retries them (no_shard_landed)."""
 
 from __future__ import annotations
 
@@ -28,3 +30,24 @@ def failed_fetch_runs(instance: DagsterInstance, date: str, shards: list[str]) -
         if run is not None and run.is_finished and run.status != DagsterRunStatus.SUCCESS:
             failed[shard] = f"run {run.run_id[:8]}: {run.status.value.lower()}"
     return failed
+
+
+def landed_shards(instance: DagsterInstance, date: str, shards: list[str]) -> list[str]:
+    """The shards whose latest fetch run of `date` succeeded."""
+    return [shard for shard in shards if (run := latest_fetch_run(instance, date, shard)) is not None
+            and run.status == DagsterRunStatus.SUCCESS]
+
+
+def retry_command(date: str, shards: list[str]) -> str:
+    """The command that fetches these shards of `date` again (finished ones are not fetched
+    twice, one cut short resumes) and closes the day."""
+    return f"python -m crawl_assets.cli.cycle --date {date} --shards {','.join(sorted(shards))}"
+
+
+def no_shard_landed(date: str, failed: dict[str, str]) -> str:
+    """The sentence for a day whose every fetch run failed: closing it would have nothing to
+    close on (and on the crawl's first day, no fetch log at all)."""
+    runs = ", ".join(f"{shard} ({why})" for shard, why in sorted(failed.items()))
+    return (f"no shard of {date} landed, every fetch run failed: {runs}; the day is not closed on nothing: "
+            f"fix what their failures say, then retry them: {retry_command(date, list(failed))} "
+            "(or launch their fetch_job runs again in the UI: the day closes after them)")

@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from dagster import DagsterEventType, instance_for_test, materialize
+from dagster import DagsterEventType, DagsterRunStatus, instance_for_test, materialize
 
 from crawl_assets.cli import cycle
 from crawl_assets.crawler.archive.warc import stop_if_disk_full
@@ -19,6 +19,7 @@ from crawl_assets.crawler.url_policy.seed_files import read_seed_files
 from crawl_assets.crawler.url_policy.url_bloom import build_filter, load_filter, save_filter
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.defs.partitions import fetch_partition_key
+from crawl_assets.defs.run_launcher import CheckRunHealthResult, WorkerStatus, process_gone
 from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import load_seen_filter
@@ -84,19 +85,68 @@ def test_bad_seed_lines_are_printed_before_the_runs_and_fail_the_exit_status(tmp
         "; 2 seed line(s) skipped (listed above): correct or remove them in the seed files")
 
 
-def test_a_partial_day_names_its_shards_without_brackets(tmp_path):
+def test_a_partial_day_names_its_failed_runs_and_the_command_that_retries_them(tmp_path):
     from dagster import DagsterRunStatus
 
     from crawl_assets.cli.launcher import RunOutcome
 
     def outcome(shard, status):
-        return RunOutcome("r", cycle.fetch_spec(DAY, shard).label, status, 1.0, 2.0)
+        return RunOutcome(f"run-of-{shard}-and-more", cycle.fetch_spec(DAY, shard).label, status, 1.0, 2.0)
 
     fetches = (outcome("s00", DagsterRunStatus.FAILURE), outcome("s01", DagsterRunStatus.SUCCESS),
                outcome("s02", DagsterRunStatus.CANCELED))
     report = cycle.CycleReport(DAY, None, fetches, None, 3.0)
     assert report.failed_shards == ["s00", "s02"]
-    assert report.summary().endswith("; PARTIAL, shards that failed: s00, s02")
+    assert report.summary().endswith(
+        "; PARTIAL, shards that failed: s00 (run run-of-s), s02 (run run-of-s) (their sentences are above); "
+        f"retry them: python -m crawl_assets.cli.cycle --date {DAY} --shards s00,s02")
+
+
+class FakeQueue:
+    """A run queue whose runs end as `outcomes` say (a status a shard), recorded in a test instance
+    as the fetch runs of those partitions; the frontier succeeds, a close must not be asked for."""
+
+    def __init__(self, instance, outcomes):
+        from crawl_assets.definitions import defs
+
+        self.instance, self.outcomes, self.job = instance, outcomes, defs.resolve_job_def("fetch_job")
+
+    def run_all(self, specs, parallel, progress):
+        from crawl_assets.cli.launcher import RunOutcome
+
+        done = []
+        for spec in specs:
+            assert not spec.label.startswith("day_close_job"), "a day where no shard landed was closed"
+            status = self.outcomes.get(spec.tags.get("dagster/partition/shard"), DagsterRunStatus.SUCCESS)
+            run = self.instance.create_run_for_job(self.job, tags=spec.tags)
+            if status == DagsterRunStatus.FAILURE:  # as run monitoring marks a run whose process died
+                health = CheckRunHealthResult(WorkerStatus.FAILED, process_gone(4242))
+                self.instance.report_run_failed(run, f"Detected run worker status {health}. Marking run "
+                                                     f"{run.run_id} as failed.")
+            else:
+                self.instance.report_run_canceled(run) if status == DagsterRunStatus.CANCELED else None
+            done.append(RunOutcome(run.run_id, spec.label, status, 1.0, 2.0))
+        return done
+
+
+def test_a_day_whose_every_shard_failed_is_not_closed_and_names_the_runs_and_the_retry_command():
+    """It closed, and the close failed with "no fetch log up to D: materialise fetch_log for D
+    first", the wrong remedy; a killed run's line said only "see it in the UI"."""
+    lines = []
+    with instance_for_test() as instance:
+        queue = FakeQueue(instance, {"s00": DagsterRunStatus.FAILURE, "s01": DagsterRunStatus.CANCELED})
+        with pytest.raises(cycle.CycleFailed) as failed:
+            cycle.submit_cycle(DAY, queue, ["s00", "s01"], 2, lines.append)
+        runs = {r.dagster_run.tags["dagster/partition/shard"]: r.dagster_run.run_id[:8]
+                for r in instance.get_run_records() if "dagster/partition/shard" in r.dagster_run.tags}
+    assert lines == [f"fetch_job[{DAY}|s00] failed (run {runs['s00']}): {process_gone(4242)}",
+                     f"fetch_job[{DAY}|s01] failed (run {runs['s01']}): terminated (Ctrl-C of a cycle command, "
+                     "or Terminate in the UI) before it finished"]
+    assert str(failed.value) == (
+        f"no shard of {DAY} landed, every fetch run failed: s00 (run {runs['s00']}: failure), s01 (run {runs['s01']}: "
+        "canceled); the day is not closed on nothing: fix what their failures say, then retry them: "
+        f"python -m crawl_assets.cli.cycle --date {DAY} --shards s00,s01 (or launch their fetch_job runs again in "
+        "the UI: the day closes after them)")
 
 
 def test_a_failed_close_prints_the_underlying_sentence(tmp_path):

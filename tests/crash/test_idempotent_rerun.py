@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from dagster import DagsterInstance, materialize
 
+from crawl_assets.cli import cycle
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.defs.assets import fetch_batch, frontier_snapshot, seeds
 from crawl_assets.defs.assets.fetch import REFETCH_TAG
@@ -34,6 +35,13 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
             materialize([seeds], instance=instance, resources=resources)
             materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
             first = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key)
+            # The day run again (a cycle command, the nightly schedule): its frontier is kept, and the
+            # command says so at the terminal, with how to refetch the day.
+            rerun = materialize([frontier_snapshot], instance=instance, resources=resources, partition_key=DAY)
+            kept = cycle.kept_because(instance, rerun.run_id)
+            assert kept.startswith(f"the frontier of {DAY} is kept as it was: the fetch of shard(s) {shard} began")
+            assert f"python -m crawl_assets.cli.cycle --date {DAY} --refetch" in kept
+            assert cycle.kept_because(instance, first.run_id) is None
             log, links, archives = (pq.read_table(fetch_log_file(root, DAY, shard)),
                                     pq.read_table(links_file(root, DAY, shard)), archive_bytes(folder))
             between = time.time()
@@ -60,8 +68,6 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
 
 
 def test_the_command_line_asks_for_a_refetch_with_the_tag_the_asset_reads(monkeypatch):
-    from crawl_assets.cli import cycle
-
     assert cycle.fetch_spec(DAY, "s00", refetch=True).tags[REFETCH_TAG] == "true"
     assert REFETCH_TAG not in cycle.fetch_spec(DAY, "s00").tags
     asked = []

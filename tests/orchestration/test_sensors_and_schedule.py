@@ -94,6 +94,21 @@ def test_the_day_closes_once_every_shard_finished_and_says_which_failed(instance
         instance=instance, cursor=second.cursor, definitions=defs)).run_requests == []
 
 
+def test_a_day_where_no_shard_landed_stays_open_and_the_tick_names_the_runs_and_the_retry(instance):
+    assert land(instance, stand_in_fetch, str(fetch_partition_key(DAY, "s00")))  # landed once, then
+    job = defs.resolve_job_def("fetch_job")
+    for shard in SHARD_KEYS:  # every shard's latest run failed (s00's run again, the others' first)
+        key = str(fetch_partition_key(DAY, shard))
+        instance.report_run_failed(instance.create_run_for_job(job, tags={"dagster/partition": key}))
+    result = close_day_after_fetch(build_sensor_context(instance=instance, definitions=defs))
+    assert result.run_requests == [] and json.loads(result.cursor)["open"] == [DAY]
+    assert result.skip_reason.skip_message.startswith(f"no shard of {DAY} landed, every fetch run failed: s00 (run ")
+    assert f"python -m crawl_assets.cli.cycle --date {DAY} --shards {','.join(SHARD_KEYS)}" in result.skip_reason.skip_message
+    assert land(instance, stand_in_fetch, str(fetch_partition_key(DAY, "s00")))  # retried: the day closes
+    again = close_day_after_fetch(build_sensor_context(instance=instance, cursor=result.cursor, definitions=defs))
+    assert [r.partition_key for r in again.run_requests] == [DAY]
+
+
 def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch, instance):
     seeds = tmp_path / "seeds"
     seeds.mkdir()
