@@ -5,9 +5,10 @@ shells answer the same bytes every day (and a 304 to their ETag); the daily arti
 text is new each day. Day 4 renders every page again (asked for without validators, the
 shells archived as revisits), the host, remembered in the tier, is decided again on all its
 pages, and change_stats counts the daily article changed and no other page: the rendered DOM
-is compared, not the shell. On day 5 a render budget of two pages leaves the others' shells
-unrendered: their rows carry no SimHash or change digest, so no change of view is counted as a
-change of the page. Loopback only; one chromium start a day."""
+is compared, not the shell. Day 5 runs on two shards with a daily render budget of three
+pages: the host's shard gets two of them (a shard's part, rounded up), which leave the others'
+shells unrendered: their rows carry no SimHash or change digest, so no change of view is counted
+as a change of the page. Loopback only; one chromium start a day."""
 
 import dataclasses
 import ipaddress
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from crawl_assets.crawler.settings import NetworkException
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.vocabulary import StatusClass, WarcRecordKind
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.crawl_history import history_before
@@ -34,7 +36,8 @@ if not Path("/usr/bin/chromium").exists():
 pytest.importorskip("playwright.async_api")
 
 DAYS = {"2026-11-04": 3, "2026-11-05": 4, "2026-11-06": 5}  # date -> the demo web's day
-RECRAWL, SHORT_BUDGET = "2026-11-05", "2026-11-06"  # the day with a render budget of two pages
+RECRAWL, SHORT_BUDGET = "2026-11-05", "2026-11-06"  # the day with a render budget short of the pages
+SHARDS, DAILY_RENDER_BUDGET, SHARD_RENDER_BUDGET = 2, 3, 2  # that day: 3 pages over 2 shards, 2 a shard
 
 
 @pytest.fixture(scope="module")
@@ -48,19 +51,20 @@ def crawled_days(tmp_path_factory):
     port, results, requests = free_port(), {}, {}
     for date, day in DAYS.items():
         if date == SHORT_BUDGET:
-            settings = dataclasses.replace(settings, render_daily_budget=2)
+            settings = dataclasses.replace(settings, render_daily_budget=DAILY_RENDER_BUDGET, shard_count=SHARDS)
         with DemoWebProcess(port=port, seed=3, hosts=1, pages_per_host=2, spa=True, day=day) as server:
             host = next(h for h in spa_hosts(server.web) if h.kind == "json")
             if not results:
                 write_seeds(root, [host.home])
+            shard = shard_key(shard_of(host.hostname, settings.shard_count))
             frontier = build_frontier(settings, history_before(root, date)).table
             inputs = FetchInputs(frontier, archived_payloads=load_archived_payloads(root, date),
                                  render_memory=load_render_memory(root, date, settings))
-            results[date] = run_fetch_step(settings, "s00", inputs, root / "warc" / date, date)
+            results[date] = run_fetch_step(settings, shard, inputs, root / "warc" / date, date)
             requests[date] = server.stop()
-        write_parquet_atomic(results[date].fetch_log, fetch_log_file(root, date, "s00"))
-        write_parquet_atomic(results[date].links, links_file(root, date, "s00"))
-        write_parquet_atomic(results[date].render_decisions, render_decisions_file(root, date, "s00"))
+        write_parquet_atomic(results[date].fetch_log, fetch_log_file(root, date, shard))
+        write_parquet_atomic(results[date].links, links_file(root, date, shard))
+        write_parquet_atomic(results[date].render_decisions, render_decisions_file(root, date, shard))
     stats = {date: {r["url"]: r for r in change_stats(glob_of(root, "fetch_log"), date, settings).urls.to_pylist()}
              for date in (RECRAWL, SHORT_BUDGET)}
     return host, results, requests, stats
@@ -107,10 +111,10 @@ def test_the_rendered_dom_is_compared_so_only_the_daily_article_changed(crawled_
 def test_shells_the_render_budget_leaves_are_not_compared_with_rendered_pages(crawled_days):
     host, results, _, stats = crawled_days
     third = logs(crawled_days)[2]
-    assert results[SHORT_BUDGET].counts.rendered_pages == 2
-    assert results[SHORT_BUDGET].counts.left_unrendered == len(host.pages) - 2
+    assert results[SHORT_BUDGET].counts.rendered_pages == SHARD_RENDER_BUDGET
+    assert results[SHORT_BUDGET].counts.left_unrendered == len(host.pages) - SHARD_RENDER_BUDGET
     left = [u for u in host.pages if not third[u]["rendered"]]
-    assert len(left) == len(host.pages) - 2
+    assert len(left) == len(host.pages) - SHARD_RENDER_BUDGET
     assert all(third[u]["simhash"] is None and third[u]["change_digest"] is None for u in left)
     assert all(third[u]["payload_digest"] and third[u]["status_class"] == StatusClass.OK for u in left)
     daily = host.home + DAILY_ARTICLE.lstrip("/")

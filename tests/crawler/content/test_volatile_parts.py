@@ -51,3 +51,12 @@ def test_every_spelling_of_a_volatile_value_is_blanked_though_pages_without_thei
         page = b"<html><body>" + spelling + b"</body></html>"
         assert b"t1" not in without_volatile_parts(page), spelling
         assert without_volatile_parts(page.replace(b"t1", b"t2")) == without_volatile_parts(page)
+
+
+def test_a_session_id_with_dashes_and_underscores_is_blanked_whole():
+    """Servers mint session ids of letters, digits, '-' and '_' (base64url): the whole id is
+    volatile, not the part before its first '-'."""
+    first = facts(session="Ab-3_x9")
+    assert facts(session="Zq-8_k2").change_digest == first.change_digest
+    assert facts(session="Ab-3_x9-more").change_digest == first.change_digest
+    assert b"3_x9" not in without_volatile_parts(b'<a href="/p?sid=Ab-3_x9&amp;page=2">next</a>')

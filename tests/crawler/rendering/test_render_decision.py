@@ -1,10 +1,14 @@
 """The render tier's per-host decision (rendering/render_decision.py) from evidence rows, and
 the RenderTier's bookkeeping: which pages are kept for the browser, how many are sampled, when
-a host is decided. No browser, no network."""
+a host is decided; a shard's part of the daily render budget. No browser, no network."""
+
+from dataclasses import replace
 
 import pytest
 
 from crawl_assets.crawler.batches.arrow_schemas import render_decisions_table
+from crawl_assets.crawler.rendering.render_pass import batch_render_budget
+from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.rendering.render_decision import (
     SAMPLE_PAGES, Decision, HostEvidence, RenderTier, decide,
 )
@@ -28,6 +32,23 @@ def sampled(*pages: tuple[int, int, int, int]) -> HostEvidence:
     (((40, 60, 0, 0),), Decision.RENDER),  # 1.5x and 20 more links
 ])
 def test_a_host_renders_when_its_sample_finds_materially_more(pages, expected):
+    assert decide(sampled(*pages)) == expected
+
+
+@pytest.mark.parametrize(("pages", "expected"), [
+    # The factor alone is not enough: MIN_MORE_LINKS (2) more links, or MIN_MORE_TEXT_CHARS (200) more text.
+    (((0, 2, 0, 0),), Decision.RENDER), (((0, 1, 0, 0),), Decision.PLAIN),
+    (((4, 6, 0, 0),), Decision.RENDER), (((2, 3, 0, 0),), Decision.PLAIN),  # both 1.5x
+    (((0, 0, 0, 200),), Decision.RENDER), (((0, 0, 0, 199),), Decision.PLAIN),
+    (((400, 600, 0, 0),), Decision.RENDER), (((0, 0, 300, 450),), Decision.PLAIN),  # both 1.5x
+    (((0, 0, 400, 600),), Decision.RENDER), (((0, 0, 398, 597),), Decision.PLAIN),  # 199 more
+    # ... and the floor alone is not enough either: half again as many.
+    (((10, 14, 0, 0),), Decision.PLAIN), (((10, 15, 0, 0),), Decision.RENDER),
+    (((1000, 1499, 0, 0),), Decision.PLAIN), (((0, 0, 1000, 1499),), Decision.PLAIN),
+    # A sample is judged on its sums: two pages of one more link each are two more links.
+    (((0, 1, 0, 0), (0, 1, 0, 0)), Decision.RENDER),
+])
+def test_materially_more_needs_both_the_factor_and_the_absolute_floor(pages, expected):
     assert decide(sampled(*pages)) == expected
 
 
@@ -101,3 +122,12 @@ def test_the_table_holds_each_hosts_evidence_and_decision():
                                   "decision": "render", "pages_rendered": 0}
     assert rows["listed.test"]["decision"] == "listed" and rows["listed.test"]["rendered_links"] == 4
     assert rows["budget.test"]["decision"] is None and rows["budget.test"]["pages_sampled"] == 0
+
+
+@pytest.mark.parametrize(("daily", "shards", "per_batch"), [
+    (1000, 1, 1000), (1000, 4, 250), (3, 2, 2), (10, 4, 3), (1, 8, 1), (0, 4, 0), (7, 7, 1)])
+def test_each_shard_renders_its_part_of_the_daily_budget_rounded_up(daily, shards, per_batch):
+    """A shard's batch renders at most its part of render_daily_budget: every shard's part
+    together hold the budget, give or take one page a shard, and a small budget still renders."""
+    settings = replace(CrawlSettings(), render_daily_budget=daily, shard_count=shards)
+    assert batch_render_budget(settings) == per_batch

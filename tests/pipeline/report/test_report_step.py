@@ -115,3 +115,47 @@ def test_a_first_days_single_change_rate_gets_a_readable_histogram():
     assert pixels.shape[:2] == (256, 512)
     many = rate_bin_edges(np.array([0.001, 0.5, 2.0]), bins=30)
     assert len(many) == 31 and (many[0], many[-1]) == (0.001, 2.0)
+
+
+# matplotlib's first two colours of a cycle: the bottom and the next class of a stacked bar.
+BLUE, ORANGE = (0.122, 0.467, 0.706), (1.0, 0.498, 0.055)
+
+
+def bars(png: bytes, colour, wider_than: int = 0) -> list[int]:
+    """The height in pixels of each bar of `colour` in the picture, left to right (the pixel
+    count of its middle column), of the bars more than `wider_than` pixels wide (a legend's
+    patches are narrower than a day's bar)."""
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")[..., :3]
+    mask = np.all(np.abs(pixels - np.array(colour)) < 0.02, axis=-1)
+    columns = np.flatnonzero(mask.any(axis=0))
+    runs = np.split(columns, np.flatnonzero(np.diff(columns) > 1) + 1) if columns.size else []
+    return [int(mask[:, run[len(run) // 2]].sum()) for run in runs if len(run) > wider_than]
+
+
+def test_the_status_mix_picture_stacks_each_days_pages_by_class():
+    """A bar a day, as high as the day's rows, one colour a class (in name order, the first at
+    the bottom); a table without rows draws no bar."""
+    mix = pa.Table.from_pylist([
+        {"date": DAY1, "status_class": StatusClass.OK, "pages": 4},
+        {"date": DAY2, "status_class": StatusClass.HTTP_4XX, "pages": 2},
+        {"date": DAY2, "status_class": StatusClass.OK, "pages": 6}])
+    png = status_mix_png(mix)
+    ok, errors = bars(png, ORANGE, wider_than=20), bars(png, BLUE, wider_than=20)
+    assert len(ok) == 2 and len(errors) == 1, (ok, errors)
+    unit = ok[1] / 6  # pixels a row
+    assert abs(ok[0] - 4 * unit) <= 2 and abs(errors[0] - 2 * unit) <= 2, (ok, errors, unit)
+    # Day two's 4xx part lies under its ok part, not behind it.
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")[..., :3]
+    column = pixels[:, np.flatnonzero(np.all(np.abs(pixels - np.array(BLUE)) < 0.02, axis=-1).any(axis=0))[0] + 2]
+    rows_of = lambda colour: np.flatnonzero(np.all(np.abs(column - np.array(colour)) < 0.02, axis=-1))  # noqa: E731
+    assert rows_of(BLUE).min() > rows_of(ORANGE).max()  # image rows grow downwards
+    empty = status_mix_png(pa.Table.from_pylist([], schema=mix.schema))
+    assert bars(empty, BLUE) == [] and bars(empty, ORANGE) == []  # no bar, and no legend either
+
+
+def test_the_change_rate_picture_is_a_histogram_of_the_rates():
+    """Three URLs changing once in a hundred days and six changing daily: two bars, the second
+    twice the first, at either end; no rate, no bar (the picture says there are none yet)."""
+    heights = bars(change_rate_png([0.01] * 3 + [1.0] * 6 + [None, 0.0]), BLUE)
+    assert len(heights) == 2 and abs(heights[1] - 2 * heights[0]) <= 2, heights
+    assert bars(change_rate_png([]), BLUE) == []
