@@ -83,3 +83,42 @@ def test_a_stopping_daemon_removes_its_own_heartbeats_only(instance):
     instance.add_daemon_heartbeat(DaemonHeartbeat(started + 3, instance.get_required_daemon_types()[0], "ours", []))
     assert not wipe_own_heartbeats(instance.root_directory, started)
     assert instance.get_daemon_heartbeats()
+
+
+def test_a_daemon_silent_for_two_minutes_is_dead_one_late_by_three_heartbeats_is_not(instance):
+    """Dagster's daemons write every 30 s: a machine busy enough to delay three of those is
+    still served; a daemon that wrote nothing for two minutes is gone (its command was killed)."""
+    written = time.time()
+    beat(instance, written)
+    assert daemon_running(instance, now=written + 90)
+    assert daemon_running(instance, now=written + 119)
+    assert not daemon_running(instance, now=written + 120)
+    assert not daemon_running(instance, now=written + 600)
+
+
+def test_one_daemon_type_gone_quiet_is_no_live_daemon(instance):
+    """Each daemon the instance needs (scheduler, sensors, run queue, monitoring...) must have
+    written lately: one thread stuck or dead leaves runs unserved though the others write on."""
+    now = time.time()
+    required = instance.get_required_daemon_types()
+    assert len(required) > 1
+    for stale in required:
+        instance.wipe_daemon_heartbeats()
+        for kind in required:
+            at = now - 300 if kind == stale else now - 1
+            instance.add_daemon_heartbeat(DaemonHeartbeat(at, kind, "ours", []))
+        assert not daemon_running(instance, now=now), stale
+    instance.wipe_daemon_heartbeats()
+    for kind in required[1:]:  # one type never wrote at all
+        instance.add_daemon_heartbeat(DaemonHeartbeat(now, kind, "ours", []))
+    assert not daemon_running(instance, now=now)
+
+
+def test_a_daemon_that_died_before_writing_leaves_another_daemons_heartbeats(instance):
+    """Our `dagster dev` stopped before its daemon wrote a heartbeat: the heartbeats there are
+    another daemon's, written before ours started, and it may be alive: they stay."""
+    started = time.time()
+    beat(instance, started - 10, daemon_id="theirs")
+    assert not wipe_own_heartbeats(instance.root_directory, started)
+    assert {beat.daemon_id for beat in instance.get_daemon_heartbeats().values()} == {"theirs"}
+    assert daemon_running(instance, now=started + 1)

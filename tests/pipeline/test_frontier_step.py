@@ -5,15 +5,17 @@ import random
 from fnmatch import fnmatch
 from datetime import datetime, timezone
 
+import pyarrow as pa
 import pytest
 
-from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
+from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA, FRONTIER_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, query_shape
 from crawl_assets.crawler.vocabulary import DropReason
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.storage.layout import fetch_log_file, write_parquet_atomic
 from crawl_files import fetch_row, host_of, settings_for, write_fetch_log, write_links, write_seeds
 
 DAY = "2026-11-29"
@@ -414,3 +416,19 @@ def test_with_a_plan_the_sql_agrees_with_the_rules_stated_in_python(tmp_path):
                              DropReason.PATTERN_BUDGET, DropReason.NOT_PLANNED, DropReason.HOST_BUDGET,
                              DropReason.DEPTH}
     assert len(kept) > 50
+
+
+def test_a_page_rendered_after_an_upgrade_is_asked_for_without_validators(tmp_path):
+    """A data root crawled before the render tier: its older fetch logs have no rendered column.
+    The page a newer log records as rendered is asked for without validators all the same, and
+    the old log's plain pages keep theirs."""
+    settings = settings_for(tmp_path)
+    write_seeds(tmp_path, ["http://spa.test/", "http://spa.test/plain"])
+    old = [fetch_row(u, "2026-11-27T10:00:00", etag='"old"') for u in ("http://spa.test/", "http://spa.test/plain")]
+    before_render_tier = pa.Table.from_pylist(old, schema=FETCH_LOG_SCHEMA).drop_columns(["rendered"])
+    write_parquet_atomic(before_render_tier, fetch_log_file(tmp_path, "2026-11-27", "s00"))
+    write_fetch_log(tmp_path, "2026-11-28", [
+        fetch_row("http://spa.test/", "2026-11-28T10:00:00", etag='"s1"', rendered=True)])
+    rows = {r["url"]: r for r in build_frontier(settings, history_before(tmp_path, DAY)).table.to_pylist()}
+    assert (rows["http://spa.test/"]["etag"], rows["http://spa.test/"]["last_modified"]) == (None, None)
+    assert rows["http://spa.test/plain"]["etag"] == '"old"'

@@ -99,3 +99,19 @@ def test_pages_that_always_change_are_no_host_event(tmp_path):
         state = step(tmp_path, day, [page(host, i, day, template=d % 2) for i in range(PAGES)], state)
     events = pq.read_table(url_state(tmp_path, days[-1]).host_events).to_pylist()
     assert [(e["host"], e["events"]) for e in events] == [(host, 0)]
+
+
+def test_a_few_of_many_revisited_pages_moving_is_no_host_event(tmp_path):
+    """Ten pages of a host revisited the day after their first visit, unchanged; the next day
+    four of ten move on one host (under EVENT_MIN_SHARE of its revisits: no event) and five of
+    ten on another (half of them: an event)."""
+    few, half, many = "few.test", "half.test", 10
+    hosts = {few: 4, half: 5}
+    state = step(tmp_path, DAYS[0], [page(h, i, DAYS[0]) for h in hosts for i in range(many)], None)
+    state = step(tmp_path, DAYS[1], [page(h, i, DAYS[1]) for h in hosts for i in range(many)], state)
+    step(tmp_path, DAYS[2], [page(h, i, DAYS[2], template=int(i < moved)) for h, moved in hosts.items()
+                             for i in range(many)], state)
+    events = {row["host"]: row for row in pq.read_table(url_state(tmp_path, DAYS[2]).host_events).to_pylist()}
+    assert (events[few]["day_event"], events[few]["events"], events[few]["last_event_share"]) == (False, 0, None)
+    assert (events[half]["day_event"], events[half]["last_event_pages"], events[half]["last_event_revisits"],
+            events[half]["last_event_share"]) == (True, 5, many, 0.5)
