@@ -111,6 +111,40 @@ def test_an_infinite_scroll_is_scrolled_to_its_end_part_after_part(browser):
     assert all(f'href="/story/{part}-9"' in rendered.dom for part in range(FEED_PARTS))
 
 
+BUTTONED = """<ul id="feed"></ul><button id="more">Load more</button><button id="wipe">Clear list</button><script>
+var part = 0;
+document.getElementById('more').addEventListener('click', function () {
+  fetch('/feed?part=' + part).then(function (r) { return r.json(); }).then(function (answer) {
+    answer.links.forEach(function (href) {
+      var li = document.createElement('li');
+      li.innerHTML = '<a href="' + href + '">' + href + '</a>';
+      document.getElementById('feed').appendChild(li);
+    });
+    part = answer.next;
+    if (part === null) { document.getElementById('more').remove(); }
+  });
+});
+document.getElementById('wipe').addEventListener('click', function () {
+  document.getElementById('feed').innerHTML = '<li>wi' + 'ped</li>';
+});
+</script>"""
+
+
+@pytest.mark.parametrize("clicks", [CLICKS, 2])
+def test_load_more_is_pressed_round_after_round_up_to_the_clicks(browser, clicks):
+    """A page whose items come only by pressing "Load more" (no scrolling loads them): each
+    round presses it once, until the button is gone or `clicks` rounds are done; a button of
+    another name is never pressed."""
+    fetcher = StandInFetcher()
+    url = "http://buttons.demo.test/"
+    rendered = browser(lambda pool: render_page(pool, fetcher, url, plain_answer(url, BUTTONED), 10.0, clicks))
+    assert rendered.error is None
+    pressed = min(clicks, FEED_PARTS)
+    assert [u for u in fetcher.asked if "/feed" in u] == [f"{url}feed?part={n}" for n in range(pressed)]
+    assert all(f'href="/story/{part}-9"' in rendered.dom for part in range(pressed))
+    assert "wiped" not in rendered.dom
+
+
 def test_a_page_that_never_settles_or_never_yields_is_bounded_by_its_timeout(browser, monkeypatch):
     monkeypatch.setattr(render_page_module, "STOP_GRACE_S", STOP_GRACE_S)
     fetcher = StandInFetcher()
