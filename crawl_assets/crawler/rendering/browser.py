@@ -40,9 +40,14 @@ class BrowserPool:
         self._refusing.bind(("127.0.0.1", 0))  # held for the browser's life: nothing else can listen there
         self._playwright = await async_playwright().start()
         # Playwright gives the browser a new empty profile of its own (it refuses --user-data-dir).
-        args = [*CHROMIUM_ARGS, *sealing_args(self._refusing.getsockname()[1])]
+        args = [*CHROMIUM_ARGS, *sealing_args(self.refusing_port)]
         self._browser = await self._playwright.chromium.launch(executable_path=self.executable, args=args)
         return self
+
+    @property
+    def refusing_port(self) -> int:
+        """The loopback port every connection of the browser's own is sent to, and refused."""
+        return self._refusing.getsockname()[1]
 
     async def __aexit__(self, *exc) -> None:
         if self._browser is not None:
