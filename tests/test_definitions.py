@@ -43,7 +43,7 @@ def test_definitions_load_and_validate():
     # The jobs (and Dagster's implicit asset job), the nightly schedule starting a day's
     # frontier_job at 02:00 UTC, and the sensors chaining a day's stages after it.
     assert {job.name for job in defs.resolve_all_job_defs()} == {
-        "__ASSET_JOB", "seeds_job", "frontier_job", "fetch_job", "day_close_job", "seen_job", "dedup_job",
+        "__ASSET_JOB", "seeds_job", "frontier_job", "fetch_job", "day_close_job", "seen_job", "seen_filter_job", "dedup_job",
         "catalog_job"}
     (schedule,) = defs.schedules
     assert (schedule.name, schedule.job_name, schedule.cron_schedule, schedule.execution_timezone,
@@ -116,6 +116,7 @@ def test_each_job_selects_its_assets_over_its_partitions():
         "frontier_job": ({"seeds", "frontier_snapshot"}, daily_partitions),
         "fetch_job": ({"fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"}, fetch_partitions),
         "seen_job": ({"url_registry", "seen_url_filter"}, daily_partitions),
+        "seen_filter_job": ({"seen_url_filter"}, daily_partitions),
         "dedup_job": ({"simhash_index", "near_duplicate_clusters"}, daily_partitions),
         "catalog_job": ({"crawl_catalog"}, daily_partitions),
     }

@@ -10,7 +10,11 @@ data/crawl.duckdb). From Python: `Captures(catalog).captures_of(url)`, `.capture
 `.export(query, out_path)`.
 
 `list` flags a capture whose WARC file is shorter than its index says (cut short after its
-batch wrote it) or missing, prints what to do on stderr and exits with status 1.
+batch wrote it) or missing, prints what to do on stderr and exits with status 1. `show` and
+`export` check every record they read (all of its bytes there, its block as long as its
+Content-Length and matching its block digest, crawler/archive/warc_reading.py): a damaged one is
+named with what to do, on stderr, and the command exits with status 1 (2: a look-up that
+cannot be answered, such as a URL never captured).
 
 A URL is looked up by its SURT key, as pywb does (so http/https and a leading www. find the
 same captures); when some captures have exactly the URL given, only those are returned.
@@ -36,10 +40,11 @@ from warcio.warcwriter import WARCWriter
 
 from ..crawler.archive.warc import OPEN_SUFFIX, warc_date
 from ..crawler.archive.warc_index import url_key
+from ..crawler.archive.warc_reading import DamagedRecord, check_member, read_member
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.vocabulary import WarcRecordKind
 from ..pipeline.catalog_step import rebuilt_if_moved
-from ..pipeline.checks_step import warc_cut_short
+from ..pipeline.checks_step import damaged_warc_remedy, warc_cut_short
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect, is_remote
 
@@ -69,6 +74,12 @@ LIMIT 1
 """
 
 
+# Captures lost with a quarantined WARC file (pipeline/warc_quarantine.py), by URL key.
+LOST_OF_SQL = """
+SELECT CAST(date AS VARCHAR), filename, reason FROM lost_captures
+WHERE url = $url ORDER BY captured_at
+"""
+
 # Where the last indexed record of one WARC file ends: a shorter file was cut short.
 INDEXED_END_SQL = """
 SELECT max("offset" + length) FROM captures
@@ -78,6 +89,10 @@ WHERE CAST(date AS VARCHAR) = $date AND shard = $shard AND filename = $filename
 
 class CaptureLookupError(Exception):
     """A look-up that cannot be answered; the message says why and what to do."""
+
+
+class DamagedCapture(CaptureLookupError):
+    """A record that does not read whole: its file is damaged; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -137,20 +152,22 @@ def parse_when(text: str) -> tuple[datetime, bool]:
             "or an ISO date-time such as 2026-11-29T10:00:00Z") from None
 
 
-def read_record(info: CaptureInfo):
-    """The one record at info.offset, read from info.length bytes of its file (no scan)."""
+def read_record(info: CaptureInfo, root):
+    """The one record at info.offset, read from info.length bytes of its file (no scan) and
+    checked whole; DamagedCapture names the file and what to do (`root`: the data root)."""
     try:
-        with info.path.open("rb") as fh:  # a Path, or a UPath under a URL data root
-            fh.seek(info.offset)
-            member = fh.read(info.length)
+        member = read_member(info.path, info.offset, info.length)
+        uri = check_member(info.path, info.offset, member)
     except FileNotFoundError:
         raise CaptureLookupError(f"{info.path} is missing: the catalog is older than the WARC files "
                                  "on disk; rebuild it (materialise crawl_catalog)") from None
-    record = next(iter(ArchiveIterator(io.BytesIO(member))), None)
-    if record is None or record.rec_headers.get_header("WARC-Target-URI") != info.url:
+    except DamagedRecord as damage:
+        raise DamagedCapture(f"the capture of {info.url} cannot be read whole: {damage}; "
+                             f"{damaged_warc_remedy(info.path, info.crawl_date, info.shard, root)}") from None
+    if uri != info.url:
         raise CaptureLookupError(f"{info.path} at offset {info.offset} does not hold the capture of "
                                  f"{info.url}: rebuild the indexes and the catalog")
-    return record, member
+    return next(iter(ArchiveIterator(io.BytesIO(member)))), member
 
 
 class Captures:
@@ -171,6 +188,7 @@ class Captures:
         except duckdb.Error as exc:
             raise CaptureLookupError(f"{self.catalog} is not a DuckDB catalog ({exc})") from None
         views = {r[0] for r in self.con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+        self.has_losses = "lost_captures" in views
         if "captures" not in views:
             raise CaptureLookupError(f"{self.catalog} has no captures view: rebuild the catalog "
                                      "(materialise crawl_catalog) after a fetch batch")
@@ -222,7 +240,7 @@ class Captures:
         for a revisit, the original's payload."""
         found = self.captures_of(url)
         if not found:
-            raise CaptureLookupError(f"no capture of {url} in {self.catalog}: "
+            raise CaptureLookupError(f"no capture of {url} in {self.catalog}{self.lost_note(url)}: "
                                      f"`python -m crawl_assets.analyst.captures list` shows what is there")
         chosen = found[-1]
         if when is not None:
@@ -233,12 +251,23 @@ class Captures:
                             or [c for c in found if moment <= c.captured_at < moment + timedelta(days=1)])
                 if not that_day:
                     days = sorted({c.crawl_date for c in found})
-                    raise CaptureLookupError(f"no capture of {url} on {moment.date()}; "
+                    raise CaptureLookupError(f"no capture of {url} on {moment.date()}{self.lost_note(url, day)}; "
                                              f"captured on: {', '.join(days)}")
                 chosen = that_day[-1]
             else:
                 chosen = min(found, key=lambda c: abs((c.captured_at - moment).total_seconds()))
         return self.read(chosen)
+
+    def lost_note(self, url: str, day: str | None = None) -> str:
+        """": its capture of D was lost (...)" when a quarantined WARC file held one (of `day`,
+        or of any day), else ""."""
+        rows = self.con.execute(LOST_OF_SQL, {"url": url}).fetchall() if self.has_losses else []
+        lost = [(date_, filename, reason) for date_, filename, reason in rows if day in (None, date_)]
+        if not lost:
+            return ""
+        date_, filename, reason = lost[-1]
+        return (f": its capture of {date_} was lost with the quarantined WARC file {filename} ({reason}; "
+                "the catalog's lost_captures view lists every lost record)")
 
     def original_of(self, revisit: CaptureInfo) -> CaptureInfo:
         """The full capture holding a revisit's payload."""
@@ -256,11 +285,11 @@ class Captures:
         return rows[0]
 
     def read(self, info: CaptureInfo) -> CaptureContent:
-        record, _ = read_record(info)
+        record, _ = read_record(info, self.data_root)
         source, payload_record = info, record
         if info.warc_type == WarcRecordKind.REVISIT:
             source = self.original_of(info)
-            payload_record, _ = read_record(source)
+            payload_record, _ = read_record(source, self.data_root)
         # A revisit's own HTTP headers (identical payload) are what replay serves; a 304
         # revisit has none, so the original's stand.
         http = record.http_headers if record.http_headers else payload_record.http_headers
@@ -297,6 +326,16 @@ class Captures:
                     originals += 1
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + OPEN_SUFFIX)
+        try:
+            self._write_export(tmp, out, query, selected, chosen)
+        except BaseException:  # a damaged record: no half export is left behind
+            tmp.unlink(missing_ok=True)
+            raise
+        os.replace(tmp, out)
+        return ExportResult(out, len(selected), originals, out.stat().st_size)
+
+    def _write_export(self, tmp: Path, out: Path, query: str, selected: list[CaptureInfo],
+                      chosen: dict) -> None:
         with open(tmp, "wb") as fh:
             writer = WARCWriter(fh, gzip=True, warc_version="1.1")
             writer.write_record(writer.create_warcinfo_record(out.name, {
@@ -306,10 +345,8 @@ class Captures:
                 "created": warc_date(datetime.now(timezone.utc)),
             }))
             for info in sorted(chosen.values(), key=lambda c: (c.captured_at, str(c.path), c.offset)):
-                _, member = read_record(info)
+                _, member = read_record(info, self.data_root)
                 fh.write(member)
-        os.replace(tmp, out)
-        return ExportResult(out, len(selected), originals, out.stat().st_size)
 
 
 # -- the command -----------------------------------------------------------------------
@@ -388,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
                 result = captures.export(args.query, args.out)
                 print(f"wrote {result.path}: {result.selected} selected record(s) and "
                       f"{result.originals_added} original(s) their revisits refer to, {result.bytes:,} bytes")
+    except DamagedCapture as exc:  # a record that does not read whole: the archive needs a repair
+        print(f"captures: {exc}", file=sys.stderr)
+        return 1
     except (CaptureLookupError, CrawlInputError) as exc:  # a lookup that failed, or bad settings
         print(f"captures: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ everything that reads the fetch batches (day_close_job). Each is a run in the in
 in the UI and re-executable there. Days run one after another, each after the previous closed.
 
     python -m crawl_assets.cli.cycle [--date YYYY-MM-DD] [--until YYYY-MM-DD] [--shards s00,s01] [--refetch]
+                                     [--quarantine WARC_FILE ...]
 
 A daemon must dequeue the runs: when none serves DAGSTER_HOME (data/dagster_home by default),
 the command runs `dagster dev` on a free loopback port for its own length (launcher.py).
@@ -12,6 +13,10 @@ A shard that still fails after its retries does not stop the day: the day closes
 landed, its day_report says which shards are missing, each failed run's own sentence is
 printed, and the command exits with status 1. Bad seed lines are printed before the runs; the
 day is crawled from the other seeds, and the exit status is 1 until they are corrected.
+
+The repairs its messages propose run through it too: a lost or damaged seen-URL filter of the
+day before is rebuilt from that day's URL registry first; --quarantine sets a damaged WARC
+file aside with its loss recorded (pipeline/warc_quarantine.py), so the day's close passes.
 """
 
 import argparse
@@ -21,8 +26,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from dagster import DagsterEventType, DagsterInstance, materialize
+from dagster import AssetSelection, DagsterEventType, DagsterInstance, materialize
 
 from ..crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_crawl_errors
 
@@ -43,12 +49,15 @@ from ..defs.jobs import (
     day_close_job,
     fetch_job,
     frontier_job,
+    seen_filter_job,
 )
 from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
 from ..defs.run_launcher import PROCESS_GONE
 from ..defs.run_status import failed_fetch_runs, landed_shards, no_shard_landed, retry_command
 from ..pipeline.day_order import check_in_order, check_seeds_for, previous_day
+from ..pipeline.seen_filter_files import seen_filter_lost
+from ..pipeline.warc_quarantine import quarantine_warc
 from .launcher import (
     DagsterService,
     LaunchError,
@@ -208,6 +217,8 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
         if kept := kept_because(instance, result.run_id):
             progress(f"{partition_key} was crawled before: {kept}")
 
+    if lost_filter := lost_seen_filter(crawl_settings.load().data_root, date):
+        stage(AssetSelection.assets("seen_url_filter"), lost_filter)
     stage(FRONTIER_STAGE, date)
     for shard in shards or crawl_settings.load().shard_keys():
         stage(FETCH_STAGE, str(fetch_partition_key(date, shard)))
@@ -240,14 +251,38 @@ def check_days(days: list[str], start_date: str) -> None:
                                   "a day can be crawled once it has begun")
 
 
-def check_previous_day_closed(root, first: str) -> None:
+def check_previous_day_closed(root, first: str, rebuilt: tuple[str, ...] = ()) -> None:
     """The day before `first` that was started has closed: else its frontier would wait for it
-    (previous_day_wait_s, hours) instead of telling the person at the terminal now."""
+    (previous_day_wait_s, hours) instead of telling the person at the terminal now. A close
+    output the command rebuilds first (`rebuilt`: a lost seen-URL filter) does not count."""
     earlier = previous_day(root, first)
-    if not earlier.closed:
-        raise CrawlInputError(f"{earlier.day} was started but has not closed ({', '.join(earlier.missing)} not "
+    missing = [output for output in earlier.missing if output not in rebuilt]
+    if missing:
+        raise CrawlInputError(f"{earlier.day} was started but has not closed ({', '.join(missing)} not "
                               f"written), and {first} builds on it: run `python -m crawl_assets.cli.cycle --date "
                               f"{earlier.day}` first (or day_close_job for {earlier.day} in the UI)")
+
+
+def lost_seen_filter(root, first: str) -> str | None:
+    """The day before `first` whose seen-URL filter is lost (missing or damaged, its URL
+    registry whole): the command rebuilds it (seen_filter_job) before the day's runs, so moving
+    a damaged filter away, or losing it, costs one short run instead of a day that cannot close."""
+    earlier = previous_day(root, first).day
+    return earlier if earlier is not None and seen_filter_lost(root, earlier) else None
+
+
+def rebuild_seen_filter(day: str, queue: RunQueue, progress: Callable[[str], None]) -> None:
+    progress(f"the seen-URL filter of {day} is missing or damaged: rebuilding it from the URL registry of {day}")
+    (run,) = queue.run_all([daily_spec(seen_filter_job.name, day)], 1, progress)
+    if not run.succeeded:
+        raise CycleFailed(f"{run.label} failed (run {run.run_id}): {failure_reason(queue.instance, run.run_id)}")
+
+
+def quarantine_files(root, paths: list[str], progress: Callable[[str], None]) -> None:
+    """Set each damaged WARC file aside with its loss recorded (pipeline/warc_quarantine.py),
+    before the day's runs: the day's close then builds the catalog's lost_captures view."""
+    for path in paths:
+        progress(quarantine_warc(root, Path(path)).line())
 
 
 def check_seed_files(settings: CrawlSettings, first: str, progress: Callable[[str], None]) -> int:
@@ -266,15 +301,18 @@ def today() -> str:
 
 def run_days(days: list[str], shards: list[str] | None = None,
              progress: Callable[[str], None] = print, refetch: bool = False,
-             before_day: Callable[[str], None] = lambda day: None) -> list[CycleReport]:
+             before_day: Callable[[str], None] = lambda day: None, quarantine: list[str] = ()) -> list[CycleReport]:
     """Cycles for `days` in order through the instance in DAGSTER_HOME (started services
     stop at the end); raises CycleFailed, LaunchError or a CrawlError with a clear message.
-    before_day(day) runs before each day's runs are submitted (the demo moves its web's clock)."""
+    before_day(day) runs before each day's runs are submitted (the demo moves its web's clock).
+    The repairs come first: the WARC files in `quarantine` set aside, a lost seen filter rebuilt."""
     settings = load_settings()
     check_days(days, settings.start_date)
     check_in_order(settings.data_root, days[0])
-    check_previous_day_closed(settings.data_root, days[0])
+    lost_filter = lost_seen_filter(settings.data_root, days[0])
+    check_previous_day_closed(settings.data_root, days[0], ("seen_url_filter",) if lost_filter else ())
     bad_seed_lines = check_seed_files(settings, days[0], progress)
+    quarantine_files(settings.data_root, list(quarantine), progress)
     home = dagster_home()
     instance = open_instance(home)
     shards = shards or settings.shard_keys()
@@ -284,6 +322,8 @@ def run_days(days: list[str], shards: list[str] | None = None,
         progress(f"submitting runs through {service.url} "
                  f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
         queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: CLI_DRIVER})
+        if lost_filter:
+            rebuild_seen_filter(lost_filter, queue, progress)
         for day in days:
             before_day(day)
             report = submit_cycle(day, queue, shards, settings.max_parallel_shards, progress, refetch,
@@ -302,11 +342,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="fetch shards that finished before again (by default a finished shard is "
                              "not fetched twice and one cut short resumes); their older WARC files are kept aside. "
                              "Without --shards the whole day is replaced: its frontier is built again first")
+    parser.add_argument("--quarantine", action="append", default=[], metavar="WARC_FILE",
+                        help="first set this damaged WARC file aside (under the data root's quarantine/), keeping "
+                             "its whole records in place and listing the lost ones in the catalog's lost_captures "
+                             "view, so the days' closes pass again; as a damaged-file message proposes (repeatable)")
     args = parser.parse_args(argv)
     try:
         days = days_between(args.date, args.until or args.date)
         reports = run_days(days, args.shards.split(",") if args.shards else None,
-                           progress=lambda line: print(line, flush=True), refetch=args.refetch)
+                           progress=lambda line: print(line, flush=True), refetch=args.refetch,
+                           quarantine=args.quarantine)
     except (CycleFailed, LaunchError, CrawlError) as exc:
         print(f"cycle failed: {exc}", file=sys.stderr)
         return 1

@@ -42,6 +42,11 @@ seen_job = define_asset_job(
     "seen_job", selection=AssetSelection.assets("url_registry", "seen_url_filter"),
     partitions_def=daily_partitions)
 
+# The seen-URL filter alone, rebuilt from the day's URL registry: the repair of a lost filter
+# (cli/cycle.py runs it before a day whose previous day's filter is missing or damaged).
+seen_filter_job = define_asset_job(
+    "seen_filter_job", selection=AssetSelection.assets("seen_url_filter"), partitions_def=daily_partitions)
+
 dedup_job = define_asset_job(
     "dedup_job", selection=AssetSelection.assets("simhash_index", "near_duplicate_clusters"),
     partitions_def=daily_partitions)
@@ -49,4 +54,4 @@ dedup_job = define_asset_job(
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"),
                                 partitions_def=daily_partitions)
 
-ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, dedup_job, catalog_job]
+ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, seen_filter_job, dedup_job, catalog_job]

@@ -58,6 +58,7 @@ PARTITIONED_VIEWS = {
     "change_evidence": ("change_evidence", "SELECT * FROM src"),  # sitemap and feed dates
     "render_decisions": ("render_decisions", "SELECT * FROM src"),  # the render tier's, per host and day
     "captures": ("warc", "SELECT * FROM src"),  # the WARC files' capture indexes (warc_index.py)
+    "lost_captures": ("lost_captures", "SELECT * FROM src"),  # records of quarantined files (warc_quarantine.py)
 }
 
 # Daily full snapshots (view name -> table folder): each view shows the newest day.

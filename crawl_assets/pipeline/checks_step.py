@@ -13,7 +13,7 @@ from fastwarc.warc import ArchiveIterator as FastWarcIterator
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from ..crawler.url_policy.url_bloom import FP_SAMPLE_SIZE
-from ..storage.layout import warc_dir
+from ..storage.layout import QUARANTINE_DIR, warc_dir
 from ..storage.shared_root import connect, query_connection
 from .day_order import crawled_days
 from .fetch_step import REFETCH_TAG
@@ -108,20 +108,30 @@ FROM captures GROUP BY ALL ORDER BY ALL
 
 def warc_cut_short(path: Path, date: str, shard: str, indexed_end: int, root: Path) -> str | None:
     """The sentence for a WARC file shorter than where its index says its last record ends (cut
-    by a half copy, a disk error, another tool), or missing; None when it is whole. The fetch
-    batch's own check read it whole, so a copy of it, or fetching the shard again, restores the
-    records; a day with later days on top cannot be fetched again (day_order.check_in_order)."""
+    by a half copy, a disk error, another tool), or missing; None when it is whole."""
     size = path.stat().st_size if path.exists() else None
     if size is not None and size >= indexed_end:
         return None
     state = "is missing" if size is None else f"is cut short ({size:,} bytes)"
-    later = [day for day in crawled_days(root) if day > date]
-    remedy = (f"restore it from a copy: {date} lies beneath {later[-1]}, a later day, so it cannot be "
-              "fetched again, and without a copy those captures are lost") if later else (
-              f"restore it from a copy, or launch fetch_job for {date}|{shard} again with the run tag "
-              f"{REFETCH_TAG}=true to fetch the shard again")
     return (f"{path} {state}, but its index has records up to byte {indexed_end:,}: the captures past "
-            f"the cut cannot be read; {remedy}")
+            f"the cut cannot be read; {damaged_warc_remedy(path, date, shard, root)}")
+
+
+def damaged_warc_remedy(path: Path, date: str, shard: str, root: Path) -> str:
+    """What to do about a damaged WARC file of day `date`'s shard, each way through the cycle
+    command. The fetch batch's own check read it whole, so a copy of it, or fetching the shard
+    again, restores the records; a day with later days on top cannot be fetched again
+    (day_order.check_in_order): without a copy, the loss is recorded and the crawl goes on."""
+    quarantine = (f"record the loss and go on: run the cycle command again with --quarantine {path} (the file "
+                  f"moves under {root / QUARANTINE_DIR}, its whole records stay readable in place, the lost "
+                  "ones are listed in the catalog's lost_captures view)")
+    later = [day for day in crawled_days(root) if day > date]
+    if later:
+        return (f"restore it from a copy ({date} lies beneath {later[-1]}, a later day, so it cannot be fetched "
+                f"again), or {quarantine}")
+    return (f"restore it from a copy, or fetch the shard again: python -m crawl_assets.cli.cycle --date {date} "
+            f"--shards {shard} --refetch (in the UI: fetch_job for {date}|{shard} with the run tag "
+            f"{REFETCH_TAG}=true), or {quarantine}")
 
 
 def warc_files_whole(catalog_path: Path, root: Path) -> Verdict:

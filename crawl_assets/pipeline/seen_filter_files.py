@@ -9,7 +9,9 @@ from pathlib import Path
 
 from rbloom import Bloom
 
+from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.url_bloom import digest_file, load_filter, save_filter
+from ..storage.layout import seen_filter_file, url_registry_file
 from ..storage.shared_root import is_remote, local_copies, put_file
 
 
@@ -30,3 +32,19 @@ def read_seen_filter(path: Path) -> Bloom:
     """The filter at `path`, checked against its checksum (CrawlInputError when it fails)."""
     with local_copies(path, digest_file(path)) as folder:
         return load_filter(folder / path.name)
+
+
+def seen_filter_lost(root: Path, day: str) -> bool:
+    """Day `day`'s seen-URL filter is missing or fails its checksum while the URL registry it is
+    built from is there: a derived file, which the next cycle rebuilds from the registry
+    (cli/cycle.py) before anything reads it."""
+    path = seen_filter_file(root, day)
+    if not url_registry_file(root, day).exists():
+        return False
+    if not path.exists():
+        return True
+    try:
+        read_seen_filter(path)
+    except CrawlInputError:
+        return True
+    return False

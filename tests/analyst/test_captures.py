@@ -127,11 +127,14 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
     copy = tmp_path / "data"  # the archives (and the days' frontiers): the next day's catalog is built over them
     for table in ("warc", "frontier"):
         shutil.copytree(two_day_crawl.root / table, copy / table)
-    url = home(two_day_crawl)
-    with Captures(two_day_crawl.settings.catalog_path) as original:
+    with Captures(two_day_crawl.settings.catalog_path) as original:  # a page in the middle of its day-one file
+        file_of_home = original.captures_of(home(two_day_crawl))[0].path.name
+        in_file = original.con.execute('SELECT url FROM captures WHERE filename = $f AND warc_type = \'response\' '
+                                       'ORDER BY "offset"', {"f": file_of_home}).fetchall()
+        url = in_file[len(in_file) // 2][0]
         day_one = original.captures_of(url)[0]
     cut = copy / day_one.path.relative_to(two_day_crawl.root)
-    cut.write_bytes(cut.read_bytes()[:day_one.offset + day_one.length - 1])  # ends inside the home page
+    cut.write_bytes(cut.read_bytes()[:day_one.offset + day_one.length - 1])  # ends inside that page's record
     resources = {"crawl_settings": CrawlSettingsResource(data_root=str(copy), seeds_dir=str(tmp_path / "seeds"),
                                                          settings_files=[])}
     with instance_for_test() as instance:  # the next day's close builds the catalog and checks it
@@ -139,8 +142,10 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
                              instance=instance, resources=resources, raise_on_error=False)
         reason = cycle.failure_reason(instance, result.run_id)
     sentence = (f"{cut} is cut short ({cut.stat().st_size:,} bytes), but its index has records up to byte ")
-    remedy = (f"restore it from a copy: {DAY1} lies beneath {DAY2}, a later day, so it cannot be fetched again, "
-               "and without a copy those captures are lost")
+    remedy = (f"restore it from a copy ({DAY1} lies beneath {DAY2}, a later day, so it cannot be fetched again), "
+              f"or record the loss and go on: run the cycle command again with --quarantine {cut} (the file moves "
+              f"under {copy / 'quarantine'}, its whole records stay readable in place, the lost ones are listed in "
+              "the catalog's lost_captures view)")
     assert not result.success and reason.startswith(f"check warc_files_whole failed: {sentence}"), reason
     assert remedy in reason and "more" not in reason, reason  # the one damaged file
 
@@ -151,3 +156,45 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
     assert "DAMAGED" not in day_two_line  # day two's file is whole
     (line,) = [line for line in err.splitlines() if line.startswith("captures: ")]  # not Dagster's log lines
     assert line.startswith(f"captures: {sentence}") and remedy in line, err
+
+    # show and export check the record they read: a cut one is refused with the file and what to
+    # do (they printed a shortened body and exited 0), and the export leaves no file behind.
+    catalog = str(copy / "crawl.duckdb")
+    assert command.main(["--catalog", catalog, "show", url, "--date", DAY1]) == 1
+    out, err = capsys.readouterr()
+    damage = (f"captures: the capture of {url} cannot be read whole: {cut} at offset {day_one.offset:,}: the file "
+              f"ends at byte {cut.stat().st_size:,}, inside the record (which ends at byte "
+              f"{day_one.offset + day_one.length:,}): the file was cut short; restore it from a copy ({DAY1} lies "
+              f"beneath {DAY2}, a later day, so it cannot be fetched again), or record the loss and go on: run the "
+              f"cycle command again with --quarantine {cut} ")
+    assert out == "" and err.startswith(damage), err
+    exported = tmp_path / "home.warc.gz"
+    query = f"SELECT * FROM captures WHERE url = '{url}'"
+    assert command.main(["--catalog", catalog, "export", query, str(exported)]) == 1
+    assert capsys.readouterr().err.startswith(damage) and not list(tmp_path.glob("home.warc.gz*"))
+
+    # The repair the sentence proposes: the file set aside, its whole records kept in place, the
+    # loss recorded in the catalog; the next close passes again.
+    with Captures(copy / "crawl.duckdb") as damaged:
+        in_file = damaged.con.execute('SELECT url, "offset" + length FROM captures WHERE filename = $f ORDER BY 2',
+                                      {"f": cut.name}).fetchall()
+    kept = [u for u, end in in_file if end <= cut.stat().st_size]
+    lines = []
+    cycle.quarantine_files(copy, [str(cut)], lines.append)
+    moved = copy / "quarantine" / cut.relative_to(copy)
+    assert lines == [f"quarantined {cut}: moved to {moved}; {len(kept)} whole record(s) kept in place, "
+                     f"{len(in_file) - len(kept)} lost (listed in the catalog's lost_captures view once the day closes)"]
+    assert kept and moved.exists()
+    assert_warcio_check_passes(cut)  # the records before the cut, byte for byte at their offsets
+    with instance_for_test() as instance:
+        assert materialize(ALL_ASSETS, selection=[AssetKey("crawl_catalog")], partition_key=DAY2,
+                           instance=instance, resources=resources, raise_on_error=False).success
+    with Captures(copy / "crawl.duckdb") as repaired:
+        lost = repaired.con.execute("SELECT url, reason, readable_there FROM lost_captures WHERE url = $u",
+                                    {"u": url}).fetchall()
+        assert lost == [(url, "cut off", False)]
+        before = repaired.read(next(c for c in repaired.captures_of(kept[0]) if c.path == cut))
+        assert before.body  # a capture before the cut reads as before
+    assert command.main(["--catalog", catalog, "show", url, "--date", DAY1]) == 2
+    assert f"no capture of {url} on {DAY1}: its capture of {DAY1} was lost with the quarantined WARC file " \
+           f"{cut.name} (cut off; " in capsys.readouterr().err

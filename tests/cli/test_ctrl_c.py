@@ -4,7 +4,7 @@ from crawl_assets.cli import cycle
 
 
 def test_ctrl_c_of_a_cycle_prints_one_sentence(monkeypatch, capsys):
-    def interrupted(days, shards, progress, refetch):
+    def interrupted(days, shards, progress, refetch, quarantine):
         raise KeyboardInterrupt  # as the user's Ctrl-C while runs are followed
 
     monkeypatch.setattr(cycle, "run_days", interrupted)

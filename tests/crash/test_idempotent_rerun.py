@@ -71,6 +71,6 @@ def test_the_command_line_asks_for_a_refetch_with_the_tag_the_asset_reads(monkey
     assert cycle.fetch_spec(DAY, "s00", refetch=True).tags[REFETCH_TAG] == "true"
     assert REFETCH_TAG not in cycle.fetch_spec(DAY, "s00").tags
     asked = []
-    monkeypatch.setattr(cycle, "run_days", lambda days, shards, progress, refetch: asked.append(refetch) or [])
+    monkeypatch.setattr(cycle, "run_days", lambda days, shards, progress, refetch, quarantine: asked.append(refetch) or [])
     assert cycle.main(["--refetch"]) == 0 and cycle.main([]) == 0
     assert asked == [True, False]

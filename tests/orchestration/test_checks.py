@@ -96,8 +96,12 @@ def test_warc_files_shorter_than_their_index_or_missing_are_named(tmp_path):
     cut, gone = verdict.examples
     assert cut.startswith(f"{index / 'cut.warc.gz'} is cut short (119 bytes), but its index has records up to byte 120: ")
     assert gone.startswith(f"{index / 'gone.warc.gz'} is missing, but its index has records up to byte 10: ")
-    assert cut.endswith("the captures past the cut cannot be read; restore it from a copy, or launch "
-                        "fetch_job for 2026-11-20|s01 again with the run tag recrawl/refetch=true to fetch the shard again")
+    assert cut.endswith("the captures past the cut cannot be read; restore it from a copy, or fetch the shard again: "
+                        "python -m crawl_assets.cli.cycle --date 2026-11-20 --shards s01 --refetch (in the UI: fetch_job "
+                        "for 2026-11-20|s01 with the run tag recrawl/refetch=true), or record the loss and go on: run "
+                        f"the cycle command again with --quarantine {index / 'cut.warc.gz'} (the file moves under "
+                        f"{tmp_path / 'quarantine'}, its whole records stay readable in place, the lost ones are listed "
+                        "in the catalog's lost_captures view)")
     (index / "cut.warc.gz").write_bytes(b"x" * 120)
     (index / "gone.warc.gz").write_bytes(b"x" * 10)
     assert checks_step.warc_files_whole(catalog, tmp_path).passed

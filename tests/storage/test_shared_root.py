@@ -173,7 +173,7 @@ def test_capture_look_ups_read_the_records_from_the_bucket(both_runs, web):
         assert len(found) == len(expected) == len(DAYS)  # a response, then a revisit
         assert all(str(c.path).startswith(f"s3://{BUCKET}/recrawl/warc/") for c in found)
         for mine, theirs in zip(expected, found):
-            record, _ = read_record(theirs)
+            record, _ = read_record(theirs, remote.data_root)
             assert record.rec_headers.get_header("WARC-Target-URI") == home
             assert (theirs.warc_type, theirs.digest) == (mine.warc_type, mine.digest)
         served, served_here = there.capture(home, DAYS[-1]), here.capture(home, DAYS[-1])

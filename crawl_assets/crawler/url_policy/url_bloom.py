@@ -57,8 +57,9 @@ def save_filter(bloom: Bloom, path: Path) -> None:
 def load_filter(path: Path) -> Bloom:
     """The filter saved at path; CrawlInputError when the file is truncated or corrupt."""
     path = Path(path)
-    redo = (f"materialise seen_url_filter for {path.parent.name.removeprefix('date=')} again "
-            "(it is rebuilt from the URL registry), or move the file away")
+    day = path.parent.name.removeprefix("date=")
+    redo = (f"run the cycle command again, which rebuilds it from the URL registry of {day} first (or "
+            f"materialise seen_url_filter for {day} in the UI)")
     digest = digest_file(path)
     if digest.exists() and hashlib.sha256(path.read_bytes()).hexdigest() != digest.read_text().strip():
         raise CrawlInputError(f"the seen-URL filter {path} does not match its checksum "
