@@ -233,8 +233,10 @@ class TlsWeb:
         await self._stop.wait()
         for server in servers:
             server.close()
-        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+        handlers = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in handlers:
             task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
     async def _hang(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
