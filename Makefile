@@ -8,7 +8,7 @@ DEMO_SETTINGS := settings/demo.toml
 # `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
 SETTINGS ?=
 
-.PHONY: setup system-packages chromium replay-tools cluster-tools demo test ui crawl demoweb clean
+.PHONY: setup system-packages chromium replay-tools cluster-tools demo test mutants ui crawl demoweb clean
 
 # uv (from PyPI, into .venv) installs every venv: it fetches and unpacks in parallel, several
 # times pip's speed on a clean clone. .venv keeps pip, so `pip install -e '.[dev,bench]'` works too.
@@ -78,6 +78,14 @@ test:
 	$(MAKE) -j4 setup system-packages replay-tools cluster-tools
 	$(BIN)/python -m compileall -q -j 0 tests
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=15
+
+# Mutation testing (mutmut 3.x, the dev extra) of the modules where the rules live, or of
+# MODULES="crawl_assets/.../x.py ...": each module mutated alone and run against its own test
+# files (tests/mutation/mutants.py), then each module's score and its surviving mutants. CPU
+# heavy (minutes a module): not part of `make test`. README's Development section says more.
+MODULES ?=
+mutants: setup
+	$(BIN)/python tests/mutation/mutants.py $(MODULES)
 
 # The Dagster UI on http://127.0.0.1:$(UI_PORT); run history persists in data/dagster_home.
 # Ctrl-C, SIGINT and SIGTERM stop it, started in the foreground or with `&` (SIGINT ignored):

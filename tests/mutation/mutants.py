@@ -1,0 +1,145 @@
+"""Mutation testing of the modules where the crawler's rules live, one module at a time, each
+against the narrowest test files that cover it (`make mutants`, README's Development section).
+
+    python tests/mutation/mutants.py [MODULE ...]
+
+MODULE: a path such as crawl_assets/crawler/fetching/politeness.py; without any, RULE_MODULES.
+For each module mutmut (3.x) runs in a scratch folder of its own, .mutants/<module>/ (git
+ignores it): only that module is mutated, and only its test files run (TESTS below; a module
+not listed there gets the test files that import it). mutmut first records which of those
+tests call each function, then runs, for each mutant, only the tests that reach it. Each
+module's score (killed of all mutants: a timeout counts as killed, a mutant no test reaches as
+a survivor) and its surviving mutants, with their diffs, are printed and kept in
+.mutants/<module>/survivors.txt; a module already run is resumed, not started over (delete its
+folder to start again). MUTANT_JOBS (default 1) mutants run at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRATCH = ROOT / ".mutants"
+BIN = Path(sys.executable).parent
+# What the tests read besides the package (mutmut copies tests/ and pyproject.toml itself);
+# of data/, the blocklist alone (a crawl's outputs may lie beside it).
+ALSO_COPY = ["demoweb", "sensors", "settings", "recrawl.toml", "dagster.yaml", "workspace.yaml", "data/blocklist.txt"]
+KILLED = {"killed", "timeout"}
+
+# The modules where the rules live, and the test files that pin each (the narrowest set that
+# covers it: end-to-end tests would cover more, at minutes a mutant).
+_URL = "tests/crawler/url_policy/"
+_FETCH = "tests/crawler/fetching/"
+_STATS = "tests/pipeline/change_stats/"
+_PRIO = "tests/pipeline/priorities/"
+TESTS: dict[str, list[str]] = {
+    "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
+    "crawl_assets/crawler/url_policy/robots.py": [_URL + "test_robots.py"],
+    "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],
+    "crawl_assets/crawler/url_policy/sharding.py": [_URL + "test_sharding.py"],
+    "crawl_assets/crawler/url_policy/addresses.py": [_URL + "test_addresses.py"],
+    "crawl_assets/crawler/fetching/politeness.py": [_FETCH + "test_politeness.py", _FETCH + "test_visit_state.py"],
+    "crawl_assets/crawler/fetching/workbench.py": [_FETCH + "test_workbench.py"],
+    "crawl_assets/crawler/fetching/answer_policy.py": [_FETCH + "test_answer_policy.py"],
+    "crawl_assets/pipeline/change_stats/change_rate_estimators.py": [_STATS + "test_change_rate_estimators.py"],
+    "crawl_assets/pipeline/change_stats/host_events.py": [_STATS + "test_host_events.py"],
+    "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_stats.py"],
+    "crawl_assets/pipeline/priorities/refresh_allocation.py": [_PRIO + "test_priorities.py"],
+    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py"],
+    "crawl_assets/pipeline/priorities/day_plan.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py",
+                                                     _PRIO + "test_host_importance.py"],
+    "crawl_assets/cli/launcher.py": ["tests/cli/test_daemon_liveness.py"],
+    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py"],
+    "crawl_assets/defs/run_launcher.py": ["tests/defs/test_run_launcher.py"],
+    "crawl_assets/crawler/rendering/render_decision.py": ["tests/crawler/rendering/test_render_decision.py"],
+}
+RULE_MODULES = list(TESTS)
+
+
+def tests_for(module: str) -> list[str]:
+    """TESTS' files for the module, else every test file that imports it."""
+    if module in TESTS:
+        return TESTS[module]
+    dotted = module.removesuffix(".py").replace("/", ".")
+    name = re.compile(rf"^\s*(from {re.escape(dotted)} import|import {re.escape(dotted)}\b)", re.M)
+    found = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py") if name.search(p.read_text()))
+    if not found:
+        sys.exit(f"no test file imports {dotted}: name the module's tests in TESTS ({Path(__file__).relative_to(ROOT)})")
+    return found
+
+
+def scratch_for(module: str, tests: list[str]) -> Path:
+    """The module's scratch folder: links to the project's files, and a pyproject.toml whose
+    [tool.mutmut] names the module and its tests (pytest's own settings kept)."""
+    folder = SCRATCH / module.removesuffix(".py").replace("/", ".")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ["crawl_assets", "tests", *ALSO_COPY]:
+        link = folder / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to(ROOT / name)
+    also_copy = sorted({name.split("/")[0] for name in ALSO_COPY})  # folders copied whole: data/ holds the link alone
+    settings = {
+        "source_paths": ["crawl_assets"], "only_mutate": [module], "also_copy": also_copy,
+        "pytest_add_cli_args_test_selection": tests, "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q"],
+    }
+    lines = [f"{key} = {toml_value(value)}" for key, value in settings.items()]
+    (folder / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + "\n[tool.mutmut]\n" + "\n".join(lines) + "\n")
+    return folder
+
+
+def toml_value(value) -> str:
+    return "[" + ", ".join(f'"{item}"' for item in value) + "]" if isinstance(value, list) else f'"{value}"'
+
+
+def mutmut(folder: Path, *args: str, **options) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "mutmut"), *args], cwd=folder, text=True, **options)
+
+
+def run_module(module: str) -> tuple[int, int, list[str]]:
+    """Mutate `module` and run its tests on each mutant: (killed, mutants, survivors' diffs)."""
+    if not (ROOT / module).is_file():
+        sys.exit(f"{module}: no such file (give modules as paths from the project's root)")
+    tests = tests_for(module)
+    folder = scratch_for(module, tests)
+    print(f"== {module}: mutmut on {len(tests)} test file(s): {' '.join(tests)}", flush=True)
+    jobs = os.environ.get("MUTANT_JOBS", "1")
+    with open(folder / "run.log", "w") as log:
+        ran = mutmut(folder, "run", "--max-children", jobs, stdout=log, stderr=subprocess.STDOUT)
+    if ran.returncode != 0:
+        sys.exit(f"{module}: mutmut stopped (exit {ran.returncode}): see {folder / 'run.log'}")
+    listed = mutmut(folder, "results", "--all", "true", capture_output=True).stdout
+    status = dict(line.strip().rsplit(": ", 1) for line in listed.splitlines() if ": " in line)
+    prefix = module.removesuffix(".py").replace("/", ".") + "."
+    status = {name: state for name, state in status.items() if name.startswith(prefix)}
+    survivors = sorted(name for name, state in status.items() if state not in KILLED)
+    diffs = [mutmut(folder, "show", name, capture_output=True).stdout.strip() + f"\n({status[name]})"
+             for name in survivors]
+    (folder / "survivors.txt").write_text("\n\n".join(diffs) + "\n")
+    killed = len(status) - len(survivors)
+    return killed, len(status), diffs
+
+
+def main(modules: list[str]) -> int:
+    if shutil.which("mutmut", path=str(BIN)) is None:
+        sys.exit("mutmut is missing from .venv: `make setup` installs the dev extra")
+    scores = []
+    for module in modules or RULE_MODULES:
+        killed, total, diffs = run_module(module)
+        for diff in diffs:
+            print(diff, end="\n\n")
+        score = f"{module}: {killed}/{total} mutants killed ({100 * killed / total:.0f} %), {total - killed} survived" \
+            if total else f"{module}: no mutant"
+        print(score, flush=True)
+        scores.append(score)
+    print("\n".join(["", "mutation scores (survivors: .mutants/<module>/survivors.txt):", *scores]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
