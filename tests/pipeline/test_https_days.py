@@ -6,6 +6,7 @@ page has one URL, and the day report counts the TLS failures by name."""
 import dataclasses
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from crawl_assets.crawler.url_policy.url_bloom import save_filter
@@ -17,7 +18,7 @@ from crawl_assets.pipeline.registry_step import build_registry, build_seen_filte
 from crawl_assets.pipeline.report.report_step import day_report, summary_markdown
 from crawl_assets.storage.layout import (dropped_file, fetch_log_file, frontier_file, links_file, seen_filter_file,
                                          url_registry_file, warc_dir, write_parquet_atomic)
-from crawl_files import settings_for, write_seeds
+from crawl_files import fetch_row, settings_for, write_fetch_log, write_links, write_seeds
 from tls_web import TlsWeb
 
 DAYS = ["2026-12-01", "2026-12-02"]
@@ -92,3 +93,24 @@ def test_the_day_report_counts_the_tls_failures_by_name(days):
                                    StatusClass.TLS_PROTOCOL_ERROR: 1}
     assert report.status_classes[StatusClass.CONNECT_TIMEOUT] == 1  # not a TLS failure: no connection
     assert "5 URLs lost to TLS failures (" in summary_markdown(report)
+
+
+def test_a_plan_that_names_both_forms_of_a_page_gives_the_frontier_its_https_url_once(tmp_path):
+    """A plan made before its host was known for https (or from fetch logs of both forms)."""
+    settings = settings_for(tmp_path)
+    write_seeds(tmp_path, ["http://s.test/", "http://other.test/"])
+    write_links(tmp_path, "2026-11-28", [("http://s.test/", "http://s.test/p", 1), ("http://s.test/", "https://s.test/p", 1),
+                                         ("http://s.test/", "http://other.test/q", 1)])
+    # s.test answered its http home with a 301 to the https twin: known for https from then on.
+    write_fetch_log(tmp_path, "2026-11-28", [
+        fetch_row("http://s.test/", "2026-11-28T01:00:00", status=301, status_class="redirect",
+                  redirect_to="https://s.test/"),
+        fetch_row("http://other.test/", "2026-11-28T01:00:00", status=301, status_class="redirect",
+                  redirect_to="https://www.other.test/")])  # another host: not its twin
+    plan = pa.table({"url": ["http://s.test/p", "https://s.test/p", "http://s.test/", "http://other.test/q",
+                             "http://other.test/"],
+                     "planned": [True, True, True, True, False], "plan_rank": pa.array([3, 1, 2, 4, None], pa.int64()),
+                     "level": pa.array([2, 1, 1, 3, None], pa.int32())})
+    result = build_frontier(settings, history_before(tmp_path, "2026-11-29"), plan)
+    rows = list(zip(*(result.table.column(c).to_pylist() for c in ("url", "priority"))))
+    assert rows == [("https://s.test/p", 1), ("https://s.test/", 1), ("http://other.test/q", 3)]
