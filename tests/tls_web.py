@@ -110,6 +110,7 @@ class Hit:
     status: int
     connection: int
     sni: str | None
+    alpn: str | None  # the protocol the TLS handshake settled on (the server offers h2 first)
 
 
 class TlsWeb:
@@ -176,6 +177,7 @@ class TlsWeb:
         for host, cert in issued.items():
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             cert.configure_cert(context)
+            context.set_alpn_protocols(["h2", "http/1.1"])  # as most servers do: HTTP/2 if the client offers it
             contexts[name(host)] = context
         return contexts
 
@@ -183,6 +185,7 @@ class TlsWeb:
         by_name = self._contexts()
         default = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ca.issue_cert("no-sni.tls.test").configure_cert(default)  # what a client without SNI gets
+        default.set_alpn_protocols(["h2", "http/1.1"])
 
         def choose(ssl_object, server_name, _context):
             with self._lock:
@@ -252,6 +255,7 @@ class TlsWeb:
                 connection = self._connections
             ssl_object = writer.get_extra_info("ssl_object")
             sni = self._sni_of.get(id(ssl_object)) if ssl_object else None
+            alpn = ssl_object.selected_alpn_protocol() if ssl_object else None
             try:
                 first = await reader.readexactly(1) if scheme == "http" else b""
                 if first == b"\x16":  # a TLS ClientHello: answered as an HTTP server answers bytes that are no request
@@ -260,7 +264,7 @@ class TlsWeb:
                 while True:
                     head = first + await reader.readuntil(b"\r\n\r\n")
                     first = b""
-                    if not await self._answer(scheme, head, writer, connection, sni):
+                    if not await self._answer(scheme, head, writer, connection, sni, alpn):
                         break
             except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
                 pass
@@ -269,7 +273,7 @@ class TlsWeb:
         return handle
 
     async def _answer(self, scheme: str, head: bytes, writer: asyncio.StreamWriter, connection: int,
-                      sni: str | None) -> bool:
+                      sni: str | None, alpn: str | None) -> bool:
         lines = head.decode("latin-1").split("\r\n")
         method, target, _version = lines[0].split(" ", 2)
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
@@ -289,7 +293,7 @@ class TlsWeb:
             if scheme == "https" and site.hsts:
                 extra = [*extra, ("Strict-Transport-Security", HSTS_HEADER)]
         with self._lock:
-            self.hits.append(Hit(host, scheme, target, status, connection, sni))
+            self.hits.append(Hit(host, scheme, target, status, connection, sni, alpn))
         if status == 0:
             await asyncio.sleep(3600)  # (cancelled when the client goes or the web stops)
         reason = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}[status]

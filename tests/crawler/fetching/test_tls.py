@@ -63,12 +63,14 @@ def test_each_tls_failure_has_its_own_name_and_a_connect_timeout_is_not_a_timeou
     assert counts == Counter(c for c in expected.values() if c in TLS_FAILURES)
 
 
-def test_the_hosts_that_pass_are_asked_with_sni_over_one_kept_alive_connection(web, batch):
+def test_the_hosts_that_pass_are_asked_with_sni_and_http_1_1_over_one_kept_alive_connection(web, batch):
     _, rows = batch
     for url in ("https://valid.tls.test/", "https://valid.tls.test/a.html", "https://valid.tls.test/b.html"):
         assert rows[url].status_class == StatusClass.OK and rows[url].status == 200
     valid = web.hits_of("valid")
     assert {hit.sni for hit in valid} == {name("valid")} and {hit.scheme for hit in valid} == {"https"}
+    # HTTP/1.1, said in ALPN, though the server would rather speak h2 (README, "HTTP/2").
+    assert {hit.alpn for hit in valid} == {"http/1.1"}
     # Kept alive: robots.txt and the pages over one connection, a second only after the page
     # that was never answered cut the first.
     per_connection = Counter(hit.connection for hit in valid)
