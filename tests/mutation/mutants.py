@@ -10,8 +10,9 @@ not listed there gets the test files that import it). mutmut first records which
 tests call each function, then runs, for each mutant, only the tests that reach it. Each
 module's score (killed of all mutants: a timeout counts as killed, a mutant no test reaches as
 a survivor) and its surviving mutants, with their diffs, are printed and kept in
-.mutants/<module>/survivors.txt; a module already run is resumed, not started over (delete its
-folder to start again). MUTANT_JOBS (default 1) mutants run at a time.
+.mutants/<module>/survivors.txt. A module whose source or test files changed since its last
+run starts over; one cut short resumes (delete its folder to start it over whatever changed).
+MUTANT_JOBS (default 1) mutants run at a time.
 """
 
 from __future__ import annotations
@@ -32,31 +33,31 @@ ALSO_COPY = ["demoweb", "sensors", "settings", "recrawl.toml", "dagster.yaml", "
 KILLED = {"killed", "timeout"}
 
 # The modules where the rules live, and the test files that pin each (the narrowest set that
-# covers it: end-to-end tests would cover more, at minutes a mutant).
+# covers it: end-to-end tests would cover more, at minutes a mutant); quick ones first.
 _URL = "tests/crawler/url_policy/"
 _FETCH = "tests/crawler/fetching/"
 _STATS = "tests/pipeline/change_stats/"
 _PRIO = "tests/pipeline/priorities/"
 TESTS: dict[str, list[str]] = {
-    "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
-    "crawl_assets/crawler/url_policy/robots.py": [_URL + "test_robots.py"],
-    "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],
-    "crawl_assets/crawler/url_policy/sharding.py": [_URL + "test_sharding.py"],
-    "crawl_assets/crawler/url_policy/addresses.py": [_URL + "test_addresses.py"],
+    "crawl_assets/crawler/rendering/render_decision.py": ["tests/crawler/rendering/test_render_decision.py"],
+    "crawl_assets/defs/run_launcher.py": ["tests/defs/test_run_launcher.py"],
+    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py"],
+    "crawl_assets/cli/launcher.py": ["tests/cli/test_daemon_liveness.py"],
     "crawl_assets/crawler/fetching/politeness.py": [_FETCH + "test_politeness.py", _FETCH + "test_visit_state.py"],
     "crawl_assets/crawler/fetching/workbench.py": [_FETCH + "test_workbench.py"],
     "crawl_assets/crawler/fetching/answer_policy.py": [_FETCH + "test_answer_policy.py"],
-    "crawl_assets/pipeline/change_stats/change_rate_estimators.py": [_STATS + "test_change_rate_estimators.py"],
     "crawl_assets/pipeline/change_stats/host_events.py": [_STATS + "test_host_events.py"],
-    "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_stats.py"],
-    "crawl_assets/pipeline/priorities/refresh_allocation.py": [_PRIO + "test_priorities.py"],
-    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py"],
+    "crawl_assets/pipeline/change_stats/change_rate_estimators.py": [_STATS + "test_change_rate_estimators.py"],
+    "crawl_assets/crawler/url_policy/sharding.py": [_URL + "test_sharding.py"],
+    "crawl_assets/crawler/url_policy/addresses.py": [_URL + "test_addresses.py"],
     "crawl_assets/pipeline/priorities/day_plan.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py",
                                                      _PRIO + "test_host_importance.py"],
-    "crawl_assets/cli/launcher.py": ["tests/cli/test_daemon_liveness.py"],
-    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py"],
-    "crawl_assets/defs/run_launcher.py": ["tests/defs/test_run_launcher.py"],
-    "crawl_assets/crawler/rendering/render_decision.py": ["tests/crawler/rendering/test_render_decision.py"],
+    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py"],
+    "crawl_assets/pipeline/priorities/refresh_allocation.py": [_PRIO + "test_priorities.py"],
+    "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_stats.py"],
+    "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],
+    "crawl_assets/crawler/url_policy/robots.py": [_URL + "test_robots.py"],
+    "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
 }
 RULE_MODULES = list(TESTS)
 
@@ -77,6 +78,9 @@ def scratch_for(module: str, tests: list[str]) -> Path:
     """The module's scratch folder: links to the project's files, and a pyproject.toml whose
     [tool.mutmut] names the module and its tests (pytest's own settings kept)."""
     folder = SCRATCH / module.removesuffix(".py").replace("/", ".")
+    last_run = folder / "run.log"
+    if last_run.exists() and max(os.path.getmtime(ROOT / f) for f in [module, *tests]) > last_run.stat().st_mtime:
+        shutil.rmtree(folder)  # the module or its tests changed since: its mutants and results are stale
     folder.mkdir(parents=True, exist_ok=True)
     for name in ["crawl_assets", "tests", *ALSO_COPY]:
         link = folder / name
