@@ -65,7 +65,7 @@ def test_recrawl_toml_documents_every_setting_with_its_default(tmp_path):
     "trap_refused_ratio = -0.5", "trap_refused_ratio = nan", "trap_refused_ratio = inf",
     'trap_refused_ratio = "x"', "trap_refused_ratio = [0.1]", "work_dir = 7", 'work_dir = "s3://b/w"',
     'data_root = "nosuchfs://bucket/x"', "data_root = 5", 'change_definition = "bytes"', "change_definition = 1",
-    "listing_reserve_share = 1.5",
+    "listing_reserve_share = 1.5", 'ca_bundle_mode = "merge"', "ca_bundle = 3", 'ca_bundle = "s3://b/ca.pem"',
 ])
 def test_a_wrong_value_of_a_new_setting_is_refused_by_name(line, tmp_path):
     bad = tmp_path / "bad.toml"
@@ -150,3 +150,12 @@ def test_a_wrong_type_or_an_unknown_table_is_refused_by_name(text, words, tmp_pa
     with pytest.raises(SettingsError) as refused:
         load_settings(bad, use_env=False)
     assert str(refused.value).startswith(f"{bad}: ") and words in str(refused.value), refused.value
+
+
+def test_the_ca_bundle_is_a_path_relative_to_the_project_or_unset(tmp_path):
+    settings = tmp_path / "tls.toml"
+    settings.write_text('[crawl]\nca_bundle = "certs/company-ca.pem"\nca_bundle_mode = "replace"\n')
+    loaded = load_settings(settings, use_env=False)
+    assert (loaded.ca_bundle, loaded.ca_bundle_mode) == (PROJECT_ROOT / "certs" / "company-ca.pem", "replace")
+    settings.write_text('[crawl]\nca_bundle = ""\n')
+    assert load_settings(settings, use_env=False).ca_bundle is None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import ssl
+from collections.abc import Mapping
 from pathlib import Path
 
 import certifi
@@ -36,7 +37,7 @@ class TrustStoreError(CrawlInputError):
 
 
 def client_context(ca_bundle: Path | None = None, mode: str = "add",
-                   environ: os._Environ | dict | None = None) -> ssl.SSLContext:
+                   environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
     """The client context of a batch: certificates checked against the trust store (see the
     module's comment), host names checked, HTTP/1.1 offered by ALPN."""
     environ = os.environ if environ is None else environ
