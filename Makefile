@@ -41,17 +41,19 @@ demo: setup chromium
 # System pieces the tests drive: Debian's chromium for the UI test (Playwright uses it; it
 # never downloads a browser of its own), PostgreSQL and Redis for the cluster test (it starts
 # its own servers on loopback; none is left running). Installed with apt-get when missing (CI
-# runs as root).
+# runs as root); deploy/apt-install waits (at most 10 minutes, saying so) while another
+# install holds apt's lock, then says which lock is held.
+APT_INSTALL := deploy/apt-install
 system-packages: chromium
 	@{ ls /usr/lib/postgresql/*/bin/initdb && command -v redis-server; } >/dev/null 2>&1 || { \
 	  echo "installing Debian's postgresql and redis-server for the cluster test"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; }
+	  $(APT_INSTALL) postgresql redis-server >/dev/null; }
 
 # Debian's chromium alone: the render tier (make demo renders the demo web's script-only hosts).
 chromium:
 	@command -v chromium >/dev/null || { \
 	  echo "installing Debian's chromium for the render tier and the UI test"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	  $(APT_INSTALL) chromium >/dev/null; }
 
 # dagster-postgres and dagster-celery (the `cluster` extra) in .venv: each of their releases pins
 # one dagster release exactly, and the project pins that release (docs/SCALE.md).
