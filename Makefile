@@ -7,6 +7,10 @@ DAGSTER_HOME := $(CURDIR)/data/dagster_home
 DEMO_SETTINGS := settings/demo.toml
 # `make ui SETTINGS=settings/demo.toml` runs the UI against the demo web.
 SETTINGS ?=
+# With the demo's settings, the UI also reads the start_date `make demo` wrote in its data root
+# (crawl_assets/cli/demo.py: its daily partitions are the demo's days).
+DEMO_START := data/demo/start_date.toml
+UI_SETTINGS = $(SETTINGS)$(if $(and $(filter $(DEMO_SETTINGS),$(SETTINGS)),$(wildcard $(DEMO_START))),:$(CURDIR)/$(DEMO_START))
 
 .PHONY: setup system-packages chromium replay-tools cluster-tools demo test mutants ui crawl demoweb clean
 
@@ -95,7 +99,7 @@ mutants: setup
 # gives dagster dev a default SIGINT, stops it when make dies, and removes its daemon's heartbeats.
 UI_PORT ?= 3000
 ui: setup
-	exec env DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(SETTINGS) $(BIN)/python -m crawl_assets.cli.supervisor \
+	exec env DAGSTER_HOME=$(DAGSTER_HOME) RECRAWL_SETTINGS=$(UI_SETTINGS) $(BIN)/python -m crawl_assets.cli.supervisor \
 	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
 
 # One cycle over your own seed lists (data/seeds/*.txt) with the real-crawl settings.

@@ -11,6 +11,7 @@ again on the same day; a real crawl's data/ is not touched.
 
 import argparse
 import datetime as dt
+import os
 import shlex
 import shutil
 import sys
@@ -24,7 +25,7 @@ from ..crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_c
 if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
-from ..crawler.settings import load_settings
+from ..crawler.settings import SETTINGS_ENV, load_settings
 from ..pipeline.report.day_figures import DayFigures, day_figures
 from .cycle import STOPPED, CycleFailed, run_days, today
 from .launcher import LaunchError
@@ -34,6 +35,10 @@ from demoweb.process import DemoWebProcess, DemoWebStartError
 DEMO_PORT = 8471
 DEMO_DAYS = 3  # a first day of discovery, then two of recrawl (about 4 minutes on two cores)
 DEMO_ROOT_NAME = "demo"  # the demo clears its data root only if the folder has this name
+# Written in the demo's data root: [crawl] start_date = the demo's first day, laid on the demo's
+# settings for its own Dagster runs, and by `make ui SETTINGS=settings/demo.toml` (Makefile), so
+# the UI's daily partitions are the demo's days, not every day since recrawl.toml's start_date.
+START_DATE_FILE = "start_date.toml"
 # The demo web: 30 ordinary hosts of 30 pages (data/seeds/demo/demo.txt), small enough for the
 # first day to find every page (max_pages_per_host is 40), so the next days recrawl rather than
 # discover; its trap and near-duplicate hosts (special_hosts.txt) and its script-only hosts
@@ -173,6 +178,18 @@ def start_over(data_root) -> None:
     shutil.rmtree(data_root, ignore_errors=True)
 
 
+def start_on(first_day: str, data_root: Path) -> Path:
+    """Write the demo's START_DATE_FILE into its data root and lay it on this process's settings
+    (RECRAWL_SETTINGS, which the Dagster processes it starts inherit); returns the file."""
+    overlay = data_root / START_DATE_FILE
+    overlay.parent.mkdir(parents=True, exist_ok=True)
+    overlay.write_text(f'# Written by `make demo`: its daily partitions start on its first day.\n'
+                       f'[crawl]\nstart_date = "{first_day}"\n')
+    layers = [p for p in os.environ.get(SETTINGS_ENV, "").split(":") if p and Path(p).name != START_DATE_FILE]
+    os.environ[SETTINGS_ENV] = ":".join([*layers, str(overlay)])
+    return overlay
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--date", default=today(), help="the last day's partition (default: today, UTC)")
@@ -184,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     web = DemoWebDays(settings.data_root / "demoweb")
     try:
         start_over(settings.data_root)
+        start_on(dates[0], settings.data_root)
         run_days(dates, progress=lambda line: print(line, flush=True), before_day=web.serve)
     except DemoWebStartError as exc:
         print(f"demo failed: {exc} (is port {DEMO_PORT} busy?)", file=sys.stderr)
