@@ -20,7 +20,8 @@ server's set_day() move it, ordinary/truth.py exports every page's true rate and
 
 Opt-in host plug-ins (special_hosts/plugins.py) are enabled by keyword: DemoWeb(hostile=True),
 DemoWeb(traps=True), DemoWeb(near_duplicates=True), DemoWeb(politeness=True),
-DemoWeb(page_signals=True), DemoWeb(frames=True), DemoWeb(spa=True); any may be combined.
+DemoWeb(page_signals=True), DemoWeb(frames=True), DemoWeb(spa=True), DemoWeb(spa_sites=True); any may be
+combined.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class DemoWeb:
         """day: the time the web is seen at, in days since EPOCH (2.5 = noon of day 2).
         validators: "mixed" (some hosts send none or a lying Last-Modified, see
         ordinary/host_traits.py) or "honest". `plugins`: one keyword per host plug-in
-        (PLUGIN_OPTIONS: hostile, traps, near_duplicates, politeness, page_signals, frames, spa); True registers that
+        (PLUGIN_OPTIONS: hostile, traps, near_duplicates, politeness, page_signals, frames, spa, spa_sites); True registers that
         plug-in's hosts."""
         unknown = set(plugins) - set(PLUGIN_OPTIONS)
         if unknown:

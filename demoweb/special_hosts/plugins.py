@@ -10,7 +10,8 @@ from .neardup_hosts import PLUGIN as NEAR_DUPLICATES
 from .politeness_hosts import PLUGIN as POLITENESS
 from .signal_hosts import PLUGIN as PAGE_SIGNALS
 from .spa_hosts import PLUGIN as SPA
+from .spa_sites import PLUGIN as SPA_SITES
 from .trap_hosts import PLUGIN as TRAPS
 
-PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS, FRAMES, SPA)
+PLUGINS: tuple[HostPlugin, ...] = (HOSTILE, TRAPS, NEAR_DUPLICATES, POLITENESS, PAGE_SIGNALS, FRAMES, SPA, SPA_SITES)
 PLUGIN_OPTIONS: tuple[str, ...] = tuple(p.option for p in PLUGINS)

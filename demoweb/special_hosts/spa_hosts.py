@@ -23,7 +23,8 @@ The hosts (every page but the items of spa-more is the same shell; /static/app.j
   spa-more    a "Load more" button: the home page lists items from /api/items?page=N, two a
               page, three pages; items past the first page appear only after clicks. The
               item pages (/item/1.html .. /item/6.html) are plain HTML linking home.
-Every shell answers with an ETag and honours If-None-Match (304). Everything is deterministic
+Every shell and script answers with an ETag and honours If-None-Match (304); the scripts carry a
+max-age (Cache-Control), the JSON no caching headers. Everything is deterministic
 for a given day of the web.
 """
 
@@ -152,11 +153,17 @@ def _shell_answer(title: str, headers: Mapping[str, str], extra_scripts: tuple[s
     return answer(make_resource(_shell(title, extra_scripts), HTML_TYPE, None), headers)
 
 
+def _static(script: bytes, headers: Mapping[str, str]) -> Response:
+    """A script as a static host serves it: an ETag and a max-age (a browser reuses it within
+    the hour without asking), 304 to a request that holds it."""
+    return answer(make_resource(script, SCRIPT_TYPE, None), headers)
+
+
 def _json_host(path: str, query: str, day: float, headers: Mapping[str, str]) -> Response | None:
     if path in ARTICLES:
         return _shell_answer(ARTICLES[path][0], headers, (BEACON,))
     if path == APP:
-        return body_response(JSON_APP.encode(), SCRIPT_TYPE)
+        return _static(JSON_APP.encode(), headers)
     key = path.removeprefix("/api/pages").removesuffix(".json")
     key = "/" if key == "/index" else key
     if path.startswith("/api/pages/") and key in ARTICLES:
@@ -169,7 +176,7 @@ def _router_host(path: str, query: str, day: float, headers: Mapping[str, str]) 
         return _shell_answer(ROUTER_SHELL_TITLE, headers)
     if path == APP:
         routes = {p: _view(*view) for p, view in ROUTES.items()}
-        return body_response((ROUTER_APP % json.dumps(routes)).encode(), SCRIPT_TYPE)
+        return _static((ROUTER_APP % json.dumps(routes)).encode(), headers)
     return None
 
 
@@ -177,7 +184,7 @@ def _more_host(path: str, query: str, day: float, headers: Mapping[str, str]) ->
     if path == "/":
         return _shell_answer("Catalogue", headers)
     if path == APP:
-        return body_response(MORE_APP.encode(), SCRIPT_TYPE)
+        return _static(MORE_APP.encode(), headers)
     if path == "/api/items":
         return _items(query)
     if path in ITEMS:

@@ -78,3 +78,32 @@ def test_the_daily_article_changes_only_in_what_its_script_loads():
     texts = [json.loads(served(web, api).body)["text"] for web in days]
     assert texts[0] == texts[1] != texts[2]
     assert texts[2].endswith(daily_edition(4))
+
+
+def test_the_magazine_sites_build_every_page_by_script_and_load_media_besides():
+    """spa_sites=True (bench/render.py): ten hosts of twenty pages, each page a shell whose
+    script writes its text and links from JSON; the script is the same bytes on every host, the
+    static files may be reused for an hour, the JSON must be revalidated."""
+    from demoweb.special_hosts.spa_sites import spa_sites
+
+    web = DemoWeb(hosts=1, pages_per_host=2, spa_sites=True)
+    sites = spa_sites(web)
+    assert len(sites) == 10 and sum(len(s.pages) for s in sites) == 200
+    scripts = set()
+    for site in sites:
+        linked = {site.home}
+        for url in site.pages:
+            shell = served(web, url)
+            assert scan_page(shell.body, url).links == [] and shell.header("ETag")
+            api = site.home.rstrip("/") + ("/api/index.json" if url == site.home else "/api" + urlsplit(url).path + ".json")
+            view = served(web, api)
+            assert view.header("Cache-Control") == "no-cache" and view.header("ETag")
+            linked |= {site.home.rstrip("/") + link["href"] for link in json.loads(view.body)["links"]}
+        assert linked == set(site.pages) and set(site.js_only) == set(site.pages) - {site.home}
+        app = served(web, site.home + "static/app.js")
+        assert app.header("Cache-Control") == "max-age=3600" and app.header("ETag")
+        scripts.add(app.body)
+        for media in site.media:
+            answer = served(web, media)
+            assert answer.status == 200 and answer.header("Content-Type").startswith(("image/", "font/", "video/"))
+    assert len(scripts) == 1
