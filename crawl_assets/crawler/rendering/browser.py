@@ -1,7 +1,10 @@
 """Headless Debian Chromium driven by Playwright (never a downloaded browser): one browser for
-a render pass, a fresh context per page (no cookies or storage carried between pages), at
-most render_pool_size pages at once. Every request of a context is routed to the crawler
-(render_page.py); the flags keep Chromium from reaching any network of its own accord.
+a render pass, at most render_pool_size pages at once, each in a tab of its own context that
+renders page after page: a new context and page for each would start a renderer process for
+each, most of a page's CPU. A page carries nothing to the next (its cookies and storage are
+cleared after it), and a tab whose page failed is closed. Every request of a context is
+routed to the crawler (render_page.py); the flags keep Chromium from reaching any network of
+its own accord.
 
 Routing sees requests, not connections: a page's <link rel=preconnect>, a WebSocket, DNS
 prefetching or WebRTC would reach the network around the crawler (its address guard and its
@@ -17,7 +20,11 @@ import socket
 from contextlib import asynccontextmanager
 
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync")
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 # A tab renders one site's page after another's: with site isolation each change
+                 # of site would start a renderer process (a sixth of a page's CPU). Nothing
+                 # across sites needs keeping apart: no page has cookies or storage of another.
+                 "--disable-site-isolation-trials")
 
 
 def sealing_args(refusing_port: int) -> list[str]:
@@ -26,9 +33,31 @@ def sealing_args(refusing_port: int) -> list[str]:
             "--host-resolver-rules=MAP * ~NOTFOUND", "--webrtc-ip-handling-policy=disable_non_proxied_udp"]
 
 
+class Tab:
+    """One of the pool's slots: a browser context with one page in it, which renders page after
+    page. Every request of the context goes to `handler` (set for each page rendered; between
+    pages every request is refused)."""
+
+    def __init__(self, context, page):
+        self.context, self.page = context, page
+        self.handler = refuse_all
+
+    async def route(self, route) -> None:
+        await self.handler(route)
+
+
+async def refuse_all(route) -> None:
+    await route.abort("blockedbyclient")
+
+
+# Run in the page just rendered: what it stored for its origin goes with it.
+FORGET_STORAGE = "() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }"
+
+
 class BrowserPool:
     def __init__(self, executable: str, size: int):
         self.executable, self.size = executable, size
+        self._idle: list[Tab] = []
         self._slots = asyncio.Semaphore(size)
         self._playwright = self._browser = None
         self._refusing: socket.socket | None = None  # bound, never listening: connections refused
@@ -57,12 +86,31 @@ class BrowserPool:
         if self._refusing is not None:
             self._refusing.close()
 
+    async def _new_tab(self) -> Tab:
+        context = await self._browser.new_context(service_workers="block")
+        tab = Tab(context, None)
+        await context.route("**/*", tab.route)
+        tab.page = await context.new_page()
+        return tab
+
     @asynccontextmanager
-    async def context(self):
-        """A fresh browser context, holding one of the pool's slots while it is open."""
+    async def page(self, handler):
+        """A page to render in, its requests answered by `handler(route)`, holding one of the
+        pool's slots. A page is reused: after it, its cookies and storage are cleared; one that
+        raised (a page whose scripts never yielded among them) is closed with its context."""
         async with self._slots:
-            context = await self._browser.new_context(service_workers="block")
+            tab = self._idle.pop() if self._idle else await self._new_tab()
+            tab.handler = handler
             try:
-                yield context
-            finally:
-                await context.close()
+                yield tab.page
+            except BaseException:
+                await tab.context.close()
+                raise
+            tab.handler = refuse_all
+            try:
+                await tab.page.evaluate(FORGET_STORAGE)
+                await tab.context.clear_cookies()
+            except Exception:  # noqa: BLE001 - a tab that cannot be reset is not reused
+                await tab.context.close()
+                return
+            self._idle.append(tab)

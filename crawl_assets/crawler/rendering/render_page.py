@@ -3,6 +3,8 @@ crawler (PoliteFetcher), or refused; let its scripts run until the network is qu
 its end and press its "load more" buttons a few rounds (content a user gets by scrolling or by
 asking: infinite scroll, a button), and keep the DOM. The page's own document is served from the
 plain fetch's answer when there is one, so rendering asks the host for the page only once.
+Images, media and fonts are not loaded (refused as "media"): they cannot change the text or the
+links, and each would be a request to the host and a record in the archive.
 
 timeout_s bounds the whole page, its scripts and clicks included: a page whose requests never
 quiet down (polling) is kept as it stands when the time is up; one whose scripts never yield
@@ -12,7 +14,6 @@ page can hold the render pass."""
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +25,24 @@ from .polite_fetch import PoliteFetcher, Refusal
 
 # Headers that describe the bytes as sent: the browser gets the decoded body.
 BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
-MORE_BUTTON = re.compile(r"\bmore\b", re.I)  # "Load more", "Show more", "More"
+# Presses the first visible button whose label has the word "more" ("Load more", "Show more",
+# "More"); whether there was one. Run in the page's own world: Playwright's selector engine
+# (get_by_role) would be injected and compiled into every page rendered, a large part of its CPU.
+PRESS_MORE = """() => {
+  const more = /\\bmore\\b/i;
+  const button = [...document.querySelectorAll('button, [role=button], input[type=button], input[type=submit]')]
+    .find(b => more.test(b.innerText || b.value || b.getAttribute('aria-label') || '') && b.getClientRects().length
+               && !b.disabled);
+  if (!button) { return false; }
+  button.scrollIntoView({block: 'center'});
+  button.click();
+  return true;
+}"""
+# The page as HTML, its doctype included (what page.content() gives, without Playwright's
+# injected script).
+DOM_HTML = """() => (document.doctype ? new XMLSerializer().serializeToString(document.doctype) + '\\n' : '')
+  + document.documentElement.outerHTML"""
+NOT_LOADED = frozenset({"image", "media", "font"})  # Playwright's resource types the text and links never need
 QUIET_S = 0.3  # a page has settled when no request was in flight for this long
 STOP_GRACE_S = 5.0  # past its timeout, a page that cannot give its DOM is abandoned
 SCROLL_NOTICE_S = 0.1  # a scroll that starts no request within this long loaded nothing
@@ -99,6 +117,10 @@ async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, docum
             result.refused.append(Refusal(request.url, "not_a_get"))
             await route.abort("blockedbyclient")
             return
+        if request.resource_type in NOT_LOADED:
+            result.refused.append(Refusal(request.url, "media"))
+            await route.abort("blockedbyclient")
+            return
         if document is not None and request.url == url:
             hop, document = document, None  # the plain fetch's answer, served once
         else:
@@ -115,31 +137,27 @@ async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, docum
     def left_s() -> float:
         return deadline - time.monotonic()
 
-    async def run_page(context) -> None:
-        await context.route("**/*", answer)
-        page = await context.new_page()
+    async def run_page(page) -> None:
         await page.goto(url, wait_until="load")
         await traffic.settled(left_s())
         for _ in range(clicks):  # a round: scrolled to the end, then "load more" pressed
             if left_s() <= 0:
                 break
             scrolled = await scroll_to_end(page, traffic, left_s)
-            button = page.get_by_role("button", name=MORE_BUTTON)
-            if left_s() > 0 and await button.count():
-                await button.first.click(timeout=max(left_s(), 0.001) * 1000)  # (0 would be no limit)
+            if left_s() > 0 and await page.evaluate(PRESS_MORE):
                 await traffic.settled(left_s())
             elif not scrolled:
                 break
-        result.dom = await page.content()
+        result.dom = await page.evaluate(DOM_HTML)
 
-    async with pool.context() as context:
-        context.set_default_timeout(timeout_s * 1000)
-        try:
-            await asyncio.wait_for(run_page(context), timeout_s + STOP_GRACE_S)
-        except asyncio.TimeoutError:
-            result.error = f"the page gave no DOM within {timeout_s + STOP_GRACE_S:g} s (its scripts never yielded)"
-        except Exception as exc:  # noqa: BLE001 - a page that cannot render is recorded as such
-            result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    try:
+        async with pool.page(answer) as page:
+            page.set_default_timeout(timeout_s * 1000)
+            await asyncio.wait_for(run_page(page), timeout_s + STOP_GRACE_S)
+    except asyncio.TimeoutError:
+        result.error = f"the page gave no DOM within {timeout_s + STOP_GRACE_S:g} s (its scripts never yielded)"
+    except Exception as exc:  # noqa: BLE001 - a page that cannot render is recorded as such
+        result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return result
 
 

@@ -101,17 +101,15 @@ def sealed_page(tmp_path_factory):
     browser_module.CHROMIUM_ARGS = (*flags, *TEST_ARGS, f"--log-net-log={netlog}")
 
     async def render() -> tuple[str, list[str], int]:
-        async with BrowserPool("/usr/bin/chromium", 1) as pool, pool.context() as context:
-            async def route(route):
-                routed.append(route.request.url)
-                if route.request.url == PAGE_URL:
-                    await route.fulfill(status=200, headers={"content-type": "text/html"},
-                                        body=page_asking_for(listeners.port))
-                else:
-                    await route.abort("blockedbyclient")
+        async def route(route):
+            routed.append(route.request.url)
+            if route.request.url == PAGE_URL:
+                await route.fulfill(status=200, headers={"content-type": "text/html"},
+                                    body=page_asking_for(listeners.port))
+            else:
+                await route.abort("blockedbyclient")
 
-            await context.route("**/*", route)
-            page = await context.new_page()
+        async with BrowserPool("/usr/bin/chromium", 1) as pool, pool.page(route) as page:
             await page.goto(PAGE_URL)
             await asyncio.sleep(SETTLE_S)
             return (await page.inner_text("#marker"), await page.evaluate("window.candidates"),

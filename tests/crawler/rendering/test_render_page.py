@@ -166,3 +166,41 @@ def test_a_page_that_never_settles_or_never_yields_is_bounded_by_its_timeout(bro
     busy, busy_s = outcomes["busy"]
     assert busy.dom == "" and "never yielded" in busy.error
     assert busy_s < 2 * (TIMEOUT_S + STOP_GRACE_S)  # given up, its context closed
+
+
+MEDIA = """<img src="/logo.png"><video src="/intro.mp4" autoplay muted></video>
+<style>@font-face { font-family: F; src: url(/f.woff2); } p { font-family: F }</style>
+<p id="marker">media</p><script src="/app.js"></script>"""
+REMEMBERS = """<p id="seen"></p><script>
+document.getElementById('seen').textContent =
+  'cookie=' + document.cookie + ';stored=' + localStorage.getItem('visited') + ';session=' + sessionStorage.getItem('visited');
+document.cookie = 'visited=yes; path=/'; localStorage.setItem('visited', 'yes'); sessionStorage.setItem('visited', 'yes');
+</script>"""
+
+
+def test_images_media_and_fonts_are_not_asked_for(browser):
+    fetcher = StandInFetcher()
+    url = "http://media.demo.test/"
+    rendered = browser(lambda pool: render_page(pool, fetcher, url, plain_answer(url, MEDIA), 5.0, 0))
+    assert rendered.error is None and 'id="marker">media' in rendered.dom
+    assert fetcher.asked == [url + "app.js"]  # the script only: it could write text or links
+    refused = {r.url: r.reason for r in rendered.refused}
+    assert refused[url + "logo.png"] == refused[url + "intro.mp4"] == "media"
+
+
+def test_a_page_finds_nothing_the_page_rendered_before_it_left(browser):
+    """A tab renders page after page; the cookies and storage one page set are gone for the next,
+    of the same site (the pool is two tabs; the renders one after another reuse one of them)."""
+    fetcher = StandInFetcher()
+
+    async def render_twice(pool):
+        pages = []
+        for path in ("one", "two"):
+            url = f"http://remembers.demo.test/{path}"
+            pages.append(await render_page(pool, fetcher, url, plain_answer(url, REMEMBERS), 5.0, 0))
+        return pages
+
+    first, second = browser(render_twice)
+    assert first.error is None and second.error is None
+    for rendered in (first, second):
+        assert 'id="seen">cookie=;stored=null;session=null<' in rendered.dom
