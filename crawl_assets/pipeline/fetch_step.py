@@ -29,7 +29,7 @@ from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_index, shard_of
 from ..crawler.vocabulary import DropReason, WarcRecordKind
-from ..storage.layout import columns_of, frontier_file, latest_before, shard_files
+from ..storage.layout import frontier_file, latest_before, shard_files
 from ..storage.shared_root import query_connection
 from .change_stats.change_evidence import evidence_of_batch, listed_copies
 from .crawl_history import https_hosts
@@ -89,12 +89,13 @@ def load_demoted_hosts(root: Path, date: str, settings: CrawlSettings) -> frozen
     return demoted_hosts(read_table_checked(path), settings) if path else frozenset()
 
 
-# The first full capture of every payload: its digest, URI and time.
+# The first full capture of every payload (a complete 2xx answer: the fetch engine and the
+# render tier write no other as a revisit's original): its digest, URI and time.
 ARCHIVED_PAYLOADS_SQL = """
-SELECT payload_digest, arg_min(url, fetched_at), min(fetched_at)
-FROM read_parquet($fetch_logs, union_by_name = true)
-WHERE warc_type = $response AND payload_digest IS NOT NULL
-GROUP BY payload_digest
+SELECT digest, arg_min(url, captured_at), min(captured_at)
+FROM read_parquet($indexes, union_by_name = true)
+WHERE warc_type = $response AND digest IS NOT NULL AND status BETWEEN 200 AND 299
+GROUP BY digest
 """
 
 
@@ -123,14 +124,16 @@ def load_render_memory(root: Path, date: str, settings: CrawlSettings) -> dict[s
 
 def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
     """Payload digest -> (URI, WARC-Date) of the first full capture of every payload archived
-    before `date`, so a copy fetched today becomes a revisit record.
+    before `date`, so a copy fetched today becomes a revisit record: read from the capture
+    indexes of the WARC files (warc/date=D/shard=S/*.parquet), which hold every response
+    archived, the render tier's subresources (scripts, JSON: not in the fetch log) included.
 
     Held in memory: fine for this crawl's size; a much larger archive would want a Bloom
     filter in front of an on-disk index instead."""
-    files = [str(p) for p in readable_parquet(shard_files(root, "fetch_log", before=date))]
-    if not files or "warc_type" not in columns_of(files):
-        return {}  # nothing archived yet, or only by a version without payload digests
-    rows = query_connection().execute(ARCHIVED_PAYLOADS_SQL, {"fetch_logs": files,
+    files = [str(p) for p in readable_parquet(shard_files(root, "warc", before=date))]
+    if not files:
+        return {}  # nothing archived yet
+    rows = query_connection().execute(ARCHIVED_PAYLOADS_SQL, {"indexes": files,
                                                             "response": WarcRecordKind.RESPONSE}).fetchall()
     return {digest: (url, warc_date(first)) for digest, url, first in rows}
 
@@ -238,6 +241,9 @@ class FetchCounts:
     render_errors: int = 0
     left_unrendered: int = 0
     browser_requests: int = 0
+    subresource_requests: int = 0  # of the browser's requests, for subresources (robots.txt not)
+    subresources_from_cache: int = 0  # served again from the batch's cache, no request made
+    subresources_revalidated: int = 0  # asked for conditionally, answered 304
     refused_browser_requests: Mapping[str, int] = field(default_factory=dict)
     # Pages a trusted sitemap or feed read in the batch dated after our copy, fetched the same day.
     listed_changes_same_day: int = 0
@@ -326,7 +332,10 @@ def render_counts(render: RenderCounts | None) -> dict:
         return {}
     return {"rendered_pages": render.rendered_pages, "render_errors": render.render_errors,
             "left_unrendered": render.left_unrendered,
-            "browser_requests": render.browser_requests, "refused_browser_requests": dict(render.refused_requests)}
+            "browser_requests": render.browser_requests, "subresource_requests": render.subresource_requests,
+            "subresources_from_cache": render.subresources_from_cache,
+            "subresources_revalidated": render.subresources_revalidated,
+            "refused_browser_requests": dict(render.refused_requests)}
 
 
 def top_hosts_by_reason(dropped: Mapping[str, Mapping[str, int]], top: int = 20) -> dict[str, dict[str, int]]:

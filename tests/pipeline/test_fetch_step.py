@@ -2,10 +2,12 @@
 filter) and what it does with them."""
 
 import dataclasses
+from datetime import datetime, timezone
 
 import pyarrow as pa
 import pytest
 
+from crawl_assets.crawler.archive.warc_index import IndexedRecord, captures_table, url_key
 from crawl_assets.crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from crawl_assets.crawler.url_policy.url_bloom import build_filter, save_filter
 from crawl_assets.crawler.vocabulary import DropReason, WarcRecordKind
@@ -25,7 +27,7 @@ from crawl_assets.storage.layout import (
     frontier_file, host_dup_ratio_file, seen_filter_file, warc_dir, write_parquet_atomic,
 )
 from demoweb import DemoWeb, DemoWebThread
-from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log, write_links, write_seeds
+from crawl_files import settings_for, shard_for, write_links, write_seeds
 from support import write_test_settings
 
 DAY = "2026-11-29"
@@ -51,31 +53,37 @@ def test_hosts_that_mostly_copied_on_an_earlier_day_are_demoted(tmp_path):
     assert load_demoted_hosts(tmp_path, DAY, fewer) == {"copies.test", "tiny.test"}
 
 
-def test_archived_payloads_are_the_first_capture_of_each_digest_before_the_day(tmp_path):
-    write_fetch_log(tmp_path, "2026-11-27", [
-        fetch_row("http://a.test/1", "2026-11-27T10:00:00", payload_digest="sha1:AAA"),
-        fetch_row("http://a.test/copy", "2026-11-27T09:00:00", payload_digest="sha1:AAA"),
-        fetch_row("http://a.test/2", "2026-11-27T11:00:00", payload_digest=None, status=304,
-                  status_class="not_modified", warc_type=WarcRecordKind.REVISIT),
+def write_capture_index(root, date: str, rows: list[tuple], shard: str = "s00") -> None:
+    """A WARC file's Parquet capture index (warc_index.py) of rows (url, when, warc_type, status, digest)."""
+    records = [IndexedRecord(url_key(url), when.replace("-", "").replace("T", "").replace(":", "")[:14],
+                             datetime.fromisoformat(when).replace(tzinfo=timezone.utc), url, "text/html", status,
+                             digest, 100, 0, "x.warc.gz", kind, None, None, None)
+               for url, when, kind, status, digest in rows]
+    write_parquet_atomic(captures_table(records), warc_dir(root, date, shard) / "x.parquet")
+
+
+def test_archived_payloads_are_the_first_full_capture_of_each_digest_before_the_day(tmp_path):
+    write_capture_index(tmp_path, "2026-11-27", [
+        ("http://a.test/1", "2026-11-27T10:00:00", "response", 200, "sha1:AAA"),
+        ("http://a.test/copy", "2026-11-27T09:00:00", "response", 200, "sha1:AAA"),
+        ("http://a.test/2", "2026-11-27T11:00:00", "revisit", None, "sha1:AAA"),  # a 304
+        ("http://a.test/missing", "2026-11-27T08:00:00", "response", 404, "sha1:404"),  # not a full answer
+        ("http://a.test/1", "2026-11-27T10:00:00", "conversion", None, "sha1:DOM"),  # a rendered DOM
+        # the render tier's subresources are in no fetch log: their payloads are archived all the same
+        ("http://a.test/static/app.js", "2026-11-27T10:00:01", "response", 200, "sha1:APP"),
     ])
-    write_fetch_log(tmp_path, "2026-11-28", [
-        fetch_row("http://b.test/x", "2026-11-28T10:00:00", payload_digest="sha1:BBB"),
+    write_capture_index(tmp_path, "2026-11-28", [
+        ("http://b.test/x", "2026-11-28T10:00:00", "response", 200, "sha1:BBB"),
         # A revisit record is not a capture to refer to.
-        fetch_row("http://b.test/y", "2026-11-28T08:00:00", payload_digest="sha1:CCC",
-                  warc_type=WarcRecordKind.REVISIT),
+        ("http://b.test/y", "2026-11-28T08:00:00", "revisit", 200, "sha1:CCC"),
     ], shard="s01")
-    write_fetch_log(tmp_path, DAY, [fetch_row("http://c.test/", "2026-11-29T10:00:00", payload_digest="sha1:DDD")])
+    write_capture_index(tmp_path, DAY, [("http://c.test/", "2026-11-29T10:00:00", "response", 200, "sha1:DDD")])
 
     archived = load_archived_payloads(tmp_path, DAY)
     assert archived == {"sha1:AAA": ("http://a.test/copy", "2026-11-27T09:00:00.000000Z"),
+                        "sha1:APP": ("http://a.test/static/app.js", "2026-11-27T10:00:01.000000Z"),
                         "sha1:BBB": ("http://b.test/x", "2026-11-28T10:00:00.000000Z")}
     assert load_archived_payloads(tmp_path, "2026-11-27") == {}
-
-
-def test_archived_payloads_of_a_version_without_digests_are_none(tmp_path):
-    old = pa.table({"url": ["http://a.test/"], "status": [200]})
-    write_parquet_atomic(old, tmp_path / "fetch_log" / "date=2026-11-28" / "shard=s00" / "fetch_log.parquet")
-    assert load_archived_payloads(tmp_path, DAY) == {}
 
 
 def test_the_seen_filter_is_the_newest_from_before_the_day(tmp_path):

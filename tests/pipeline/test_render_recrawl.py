@@ -8,13 +8,17 @@ pages, and change_stats counts the daily article changed and no other page: the 
 is compared, not the shell. Day 5 runs on two shards with a daily render budget of three
 pages: the host's shard gets two of them (a shard's part, rounded up), which leave the others'
 shells unrendered: their rows carry no SimHash or change digest, so no change of view is counted
-as a change of the page. Loopback only; one chromium start a day."""
+as a change of the page. What the pages' script loads is asked for once a day and archived
+once: the script (cacheable for an hour) is served again to the day's other renders without a
+request, and on day 4 its payload, archived on day 3, is written as a revisit. Loopback only;
+one chromium start a day."""
 
 import dataclasses
 import ipaddress
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from crawl_assets.crawler.settings import NetworkException
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
@@ -24,11 +28,12 @@ from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.fetch_step import FetchInputs, load_archived_payloads, load_render_memory, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.storage.layout import (
-    fetch_log_file, glob_of, links_file, render_decisions_file, write_parquet_atomic,
+    fetch_log_file, glob_of, links_file, render_decisions_file, warc_dir, write_parquet_atomic,
 )
 from crawl_files import settings_for, write_seeds
+from support import assert_polite
 from demoweb import DemoWebProcess
-from demoweb.special_hosts.spa_hosts import DAILY_ARTICLE, spa_hosts
+from demoweb.special_hosts.spa_hosts import CRAWL_DELAY_S, DAILY_ARTICLE, spa_hosts
 from pywb_support import free_port
 
 if not Path("/usr/bin/chromium").exists():
@@ -60,7 +65,7 @@ def crawled_days(tmp_path_factory):
             frontier = build_frontier(settings, history_before(root, date)).table
             inputs = FetchInputs(frontier, archived_payloads=load_archived_payloads(root, date),
                                  render_memory=load_render_memory(root, date, settings))
-            results[date] = run_fetch_step(settings, shard, inputs, root / "warc" / date, date)
+            results[date] = run_fetch_step(settings, shard, inputs, warc_dir(root, date, shard), date)
             requests[date] = server.stop()
         write_parquet_atomic(results[date].fetch_log, fetch_log_file(root, date, shard))
         write_parquet_atomic(results[date].links, links_file(root, date, shard))
@@ -121,3 +126,35 @@ def test_shells_the_render_budget_leaves_are_not_compared_with_rendered_pages(cr
     # A shell against the DOM of day 4 would be a change of every page left unrendered.
     expected = {u: int(u == daily) + int(u == daily and third[u]["rendered"]) for u in host.pages}
     assert {u: stats[SHORT_BUDGET][u]["changes"] for u in host.pages} == expected
+
+
+def warc_records(results, date: str) -> list[tuple[str, str, str | None, str | None, str]]:
+    """(type, URI, WARC-Refers-To-Target-URI, WARC-Refers-To-Date, WARC-Date) of the day's WARC records."""
+    found = []
+    for path in results[date].warc_files:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                headers = record.rec_headers
+                found.append((record.rec_type, headers.get_header("WARC-Target-URI"),
+                              headers.get_header("WARC-Refers-To-Target-URI"), headers.get_header("WARC-Refers-To-Date"),
+                              headers.get_header("WARC-Date")))
+    return found
+
+
+def test_the_pages_script_is_asked_for_once_a_day_and_archived_once(crawled_days):
+    host, results, requests, _ = crawled_days
+    app = host.home + "static/app.js"
+    for date in DAYS:
+        asked = [r for r in requests[date] if r["path"] == "/static/app.js"]
+        assert len(asked) == 1, date  # one request a day, however many pages load it
+        counts = results[date].counts
+        assert counts.subresources_from_cache == counts.rendered_pages - 1  # every other render's
+        assert_polite(requests[date], 0.05, {host.hostname: CRAWL_DELAY_S})
+    first, second = (warc_records(results, d) for d in (min(DAYS), RECRAWL))
+    ((kind, _, _, _, archived_at),) = [r for r in first if r[1] == app and r[0] in ("response", "revisit")]
+    assert kind == "response"
+    ((kind, _, refers_to, refers_date, _),) = [r for r in second if r[1] == app and r[0] in ("response", "revisit")]
+    assert (kind, refers_to, refers_date) == ("revisit", app, archived_at)
+    # each page's JSON has no caching headers: asked for on every render, a revisit when unchanged
+    json_asked = [r for r in requests[RECRAWL] if r["path"].startswith("/api/pages/")]
+    assert len(json_asked) == len(host.pages)

@@ -4,6 +4,7 @@ outlinks and the page's own robots signals (crawler/content/page_signals.py) whe
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple
 
 from ..archive.warc import (
@@ -110,6 +111,16 @@ class AnswerRecorder:
         if keep and status_class == StatusClass.OK:
             self.kept[task.url] = (hop, self.warc.last_record_id, record)  # the record just written
         return record, found
+
+    def archive(self, exchange: Exchange, truncated: bool, earlier_digest: str | None = None,
+                earlier_at: datetime | None = None) -> str | None:
+        """Write an exchange made outside the engine (the browser's, crawler/rendering/) as
+        record() writes a page's: a payload archived before as a revisit, a 304 as a revisit of
+        the answer it confirms (earlier_digest, earlier_at); returns the payload digest."""
+        task = FetchTask(exchange.url, "", last_captured_at=earlier_at, last_payload_digest=earlier_digest)
+        digest, revisit = self._revisit_for(task, exchange, truncated)
+        self.warc.write(exchange, revisit, digest)
+        return digest
 
     @staticmethod
     def _links(follow: list[str], nofollow: list[str], page_nofollow: bool) -> FoundLinks:

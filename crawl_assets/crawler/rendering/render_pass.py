@@ -5,7 +5,8 @@ like any others; the engine then fetches those, and their pages are rendered in 
 nothing new is found or the batch's render budget is spent.
 
 For each rendered page the WARC holds the exchanges of every request the browser made
-(request/response records, written by PoliteFetcher) and the rendered DOM as a `conversion`
+(request/response records, written by PoliteFetcher: a payload archived before as a revisit,
+and what the batch's cache serves again not at all) and the rendered DOM as a `conversion`
 record whose WARC-Refers-To is the page's response record (or its revisit record, when the
 shell is the one archived before: what its scripts load may have changed all the same); its
 fetch-log row gets the DOM's SimHash, change digest and outlink count and rendered=True, so
@@ -53,7 +54,10 @@ class RenderCounts:
     rendered_pages: int = 0
     render_errors: int = 0
     left_unrendered: int = 0  # pages kept for the browser that the render budget left (_leave_unrendered)
-    browser_requests: int = 0  # answered for the browser (the pages' own documents excluded)
+    browser_requests: int = 0  # answered for the browser (the pages' own documents excluded, robots.txt included)
+    subresource_requests: int = 0  # of them, for the pages' subresources (robots.txt excluded)
+    subresources_from_cache: int = 0  # subresources served again without a request (subresource_cache.py)
+    subresources_revalidated: int = 0  # conditional requests the host answered 304
     refused_requests: dict[str, int] = dataclasses.field(default_factory=dict)  # reason -> requests
     browser_s: float = 0.0  # wall seconds the browser was open (the engine's turns in between included)
     hosts: dict[str, HostEvidence] = dataclasses.field(default_factory=dict)  # decisions and evidence
@@ -68,7 +72,7 @@ class RenderPass:
         self.tier = RenderTier(lambda host: renders_host(host, settings), AUTO in settings.render_hosts,
                                dict(remembered or {}))
         self.recorder.keep_pages = self._keeps
-        self.fetcher = PoliteFetcher(settings, engine.exchanger, engine.recorder.warc,
+        self.fetcher = PoliteFetcher(settings, engine.exchanger, engine.recorder,
                                      engine.workbench.hosts, engine.clock, in_scope)
         self.budget = batch_render_budget(settings)
         self.counts = RenderCounts()
@@ -128,7 +132,11 @@ class RenderPass:
         self.counts.browser_s = time.monotonic() - opened
         self.tier.settle(set(), final=True)
         await self.fetcher.close()
-        self.counts.browser_requests = self.fetcher.requests
+        fetcher = self.fetcher
+        self.counts.browser_requests = fetcher.requests
+        self.counts.subresource_requests = fetcher.requests - fetcher.robots_requests
+        self.counts.subresources_from_cache = fetcher.cache.hits
+        self.counts.subresources_revalidated = fetcher.cache.revalidated
 
     def _leave_unrendered(self) -> None:
         """The pages still kept for the browser once the budget is spent (of hosts not decided

@@ -9,10 +9,10 @@ partitions, so the lineage graph shows the archives and what is built from them:
 - change_evidence: the dated entries of the sitemaps and feeds fetched (a page's <lastmod>,
   an RSS/Atom entry's date), which change_stats reads as evidence of a change.
 
-Inputs: the day's frontier (declared), the fetch logs of earlier days (declared as a
-dependency of fetch_log on yesterday's fetch logs, all shards: the payloads archived before,
-so copies become revisit records), and yesterday's seen-URL filter and host near-duplicate
-ratios. Those two are read from disk without a declared dependency: they are built from the
+Inputs: the day's frontier (declared), the WARC files' capture indexes of earlier days
+(declared as a dependency of warc_archive on yesterday's, all shards: the payloads archived
+before, pages and the render tier's subresources, so copies become revisit records), and
+yesterday's seen-URL filter and host near-duplicate ratios. Those two are read from disk without a declared dependency: they are built from the
 fetch logs, and Dagster refuses a dependency cycle between two assets even across days
 (dagster-io/dagster#13368). frontier_snapshot[D] waits for the previous day to close
 (pipeline/day_order.py), and the fetch runs after it, so the order holds all the same.
@@ -58,7 +58,7 @@ with warnings.catch_warnings():  # these mappings are marked beta; they are the 
     warnings.simplefilter("ignore")
     # fetch[D|s] reads the frontier of day D, every shard's file of it
     DATE_OF_FETCH_PARTITION = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
-    # fetch_log[D|s] reads the fetch logs of day D-1, all shards (none before the first day)
+    # warc_archive[D|s] reads the capture indexes of day D-1, all shards (none before the first day)
     PREVIOUS_DAY_ALL_SHARDS = MultiPartitionMapping({
         "date": DimensionPartitionMapping("date", TimeWindowPartitionMapping(
             start_offset=-1, end_offset=-1, allow_nonexistent_upstream_partitions=True)),
@@ -76,10 +76,10 @@ def _spec(key: str, description: str, *deps: AssetDep) -> AssetSpec:
     name="fetch_batch",
     specs=[
         _spec(FETCH_LOG, "One row per request of the shard's batch: status class, timings, validators, "
-                         "the WARC record it wrote.",
-              AssetDep(AssetKey(FETCH_LOG), partition_mapping=PREVIOUS_DAY_ALL_SHARDS)),
+                         "the WARC record it wrote."),
         _spec(WARC_ARCHIVE, "The batch's WARC files (gzip per record), each with a CDXJ and a Parquet "
-                            "capture index beside it."),
+                            "capture index beside it.",
+              AssetDep(AssetKey(WARC_ARCHIVE), partition_mapping=PREVIOUS_DAY_ALL_SHARDS)),
         _spec(LINKS, "Every link found in the batch's pages, with the trap defences' verdict."),
         _spec(DROPPED_URLS, "URLs the trap defences refused, by reason and host."),
         _spec(CHANGE_EVIDENCE, "Sitemap <lastmod> and RSS/Atom entry dates of the pages the batch's "
@@ -136,7 +136,7 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             **{name: getattr(counts, name) for name in (
                 "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
                 "noindex_pages", "nofollow_pages", "rendered_pages", "render_errors", "left_unrendered", "browser_requests",
-                "listed_changes_same_day")},
+                "subresource_requests", "subresources_from_cache", "subresources_revalidated", "listed_changes_same_day")},
             # the render tier's browser requests the crawler did not make, by reason (robots, ...)
             "refused_browser_requests": MetadataValue.json(dict(counts.refused_browser_requests)),
             **render_decision_metadata(result, root, date, shard),
