@@ -2,11 +2,11 @@
 (the WARC files' Parquet indexes), then read one record by seeking to its offset.
 
     python -m crawl_assets.analyst.captures list URL
-    python -m crawl_assets.analyst.captures show URL [--date D] [--headers-only]
+    python -m crawl_assets.analyst.captures show URL [--date D] [--headers-only] [--shell]
     python -m crawl_assets.analyst.captures export "SELECT * FROM captures WHERE ..." OUT.warc.gz
 
 Every command takes --catalog PATH (default: the catalog of the current settings,
-data/crawl.duckdb). From Python: `Captures(catalog).captures_of(url)`, `.capture(url, date)`,
+data/crawl.duckdb, or else the demo's: catalog_location.py). From Python: `Captures(catalog).captures_of(url)`, `.capture(url, date)`,
 `.export(query, out_path)`.
 
 `list` flags a capture whose WARC file is shorter than its index says (cut short after its
@@ -21,11 +21,17 @@ same captures); when some captures have exactly the URL given, only those are re
 A revisit is resolved to the record that holds its payload: by digest and the WARC-Refers-To
 fields; a 304 revisit (no HTTP headers of its own) is served with the earlier capture's
 status and headers, an identical-payload revisit with its own.
+
+A rendered page (the render tier ran its scripts: crawler/rendering/) has the DOM the browser
+built from a capture in a `conversion` record beside it. `list` shows it under its capture,
+`show` prints the DOM and says so (`--shell` prints the HTML as the server sent it), and
+`export` writes a selected capture's DOM with it, and a selected DOM's capture with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import os
 import re
@@ -47,6 +53,7 @@ from ..pipeline.catalog_step import rebuilt_if_moved
 from ..pipeline.checks_step import damaged_warc_remedy, warc_cut_short
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect, is_remote
+from .catalog_location import CATALOG_HELP, choose_catalog
 
 # Columns an export query must keep so each selected record can be found.
 LOCATION_COLUMNS = ("date", "shard", "filename", "offset", "length")
@@ -58,21 +65,27 @@ CAPTURES_OF_SQL = f"""
 SELECT {SELECTED} FROM captures
 WHERE urlkey = $key ORDER BY captured_at, url
 """
-# The full capture holding a payload: same digest, the one the revisit names first.
+# The full capture holding a payload: same digest, the one the revisit names first (a
+# conversion's digest is its DOM's, never a payload's).
 ORIGINAL_BY_DIGEST_SQL = f"""
 SELECT {SELECTED} FROM captures
-WHERE digest = $digest AND warc_type <> $revisit
+WHERE digest = $digest AND warc_type <> $revisit AND warc_type <> $conversion
 ORDER BY (url = $uri) DESC, abs(epoch(captured_at) - epoch($when::TIMESTAMPTZ)), captured_at
 LIMIT 1
 """
 # Without a digest (a 304 whose earlier payload was not known): the URL's nearest full capture.
 ORIGINAL_BY_URL_SQL = f"""
 SELECT {SELECTED} FROM captures
-WHERE urlkey = $key AND warc_type <> $revisit
+WHERE urlkey = $key AND warc_type <> $revisit AND warc_type <> $conversion
 ORDER BY abs(epoch(captured_at) - epoch($when::TIMESTAMPTZ)), captured_at
 LIMIT 1
 """
-
+# The records of some URL keys, of one kind or not of it (export: the conversions of the
+# selected captures, the captures of the selected conversions).
+OF_KEYS_SQL = f"""
+SELECT {SELECTED} FROM captures
+WHERE urlkey IN (SELECT unnest($keys)) AND (warc_type = $kind) = $same
+"""
 
 # Captures lost with a quarantined WARC file (pipeline/warc_quarantine.py), by URL key.
 LOST_OF_SQL = """
@@ -113,17 +126,29 @@ class CaptureInfo:
     path: Path
     offset: int
     length: int
+    rendered: CaptureInfo | None = None  # the conversion record holding the DOM rendered from it
+
+    @property
+    def source_key(self) -> tuple[str, datetime]:
+        """(URI, date) of the capture this record was made from: a conversion's refers-to
+        fields, falling back on its own (the render tier dates a DOM as its capture); any
+        other record's own."""
+        if self.warc_type == WarcRecordKind.CONVERSION:
+            return self.refers_to_uri or self.url, self.refers_to_date or self.captured_at
+        return self.url, self.captured_at
 
 
 @dataclass(frozen=True)
 class CaptureContent:
-    """A capture as replay would serve it: status, headers, body (Content-Encoding undone)."""
+    """A capture as replay would serve it: status, headers, body (Content-Encoding undone);
+    or, with dom, the DOM a browser rendered from it (its conversion record's type and body)."""
 
     capture: CaptureInfo
-    payload_from: CaptureInfo  # the record the body was read from (itself, unless a revisit)
+    payload_from: CaptureInfo  # the record the body was read from (itself, unless a revisit or a DOM)
     status: int | None
     headers: list[tuple[str, str]]
     body: bytes
+    dom: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,6 +157,18 @@ class ExportResult:
     selected: int  # records the query selected
     originals_added: int  # full captures added so the selected revisits resolve
     bytes: int
+    renderings_added: int = 0  # DOMs (conversion records) of the selected captures
+    captures_added: int = 0  # the captures the selected DOMs were made from
+
+
+def with_renderings(records: list[CaptureInfo]) -> list[CaptureInfo]:
+    """The captures among `records`, each with the conversion record made from it (its
+    rendered DOM) when there is one among them; a conversion whose capture is not among them
+    stays on its own."""
+    conversions = {r.source_key: r for r in records if r.warc_type == WarcRecordKind.CONVERSION}
+    captures = [dataclasses.replace(r, rendered=conversions.pop(r.source_key, None)) for r in records
+                if r.warc_type != WarcRecordKind.CONVERSION]
+    return sorted(captures + list(conversions.values()), key=lambda c: (c.captured_at, c.url))
 
 
 def parse_when(text: str) -> tuple[datetime, bool]:
@@ -217,16 +254,18 @@ class Captures:
                            path, row["offset"], row["length"])
 
     def captures_of(self, url: str) -> list[CaptureInfo]:
-        """Every capture of `url`, oldest first (an empty list when there is none)."""
+        """Every capture of `url`, oldest first, each with its rendered DOM when it was
+        rendered (an empty list when there is none)."""
         found = self._infos(CAPTURES_OF_SQL, {"key": url_key(url)})
         exact = [c for c in found if c.url == url]
-        return exact or found
+        return with_renderings(exact or found)
 
     def cut_short(self, captures: list[CaptureInfo]) -> dict[Path, str]:
         """The WARC files of these captures that are shorter than their index says, or missing,
         each with the sentence that says what to do (the catalog's warc_files_whole check)."""
         damaged = {}
-        for c in {c.path: c for c in captures}.values():
+        records = [r for c in captures for r in (c, c.rendered) if r is not None]
+        for c in {c.path: c for c in records}.values():
             params = {"date": c.crawl_date, "shard": c.shard, "filename": c.path.name}
             end = self.con.execute(INDEXED_END_SQL, params).fetchone()[0]
             sentence = warc_cut_short(c.path, c.crawl_date, c.shard, end, self.data_root)
@@ -234,10 +273,10 @@ class Captures:
                 damaged[c.path] = sentence
         return damaged
 
-    def capture(self, url: str, when: str | datetime | None = None) -> CaptureContent:
+    def capture(self, url: str, when: str | datetime | None = None, shell: bool = False) -> CaptureContent:
         """The capture of `url` closest to `when` (a day: the latest capture of that day's
         crawl, or else captured that day; none: the latest), read from its WARC record and,
-        for a revisit, the original's payload."""
+        for a revisit, the original's payload; of a rendered capture, its DOM unless `shell`."""
         found = self.captures_of(url)
         if not found:
             raise CaptureLookupError(f"no capture of {url} in {self.catalog}{self.lost_note(url)}: "
@@ -256,7 +295,7 @@ class Captures:
                 chosen = that_day[-1]
             else:
                 chosen = min(found, key=lambda c: abs((c.captured_at - moment).total_seconds()))
-        return self.read(chosen)
+        return self.read(chosen, shell)
 
     def lost_note(self, url: str, day: str | None = None) -> str:
         """": its capture of D was lost (...)" when a quarantined WARC file held one (of `day`,
@@ -272,7 +311,7 @@ class Captures:
     def original_of(self, revisit: CaptureInfo) -> CaptureInfo:
         """The full capture holding a revisit's payload."""
         when = revisit.refers_to_date or revisit.captured_at
-        params = {"when": when, "revisit": WarcRecordKind.REVISIT}
+        params = {"when": when, "revisit": WarcRecordKind.REVISIT, "conversion": WarcRecordKind.CONVERSION}
         if revisit.digest:
             rows = self._infos(ORIGINAL_BY_DIGEST_SQL, {**params, "digest": revisit.digest,
                                                         "uri": revisit.refers_to_uri or revisit.url})
@@ -284,7 +323,12 @@ class Captures:
                                      "indexed WARC file holds")
         return rows[0]
 
-    def read(self, info: CaptureInfo) -> CaptureContent:
+    def read(self, info: CaptureInfo, shell: bool = False) -> CaptureContent:
+        """A capture's content as replay serves it; a rendered one's DOM unless `shell`."""
+        if info.rendered is not None and not shell:
+            record, _ = read_record(info.rendered, self.data_root)
+            return CaptureContent(info, info.rendered, None, [("Content-Type", record.rec_headers.get_header("Content-Type"))],
+                                  record.content_stream().read(), dom=True)
         record, _ = read_record(info, self.data_root)
         source, payload_record = info, record
         if info.warc_type == WarcRecordKind.REVISIT:
@@ -317,13 +361,11 @@ class Captures:
                                      f"columns (SELECT * FROM captures WHERE ...); missing: {', '.join(missing)}")
         selected = [self._info(dict(zip(names, row))) for row in cursor.fetchall()]
         chosen = {(c.path, c.offset): c for c in selected}
-        originals = 0
-        for info in selected:
-            if info.warc_type == WarcRecordKind.REVISIT:
-                original = self.original_of(info)
-                if (original.path, original.offset) not in chosen:
-                    chosen[(original.path, original.offset)] = original
-                    originals += 1
+        renderings, made_from = self._related(selected)
+        captures = self._add(chosen, made_from)
+        originals = self._add(chosen, [self.original_of(c) for c in (*selected, *made_from)
+                                       if c.warc_type == WarcRecordKind.REVISIT])
+        renderings = self._add(chosen, renderings)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + OPEN_SUFFIX)
         try:
@@ -332,7 +374,7 @@ class Captures:
             tmp.unlink(missing_ok=True)
             raise
         os.replace(tmp, out)
-        return ExportResult(out, len(selected), originals, out.stat().st_size)
+        return ExportResult(out, len(selected), originals, out.stat().st_size, renderings, captures)
 
     def _write_export(self, tmp: Path, out: Path, query: str, selected: list[CaptureInfo],
                       chosen: dict) -> None:
@@ -348,27 +390,50 @@ class Captures:
                 _, member = read_record(info, self.data_root)
                 fh.write(member)
 
+    def _related(self, selected: list[CaptureInfo]) -> tuple[list[CaptureInfo], list[CaptureInfo]]:
+        """(the DOMs rendered from the selected captures, the captures the selected DOMs were
+        made from), each found with one query over the URL keys selected."""
+        def of_keys(records: list[CaptureInfo], same: bool) -> list[CaptureInfo]:
+            keys = sorted({url_key(c.source_key[0]) for c in records})
+            return self._infos(OF_KEYS_SQL, {"keys": keys, "kind": WarcRecordKind.CONVERSION, "same": same}) if keys else []
+
+        dom_sources = {c.source_key for c in selected if c.warc_type == WarcRecordKind.CONVERSION}
+        captures = {c.source_key for c in selected if c.warc_type != WarcRecordKind.CONVERSION}
+        renderings = [c for c in of_keys([c for c in selected if c.source_key in captures], True) if c.source_key in captures]
+        made_from = [c for c in of_keys([c for c in selected if c.source_key in dom_sources], False)
+                     if c.source_key in dom_sources]
+        return renderings, made_from
+
+    @staticmethod
+    def _add(chosen: dict, records: list[CaptureInfo]) -> int:
+        """Add `records` to the export's (path, offset) -> record; how many were not in it."""
+        added = 0
+        for record in records:
+            if (record.path, record.offset) not in chosen:
+                chosen[(record.path, record.offset)] = record
+                added += 1
+        return added
+
 
 # -- the command -----------------------------------------------------------------------
 
 
-def default_catalog() -> tuple[Path, object]:
-    """The current settings' catalog and data root."""
-    from ..crawler.settings import load_settings
-
-    settings = load_settings()
-    return settings.catalog_path, settings.data_root
-
-
 def _print_list(captures: list[CaptureInfo], url: str, damaged: dict[Path, str]) -> None:
-    """One line a capture; one in a damaged WARC file is flagged, and each damaged file's
-    sentence follows on stderr."""
-    print(f"{len(captures)} capture(s) of {url}")
+    """One line a capture, and under a rendered one a line for its DOM; a record in a damaged
+    WARC file is flagged, and each damaged file's sentence follows on stderr."""
+    rendered = sum(c.rendered is not None for c in captures)
+    print(f"{len(captures)} capture(s) of {url}" + (f", {rendered} rendered (`show` prints the rendered DOM, "
+                                                     "`show --shell` the HTML as sent)" if rendered else ""))
     for c in captures:
         what = c.warc_type if not c.profile else f"revisit ({c.profile.rsplit('/', 1)[-1]})"
         flag = "  DAMAGED FILE (below)" if c.path in damaged else ""
         print(f"  {c.captured_at:%Y-%m-%dT%H:%M:%SZ}  {c.status if c.status is not None else '-':>3}  "
               f"{c.mime or '-':<24} {what:<36} {c.path.name}@{c.offset}{flag}")
+        if c.rendered is not None:
+            dom = c.rendered
+            flag = "  DAMAGED FILE (below)" if dom.path in damaged else ""
+            print(f"  {'':20}  {'':3}  {dom.mime or '-':<24} {'rendered DOM (conversion)':<36} "
+                  f"{dom.path.name}@{dom.offset}{flag}")
     sys.stdout.flush()
     for sentence in damaged.values():
         print(f"captures: {sentence}", file=sys.stderr)
@@ -377,10 +442,14 @@ def _print_list(captures: list[CaptureInfo], url: str, damaged: dict[Path, str])
 def _print_content(content: CaptureContent, headers_only: bool) -> None:
     c = content.capture
     print(f"# {c.url} captured {c.captured_at:%Y-%m-%dT%H:%M:%SZ} ({c.warc_type}, {c.path.name}@{c.offset})")
-    if content.payload_from is not c:
-        p = content.payload_from
+    p = content.payload_from
+    if content.dom:
+        print(f"# the rendered DOM: what a browser built from this capture by running its scripts "
+              f"(conversion record, {p.path.name}@{p.offset}); --shell prints the HTML as the server sent it")
+    elif p is not c:
         print(f"# payload from {p.url} captured {p.captured_at:%Y-%m-%dT%H:%M:%SZ} ({p.path.name}@{p.offset})")
-    print(f"HTTP {content.status}")
+    if content.status is not None:
+        print(f"HTTP {content.status}")
     for name, value in content.headers:
         print(f"{name}: {value}")
     if not headers_only:
@@ -394,7 +463,7 @@ def _print_content(content: CaptureContent, headers_only: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crawl_assets.analyst.captures", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
+    parser.add_argument("--catalog", help=CATALOG_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="every capture of a URL")
     listing.add_argument("url")
@@ -402,12 +471,17 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("url")
     show.add_argument("--date", help="YYYY-MM-DD (that day's crawl's latest capture) or a 14-digit timestamp (the closest)")
     show.add_argument("--headers-only", action="store_true")
+    show.add_argument("--shell", action="store_true",
+                      help="of a rendered page, the HTML as the server sent it (by default: the rendered DOM)")
     export = commands.add_parser("export", help="the captures a SQL query selects, into a new WARC file")
     export.add_argument("query", help='e.g. "SELECT * FROM captures WHERE url LIKE \'%%/about%%\'"')
     export.add_argument("out", help="the new file (*.warc.gz)")
     args = parser.parse_args(argv)
     try:
-        with Captures(*((args.catalog, None) if args.catalog else default_catalog())) as captures:
+        choice = choose_catalog(args.catalog)
+        if choice.note:
+            print(f"captures: {choice.note}", file=sys.stderr)
+        with Captures(choice.path, choice.data_root) as captures:
             if captures.rebuilt_from:
                 print(f"captures: {captures.catalog} was built over {captures.rebuilt_from}: "
                       f"rebuilt it over its own folder", file=sys.stderr)
@@ -420,11 +494,13 @@ def main(argv: list[str] | None = None) -> int:
                 if damaged:
                     return 1
             elif args.command == "show":
-                _print_content(captures.capture(args.url, args.date), args.headers_only)
+                _print_content(captures.capture(args.url, args.date, args.shell), args.headers_only)
             else:
                 result = captures.export(args.query, args.out)
-                print(f"wrote {result.path}: {result.selected} selected record(s) and "
-                      f"{result.originals_added} original(s) their revisits refer to, {result.bytes:,} bytes")
+                print(f"wrote {result.path}: {result.selected} selected record(s), "
+                      f"{result.originals_added} original(s) their revisits refer to, "
+                      f"{result.renderings_added} rendered DOM(s) of the selected captures, "
+                      f"{result.captures_added} capture(s) the selected DOMs were made from; {result.bytes:,} bytes")
     except DamagedCapture as exc:  # a record that does not read whole: the archive needs a repair
         print(f"captures: {exc}", file=sys.stderr)
         return 1

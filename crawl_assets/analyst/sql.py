@@ -4,55 +4,45 @@ command needs installing: the CLI on PyPI lags the Python package and cannot ope
     .venv/bin/python -m crawl_assets.analyst.sql "SELECT status_class, count(*) FROM pages GROUP BY ALL"
     .venv/bin/python -m crawl_assets.analyst.sql            # the catalog's views and their row counts
     .venv/bin/python -m crawl_assets.analyst.sql --catalog other/crawl.duckdb "SELECT ..."
+
+Without --catalog: the settings' catalog, or else the demo's (catalog_location.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import duckdb
 
 from ..crawler.crawl_errors import CrawlInputError
+from ..crawler.settings import load_settings
 from ..pipeline.catalog_step import rebuilt_if_moved
-from ..storage.shared_root import connect
+from ..storage.shared_root import connect, is_remote
+from .catalog_location import CATALOG_HELP, choose_catalog
 
 MAX_ROWS = 200  # printed rows; the rest is summarised by DuckDB's renderer
 
 VIEWS_SQL = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
 
 
-def default_catalog() -> tuple[Path, str]:
-    """The settings' catalog, and where else to find it when it is missing: under a URL data
-    root the catalog is built in the work_dir of the machine that built it, a copy on the root."""
-    from ..crawler.settings import load_settings
-
-    settings = load_settings()
-    if settings.catalog_path.parent == settings.data_root:
-        return settings.catalog_path, ""
-    return settings.catalog_path, f", copy the data root's {settings.data_root / 'crawl.duckdb'} there"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crawl_assets.analyst.sql", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--catalog", help="the DuckDB catalog (default: data/crawl.duckdb of the settings)")
+    parser.add_argument("--catalog", help=CATALOG_HELP)
     parser.add_argument("query", nargs="?", help="one SQL statement; none lists the views")
     args = parser.parse_args(argv)
-    try:  # read with --catalog too: a URL data root's file system is registered for the views
-        catalog, elsewhere = default_catalog()
-    except CrawlInputError as exc:  # a settings file or value is wrong: the message names it
+    try:  # the settings are read with --catalog too: a URL data root's file system is registered for the views
+        load_settings()
+        choice = choose_catalog(args.catalog)
+    except CrawlInputError as exc:  # a settings file or value is wrong, or no catalog: the message says so
         print(f"sql: {exc}", file=sys.stderr)
         return 2
-    if args.catalog:
-        catalog, elsewhere = Path(args.catalog), ""
-    if not catalog.exists():
-        print(f"sql: no catalog at {catalog}: run `make demo` or a crawl first{elsewhere}, or pass --catalog PATH",
-              file=sys.stderr)
-        return 2
+    if choice.note:
+        print(f"sql: {choice.note}", file=sys.stderr)
+    catalog = choice.path
     try:  # a local root copied or moved elsewhere: its catalog still names the old root's files
-        moved = None if elsewhere else rebuilt_if_moved(catalog)
+        moved = None if is_remote(choice.data_root) else rebuilt_if_moved(catalog)
     except duckdb.Error as exc:
         print(f"sql: {catalog} cannot be opened as a DuckDB catalog ({exc})", file=sys.stderr)
         return 2

@@ -99,4 +99,4 @@ class WarcRecordKind(StrEnum):
     REQUEST = "request"
     RESPONSE = "response"
     REVISIT = "revisit"
-    CONVERSION = "conversion"  # the DOM the render tier made from a response (crawler/rendering/)
+    CONVERSION = "conversion"  # a rendered page's DOM (crawler/rendering/), made from its response or revisit

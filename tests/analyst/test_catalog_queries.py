@@ -200,6 +200,15 @@ def captures_of_a_page(crawl, rows):
     assert [(r[3], r[4]) for r in rows] == [("response", Date.fromisoformat(DAY1)), ("revisit", Date.fromisoformat(DAY2))]
 
 
+def rendered_pages_with_their_dom(crawl, rows):
+    """The demo crawl renders nothing (tests/analyst/test_rendered_captures.py runs the block
+    on a rendered crawl): no row, and the view holds no conversion record."""
+    assert rows == []
+    for path in crawl.warcs():
+        with open(path, "rb") as fh:
+            assert not any(record.rec_type == "conversion" for record in ArchiveIterator(fh))
+
+
 SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
@@ -212,6 +221,7 @@ CHECKS = {
     "WHERE dropped_reason IS NOT NULL": refused_urls_listed,
     "AS revisits_copy": revisit_share_per_day,
     "(SELECT min(url) FROM seeds)": captures_of_a_page,
+    "dom.warc_type = 'conversion'": rendered_pages_with_their_dom,
 }
 
 

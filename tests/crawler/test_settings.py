@@ -116,8 +116,10 @@ def test_without_the_catalog_of_a_url_root_the_tools_say_where_its_copy_is(comma
     main = importlib.import_module(f"crawl_assets.analyst.{command}").main
     assert main([] if command == "sql" else ["list", "http://example.org/"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"{command}: no catalog at {tmp_path}/work/crawl.duckdb: run `make demo` or a crawl ")
-    assert err.endswith("first, copy the data root's memory://bucket/crawl/crawl.duckdb there, or pass --catalog PATH\n")
+    assert err.startswith(f"{command}: no catalog at {tmp_path}/work/crawl.duckdb (the catalog of the settings: "
+                          f"recrawl.toml and {settings}): run `make demo` or a crawl ")
+    assert err.endswith("under a URL data root the catalog is built in one machine's work_dir: copy the data "
+                        f"root's memory://bucket/crawl/crawl.duckdb to {tmp_path}/work/crawl.duckdb\n")
 
 
 @pytest.mark.parametrize("command", ["cycle", "demo"])

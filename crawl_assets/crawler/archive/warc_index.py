@@ -11,7 +11,11 @@ out, the digest with its "sha1:" prefix, numbers as strings), sorted like `cdxj-
 --sort`, so pywb can binary-search the file and tests can compare the two line for line.
 Revisits are "mime": "warc/revisit"; pywb finds their payload through the record's own
 WARC-Refers-To-Target-URI/-Date and the digest. The Arrow rows add what analysts join on:
-the record type, the revisit profile and what it refers to, the WARC-Date as a timestamp.
+the record type, the revisit profile and what it refers to, the WARC-Date as a timestamp; and
+they hold the conversion records too (a rendered page's DOM, crawler/rendering/), which
+cdxj-indexer leaves out by default and the CDXJ file therefore does: a conversion's
+refers_to_uri and refers_to_date name the capture it was made from (its WARC-Refers-To, a
+record of the same file; the render tier dates the DOM as that capture).
 
 Records are read with FastWARC (the slow part of indexing is parsing); offsets and lengths
 are those of each record's gzip member, so a reader can seek straight to it.
@@ -34,6 +38,7 @@ from .warc import payload_digest
 
 REVISIT_MIME = "warc/revisit"  # what pywb's index says a revisit's mime is
 INDEXED_TYPES = frozenset({"response", "revisit", "resource", "metadata"})  # cdxj-indexer's default
+CONVERSION = WarcRecordKind.CONVERSION  # indexed in the Parquet rows only (see the docstring)
 WARC_FIELDS = "application/warc-fields"  # metadata of this type is left out, as cdxj-indexer does
 CDXJ_SUFFIX = ".cdxj"
 PARQUET_SUFFIX = ".parquet"
@@ -52,8 +57,8 @@ CAPTURES_SCHEMA = pa.schema([
     ("filename", pa.string()),  # the WARC file's name (it lies in the same folder)
     ("warc_type", pa.string()),  # response, revisit, ...
     ("profile", pa.string()),  # WARC-Profile of a revisit
-    ("refers_to_uri", pa.string()),  # a revisit's WARC-Refers-To-Target-URI
-    ("refers_to_date", pa.timestamp("us", tz="UTC")),  # and its WARC-Refers-To-Date
+    ("refers_to_uri", pa.string()),  # a revisit's WARC-Refers-To-Target-URI (a conversion's: its capture's URI)
+    ("refers_to_date", pa.timestamp("us", tz="UTC")),  # and its WARC-Refers-To-Date (a conversion's: its capture's)
 ])
 
 
@@ -97,6 +102,10 @@ class IndexedRecord:
     refers_to_uri: str | None
     refers_to_date: datetime | None
 
+    @property
+    def in_cdxj(self) -> bool:
+        return self.warc_type != CONVERSION
+
     def cdxj_line(self) -> str:
         """The record's line as cdxj-indexer writes it (without the newline)."""
         fields = {"url": self.url, "mime": self.mime,
@@ -122,6 +131,7 @@ def index_warc(path: Path) -> list[IndexedRecord]:
     size = path.stat().st_size
     pending: list[tuple] = []  # (offset, record fields) until the next record's offset is known
     rows: list[IndexedRecord] = []
+    captures: dict[str, tuple[str, datetime | None]] = {}  # WARC-Record-ID -> (URI, date) of responses and revisits
 
     def finish(next_offset: int) -> None:
         for offset, fields in pending:
@@ -134,13 +144,19 @@ def index_warc(path: Path) -> list[IndexedRecord]:
                 offset = record.stream_pos
                 finish(offset)
                 kind = str(record.record_type)
-                if kind not in INDEXED_TYPES:
+                if kind not in INDEXED_TYPES and kind != CONVERSION:
                     continue
                 headers = record.headers
                 if kind == "metadata" and headers.get("Content-Type") == WARC_FIELDS:
                     continue
                 http = record.http_headers
                 url = headers.get("WARC-Target-URI")
+                date = headers.get("WARC-Date")
+                refers_to = (headers.get("WARC-Refers-To-Target-URI"), parse_warc_date(headers.get("WARC-Refers-To-Date")))
+                if kind in (WarcRecordKind.RESPONSE, WarcRecordKind.REVISIT):
+                    captures[headers.get("WARC-Record-ID")] = (url, parse_warc_date(date))
+                elif kind == CONVERSION:
+                    refers_to = captures.get(headers.get("WARC-Refers-To"), (None, None))
                 if kind == WarcRecordKind.REVISIT:
                     mime = REVISIT_MIME
                 elif kind == WarcRecordKind.RESPONSE:
@@ -151,12 +167,10 @@ def index_warc(path: Path) -> list[IndexedRecord]:
                 digest = headers.get("WARC-Payload-Digest")
                 if digest is None and kind != WarcRecordKind.REVISIT:  # computed as warcio does
                     digest = payload_digest(record.reader.read())
-                date = headers.get("WARC-Date")
                 pending.append((offset, dict(
                     urlkey=url_key(url), timestamp=timestamp14(date), captured_at=parse_warc_date(date),
                     url=url, mime=mime, status=status or None, digest=digest, warc_type=kind,
-                    profile=headers.get("WARC-Profile"), refers_to_uri=headers.get("WARC-Refers-To-Target-URI"),
-                    refers_to_date=parse_warc_date(headers.get("WARC-Refers-To-Date")))))
+                    profile=headers.get("WARC-Profile"), refers_to_uri=refers_to[0], refers_to_date=refers_to[1])))
     except (OSError, ValueError) as exc:
         raise WarcIndexError(f"{path}: cannot be indexed ({exc})") from exc
     finish(size)
@@ -182,13 +196,14 @@ def index_paths(warc: Path) -> tuple[Path, Path]:
 
 def write_index(warc: Path) -> int:
     """Write <name>.cdxj and <name>.parquet beside one WARC file (each under a temporary name,
-    then renamed, so a reader never sees half an index); returns the number of rows."""
+    then renamed, so a reader never sees half an index); returns the number of Parquet rows
+    (the CDXJ lines and the conversion records)."""
     import pyarrow.parquet as pq
 
     pairs = sorted_records(index_warc(warc))
     cdxj, parquet = index_paths(warc)
     tmp = cdxj.with_name(cdxj.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line, _ in pairs), encoding="utf-8")
+    tmp.write_text("".join(line + "\n" for line, record in pairs if record.in_cdxj), encoding="utf-8")
     os.replace(tmp, cdxj)
     tmp = parquet.with_name(parquet.name + ".tmp")
     pq.write_table(captures_table([r for _, r in pairs]), tmp)
