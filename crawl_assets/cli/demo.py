@@ -25,7 +25,7 @@ from ..crawler.crawl_errors import CrawlError, CrawlInputError, print_uncaught_c
 if __name__ == "__main__":  # the modules below read the settings as they load
     print_uncaught_crawl_errors("demo")
 
-from ..crawler.settings import SETTINGS_ENV, load_settings
+from ..crawler.settings import PROJECT_ROOT, SETTINGS_ENV, load_settings
 from ..pipeline.report.day_figures import DayFigures, day_figures
 from .cycle import STOPPED, CycleFailed, run_days, today
 from .launcher import LaunchError
@@ -114,11 +114,16 @@ def figures_lines(days: list[DayFigures]) -> list[str]:
     return aligned([[heading for heading, _ in COLUMNS]] + [[cell(get(f)) for _, get in COLUMNS] for f in days])
 
 
+# Fetch-log rows with an HTTP answer, by status; and those without one, by what happened instead.
+ANSWERED_SQL = "SELECT status::VARCHAR, count(*) FROM fetches WHERE status IS NOT NULL GROUP BY ALL ORDER BY 2 DESC, 1"
+UNANSWERED_SQL = "SELECT status_class, count(*) FROM fetches WHERE status IS NULL GROUP BY ALL ORDER BY 2 DESC, 1"
+# The rendered page the demo shows with `captures show`: the first by URL.
+RENDERED_PAGE_SQL = "SELECT min(url) FROM fetches WHERE rendered"
+
+
 def summary(catalog: Path, data_root: Path, dates: list[str], access_logs: list[Path]) -> str:
     con = duckdb.connect(str(catalog), read_only=True)
-    by_status = con.execute(
-        "SELECT coalesce(status::VARCHAR, status_class) AS status, count(*) FROM fetches "
-        "GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
+    answered, unanswered = con.execute(ANSWERED_SQL).fetchall(), con.execute(UNANSWERED_SQL).fetchall()
     log = con.execute("SELECT count(*), count(DISTINCT host) FROM read_parquet($logs)",
                       {"logs": [str(p) for p in access_logs]}).fetchone()
     con.close()
@@ -126,14 +131,39 @@ def summary(catalog: Path, data_root: Path, dates: list[str], access_logs: list[
     lines = [f"Recrawl of the demo web, {len(dates)} days ({dates[0]} .. {dates[-1]}): done", ""]
     lines += figures_lines([day_figures(data_root, date) for date in dates])
     lines += [f"  ({LEGEND})", "", "Answers per HTTP status, every day:"]
-    lines += aligned([[status, f"{n:,}"] for status, n in by_status])
+    lines += aligned([[status, f"{n:,}"] for status, n in answered])
+    if unanswered:
+        lines += ["", "Requests without an answer, by reason (refused before asking, or no answer came), every day:"]
+        lines += aligned([[reason, f"{n:,}"] for reason, n in unanswered])
     lines += ["", f"WARC files: {len(warcs)} ({sum(p.stat().st_size for p in warcs):,} bytes) under "
               f"{data_root / 'warc'}; the demo web answered {log[0]:,} requests to {log[1]} hosts"]
     lines += render_lines(catalog)
-    # Commands that run as printed (no `duckdb` command is installed; see crawl_assets/analyst/sql.py).
     lines += ["", f"Try it (read-only; docs/CATALOG.md describes every view of {catalog}):"]
-    lines += [f"  {sql_command(catalog, q)}" for q in EXAMPLE_QUERIES]
+    lines += [f"  {command}" for command in try_it(catalog, data_root)]
     return "\n".join(lines)
+
+
+def try_it(catalog: Path, data_root: Path) -> list[str]:
+    """Commands that run as printed from the checkout (no `duckdb` command is installed; see
+    crawl_assets/analyst/sql.py): SQL, a rendered page's DOM when the demo rendered one, and
+    pywb over the demo's WARC files (a collection in its data root, which the next demo clears)."""
+    commands = [sql_command(catalog, q) for q in EXAMPLE_QUERIES]
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        (rendered,) = con.execute(RENDERED_PAGE_SQL).fetchone()
+    except duckdb.Error:  # no fetches view: nothing fetched
+        rendered = None
+    finally:
+        con.close()
+    if rendered:
+        captures = f".venv/bin/python -m crawl_assets.analyst.captures --catalog {shlex.quote(str(catalog))}"
+        commands += [f"{captures} show {shlex.quote(rendered)}   # the DOM the browser rendered; --shell: the HTML sent",
+                     f"{captures} list {shlex.quote(rendered)}"]
+    pywb, root = PROJECT_ROOT / ".tools" / "pywb" / "bin", shlex.quote(str(data_root))
+    commands += [f"(cd {root} && {pywb / 'wb-manager'} init demo && {pywb / 'wb-manager'} add demo "
+                 "warc/date=*/shard=*/*.warc.gz)",
+                 f"(cd {root} && {pywb / 'wayback'} -b 127.0.0.1 -p 8080)   # then http://127.0.0.1:8080/demo/*/URL"]
+    return commands
 
 
 RENDER_SQL = """
