@@ -45,8 +45,9 @@ def test_a_host_renders_when_its_sample_finds_materially_more(pages, expected):
     # ... and the floor alone is not enough either: half again as many.
     (((10, 14, 0, 0),), Decision.PLAIN), (((10, 15, 0, 0),), Decision.RENDER),
     (((1000, 1499, 0, 0),), Decision.PLAIN), (((0, 0, 1000, 1499),), Decision.PLAIN),
-    # A sample is judged on its sums: two pages of one more link each are two more links.
-    (((0, 1, 0, 0), (0, 1, 0, 0)), Decision.RENDER),
+    # A sample is judged on its sums: two pages of one more link each are two more links,
+    # two of 100 more characters each 200 more.
+    (((0, 1, 0, 0), (0, 1, 0, 0)), Decision.RENDER), (((0, 0, 0, 100), (0, 0, 0, 100)), Decision.RENDER),
 ])
 def test_materially_more_needs_both_the_factor_and_the_absolute_floor(pages, expected):
     assert decide(sampled(*pages)) == expected
@@ -131,3 +132,14 @@ def test_each_shard_renders_its_part_of_the_daily_budget_rounded_up(daily, shard
     together hold the budget, give or take one page a shard, and a small budget still renders."""
     settings = replace(CrawlSettings(), render_daily_budget=daily, shard_count=shards)
     assert batch_render_budget(settings) == per_batch
+
+
+def test_every_page_of_a_listed_or_render_tier_host_is_wanted_and_signal_pages_are_counted():
+    tier = RenderTier(lambda host: host == "listed.test", auto=True)
+    for _ in range(4):
+        tier.keeps("spa.test", needs_script=True)
+    assert tier.hosts["spa.test"].signal_pages == 4
+    tier.evidence("listed.test")
+    tier.evidence("spa.test").decision = Decision.RENDER
+    for host in ("listed.test", "spa.test"):
+        assert all(tier.wants(host, taken) for taken in range(3 * SAMPLE_PAGES)), host
