@@ -8,9 +8,10 @@ Each part of the seal is checked on its own, from what the browser itself did: i
 (Chrome's --log-net-log) gives its proxy settings and every name it was asked to resolve, and
 the page collects its WebRTC candidates. The resolver rule maps every host, the proxy's address
 included, to "not found", so no socket opens at all: the proxy and the loopback rule are the
-second wall, shown by the browser's own proxy settings. (Should the resolver rule go, the page
-names only loopback addresses and localhost, which no DNS server is asked for.) One chromium
-start; loopback only."""
+second wall, shown by the browser's own proxy settings. The page names only loopback addresses
+and localhost; still, with the resolver rule and the proxy both gone Chromium asks the system's
+DNS server for the page's own name and its update service's: try a broken seal in a network
+namespace of its own (`unshare -n`, loopback up). One chromium start; loopback only."""
 
 import asyncio
 import json
@@ -30,7 +31,7 @@ pytest.importorskip("playwright.async_api")
 
 PAGE_URL = "http://sealed.demo.test/"
 SETTLE_S = 1.5  # preconnects, sockets and ICE gathering start while the page parses; this is ample
-# The test's own additions to the browser's flags: its net log, and WebRTC host candidates
+# The test's own addition to the browser's flags (beside its net log): WebRTC host candidates
 # under their addresses rather than mDNS names (no multicast, should the UDP rule go).
 TEST_ARGS = ("--disable-features=WebRtcHideLocalIpsWithMdns",)
 
