@@ -3,7 +3,8 @@ against the narrowest test files that cover it (`make mutants`, README's Develop
 
     python tests/mutation/mutants.py [MODULE ...]
 
-MODULE: a path such as crawl_assets/crawler/fetching/politeness.py; without any, RULE_MODULES.
+MODULE: a path such as crawl_assets/crawler/fetching/politeness.py, or PATH::NAME,NAME to
+mutate only those functions or classes of it; without any, RULE_MODULES (of some, RULE_PARTS).
 For each module mutmut (3.x) runs in a scratch folder of its own, .mutants/<module>/ (git
 ignores it): only that module is mutated, and only its test files run (TESTS below; a module
 not listed there gets the test files that import it). mutmut first records which of those
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from fnmatch import fnmatch
 import shutil
 import subprocess
 import sys
@@ -59,7 +61,15 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/robots.py": [_URL + "test_robots.py"],
     "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
 }
-RULE_MODULES = list(TESTS)
+# Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
+# processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
+# the command tests (tests/cli/test_commands.py, minutes each), where mutmut cannot follow.
+RULE_PARTS: dict[str, list[str]] = {
+    "crawl_assets/cli/supervisor.py": ["wipe_own_heartbeats"],
+    "crawl_assets/cli/launcher.py": ["dagster_home", "open_instance", "settings_run_config", "daemon_running",
+                                     "DaemonWatch"],
+}
+RULE_MODULES = list(TESTS)  # the run without MODULES (RULE_PARTS of those above)
 
 
 def tests_for(module: str) -> list[str]:
@@ -105,22 +115,34 @@ def mutmut(folder: Path, *args: str, **options) -> subprocess.CompletedProcess:
     return subprocess.run([str(BIN / "mutmut"), *args], cwd=folder, text=True, **options)
 
 
-def run_module(module: str) -> tuple[int, int, list[str]]:
-    """Mutate `module` and run its tests on each mutant: (killed, mutants, survivors' diffs)."""
+def mutant_globs(module: str, parts: list[str]) -> list[str]:
+    """mutmut's names of the mutants of `parts` (functions: x_NAME, methods: xǁCLASSǁNAME)."""
+    dotted = module.removesuffix(".py").replace("/", ".")
+    return [pattern for part in parts for pattern in (f"{dotted}.x_{part}__mutmut_*", f"{dotted}.xǁ{part}ǁ*")]
+
+
+def run_module(target: str) -> tuple[int, int, list[str]]:
+    """Mutate `target` (a module, or MODULE::NAME,...) and run its tests on each mutant:
+    (killed, mutants, survivors' diffs)."""
+    module, _, named = target.partition("::")
+    parts = named.split(",") if named else []
     if not (ROOT / module).is_file():
         sys.exit(f"{module}: no such file (give modules as paths from the project's root)")
     tests = tests_for(module)
     folder = scratch_for(module, tests)
-    print(f"== {module}: mutmut on {len(tests)} test file(s): {' '.join(tests)}", flush=True)
+    only = f" (only {', '.join(parts)})" if parts else ""
+    print(f"== {module}{only}: mutmut on {len(tests)} test file(s): {' '.join(tests)}", flush=True)
     jobs = os.environ.get("MUTANT_JOBS", "1")
+    globs = mutant_globs(module, parts)
     with open(folder / "run.log", "w") as log:
-        ran = mutmut(folder, "run", "--max-children", jobs, stdout=log, stderr=subprocess.STDOUT)
+        ran = mutmut(folder, "run", "--max-children", jobs, *globs, stdout=log, stderr=subprocess.STDOUT)
     if ran.returncode != 0:
         sys.exit(f"{module}: mutmut stopped (exit {ran.returncode}): see {folder / 'run.log'}")
     listed = mutmut(folder, "results", "--all", "true", capture_output=True).stdout
     status = dict(line.strip().rsplit(": ", 1) for line in listed.splitlines() if ": " in line)
     prefix = module.removesuffix(".py").replace("/", ".") + "."
-    status = {name: state for name, state in status.items() if name.startswith(prefix)}
+    status = {name: state for name, state in status.items() if name.startswith(prefix)
+              and (not globs or any(fnmatch(name, glob) for glob in globs))}
     survivors = sorted(name for name, state in status.items() if state not in KILLED)
     diffs = [mutmut(folder, "show", name, capture_output=True).stdout.strip() + f"\n({status[name]})"
              for name in survivors]
@@ -133,7 +155,8 @@ def main(modules: list[str]) -> int:
     if shutil.which("mutmut", path=str(BIN)) is None:
         sys.exit("mutmut is missing from .venv: `make setup` installs the dev extra")
     scores = []
-    for module in modules or RULE_MODULES:
+    rules = [module + (f"::{','.join(RULE_PARTS[module])}" if module in RULE_PARTS else "") for module in RULE_MODULES]
+    for module in modules or rules:
         killed, total, diffs = run_module(module)
         for diff in diffs:
             print(diff, end="\n\n")
