@@ -25,8 +25,8 @@ $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'uv>=0.5'
 
-# setup.py compiles crawl_assets/crawler/content/simhash_kernel.c in place: a changed kernel reinstalls.
-$(INSTALLED): pyproject.toml setup.py crawl_assets/crawler/content/simhash_kernel.c | $(UV)
+# setup.py compiles the C kernels in crawl_assets/crawler/content/ in place: a changed kernel reinstalls.
+$(INSTALLED): pyproject.toml setup.py $(wildcard crawl_assets/crawler/content/*.c) | $(UV)
 	$(UV_INSTALL) --python $(BIN)/python -e '.[dev]'
 	touch $(INSTALLED)
 

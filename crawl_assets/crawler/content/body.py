@@ -77,7 +77,7 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(tree)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives,
                             resources=scan.resources, script_signals=signals,
-                            change_digest=change_digest(content, is_html=True))
+                            change_digest=change_digest(content, is_html=True, sha256=digest))
     listed = listing_of(content, media_type, url, limit)
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []

@@ -24,6 +24,12 @@ from __future__ import annotations
 import hashlib
 import re
 
+try:  # memmem in C (bytes_kernel.c); the expression below is the reference it equals
+    from .bytes_kernel import contains_any
+except ImportError:
+    def contains_any(haystack: bytes, needles: tuple[bytes, ...]) -> bool:
+        return any(needle in haystack for needle in needles)
+
 _TOKEN_NAMES = (rb"(?:[\w.-]*(?:csrf|xsrf)[\w.-]*|authenticity_token|__RequestVerificationToken|_token"
                 rb"|__EVENTVALIDATION)")
 # Each pattern's group 1 is the volatile value, blanked before hashing; beside it, the words
@@ -42,16 +48,25 @@ VOLATILE_PATTERNS = (
 
 
 def without_volatile_parts(content: bytes) -> bytes:
-    """The content with every volatile value (VOLATILE_PATTERNS) blanked."""
+    """The content with every volatile value (VOLATILE_PATTERNS) blanked (the same object
+    when the page holds none of their words)."""
     lowered = content.lower()
     for pattern, words in VOLATILE_PATTERNS:
-        if any(word in lowered for word in words):
-            content = pattern.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + m.group(0)[m.end(1) - m.start(0):],
-                                  content)
+        if contains_any(lowered, words):
+            content = pattern.sub(_blank_group, content)
     return content
 
 
-def change_digest(content: bytes, is_html: bool) -> str:
+def _blank_group(match: re.Match) -> bytes:
+    start = match.start(0)
+    return match.group(0)[:match.start(1) - start] + match.group(0)[match.end(1) - start:]
+
+
+def change_digest(content: bytes, is_html: bool, sha256: str | None = None) -> str:
     """SHA-256 of what the archive definition of a change compares: an HTML page less its
-    volatile values, any other content as it is."""
-    return hashlib.sha256(without_volatile_parts(content) if is_html else content).hexdigest()
+    volatile values, any other content as it is. sha256: the content's own, when the caller
+    has it (most pages hold nothing volatile: their change digest is that one)."""
+    compared = without_volatile_parts(content) if is_html else content
+    if compared is content and sha256 is not None:
+        return sha256
+    return hashlib.sha256(compared).hexdigest()

@@ -211,21 +211,25 @@ def test_a_payload_archived_before_is_written_as_a_revisit_record(web, tmp_path)
 
 
 def test_a_batch_collects_young_objects_less_often_and_gives_the_collector_back(web, tmp_path):
-    thresholds = []  # the collector's young threshold whenever the crawler asks the server
+    # the collector's young threshold and frozen objects whenever the crawler asks the server
+    thresholds, frozen = [], []
 
     def probe(_web, path, _headers):
         thresholds.append(gc.get_threshold()[0])
+        frozen.append(gc.get_freeze_count())
         return Response(404, [("Content-Length", "0")], b"")
 
     web.web.register_host("gcprobe.demo.test", probe)
     before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
     result = run_fetch_batch(settings(), 0, [FetchTask.for_url(f"http://gcprobe.demo.test:{web.port}/")],
                              tmp_path, "t")
     assert [r.status for r in result.output.records] == [404]
     assert len(thresholds) == 2 and min(thresholds) >= YOUNG_GC_THRESHOLD  # robots.txt, the page
-    assert gc.get_threshold() == before
+    assert min(frozen) > 1000  # what was alive before the batch (the modules' objects, at least)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
     with pytest.raises(RuntimeError):  # a batch that fails gives it back too
         with fewer_young_collections():
-            assert gc.get_threshold()[0] >= YOUNG_GC_THRESHOLD
+            assert gc.get_threshold()[0] >= YOUNG_GC_THRESHOLD and gc.get_freeze_count() > 0
             raise RuntimeError("the batch broke")
-    assert gc.get_threshold() == before
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -1,0 +1,75 @@
+"""The compiled byte search (bytes_kernel.c) against its Python reference, and the change
+digest that uses it: the same answers for every haystack and needle, so a machine without
+a C compiler computes the same change digests."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crawl_assets.crawler.content import volatile_parts
+from crawl_assets.crawler.content.volatile_parts import VOLATILE_PATTERNS, change_digest
+
+try:
+    from crawl_assets.crawler.content.bytes_kernel import contains_any as kernel
+except ImportError:
+    kernel = None
+needs_kernel = pytest.mark.skipif(kernel is None, reason="bytes_kernel was not built (no C compiler at install "
+                                                         "time?); `pip install -e .` builds it")
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def reference(haystack: bytes, needles: tuple[bytes, ...]) -> bool:
+    return any(needle in haystack for needle in needles)
+
+
+@needs_kernel
+def test_the_kernel_answers_as_the_python_reference():
+    rng = random.Random(3)
+    alphabet = b"ab_=\x00\xff"
+    for _ in range(3000):
+        haystack = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        needles = tuple(bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 5)))
+                        for _ in range(rng.randint(0, 4)))
+        assert kernel(haystack, needles) == reference(haystack, needles), (haystack, needles)
+    # at the very start and end, longer than the haystack, and the volatile words themselves
+    assert kernel(b"csrf", (b"csrf",)) and kernel(b"x=nonce", (b"nonce",)) and not kernel(b"nonc", (b"nonce",))
+    for _, words in VOLATILE_PATTERNS:
+        for word in words:
+            assert kernel(b"<p>" + word + b"</p>", words) and not kernel(word[:-1], (word,))
+
+
+@needs_kernel
+def test_the_kernel_takes_any_bytes_like_haystack_and_refuses_other_needles():
+    assert kernel(bytearray(b"abc"), (b"bc",)) and kernel(memoryview(b"abc"), (b"a",))
+    with pytest.raises(TypeError):
+        kernel(b"abc", ("bc",))
+    with pytest.raises(TypeError):
+        kernel(b"abc", [b"bc"])
+    assert volatile_parts.contains_any is kernel
+
+
+def test_a_digest_given_is_used_only_for_a_page_with_nothing_to_blank():
+    plain = b"<html><body><p>Nothing made per request.</p></body></html>"
+    own = hashlib.sha256(plain).hexdigest()
+    assert change_digest(plain, True, sha256=own) == own == change_digest(plain, True)
+    token = b'<html><head><meta name="csrf-token" content="t1"></head></html>'
+    blanked = change_digest(token, True)
+    assert blanked != hashlib.sha256(token).hexdigest()
+    assert change_digest(token, True, sha256=hashlib.sha256(token).hexdigest()) == blanked
+
+
+def test_without_the_kernel_the_change_digest_is_the_same():
+    page = (b'<html><head><meta name="X-CSRF-Token" content="abc"><script nonce="n1"></script></head>'
+            b'<body><a href="/x?SID=42">x</a></body></html>')
+    code = ("import sys; sys.modules['crawl_assets.crawler.content.bytes_kernel'] = None\n"
+            "from crawl_assets.crawler.content import volatile_parts\n"
+            "assert volatile_parts.contains_any.__module__ == volatile_parts.__name__\n"
+            f"print(volatile_parts.change_digest({page!r}, True))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(ROOT))
+    assert out.stdout.strip() == change_digest(page, True)
