@@ -3,12 +3,15 @@ heartbeats never count as a live daemon, and runs left queued with no daemon fai
 
 import shutil
 import time
+from types import SimpleNamespace
 
 import pytest
+import yaml
 from dagster import DagsterInstance
 from dagster._daemon.types import DaemonHeartbeat  # the record the daemon writes
 from dagster._utils.error import SerializableErrorInfo
 
+from crawl_assets.cli import launcher
 from crawl_assets.cli.launcher import LIVE_HEARTBEAT_S, DaemonWatch, LaunchError, daemon_running, open_instance
 from crawl_assets.cli.supervisor import wipe_own_heartbeats
 from crawl_assets.crawler.settings import PROJECT_ROOT
@@ -122,3 +125,78 @@ def test_a_daemon_that_died_before_writing_leaves_another_daemons_heartbeats(ins
     assert not wipe_own_heartbeats(instance.root_directory, started)
     assert {beat.daemon_id for beat in instance.get_daemon_heartbeats().values()} == {"theirs"}
     assert daemon_running(instance, now=started + 1)
+
+
+class Clock:
+    """launcher's `time` for DaemonWatch: a monotonic clock the test moves."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def watch_on(monkeypatch, wait_s: float, alive_at: set[float] = frozenset()):
+    """A DaemonWatch on a clock the test moves, its daemon alive at the times in `alive_at`;
+    also returns the times it looked."""
+    clock, looks = Clock(), []
+
+    def alive(instance) -> bool:
+        looks.append(clock.now)
+        return clock.now in alive_at
+
+    monkeypatch.setattr(launcher, "time", clock)
+    monkeypatch.setattr(launcher, "daemon_running", alive)
+    home = SimpleNamespace(root_directory="/srv/dagster_home")
+    return DaemonWatch(home, wait_s=wait_s), clock, looks
+
+
+def test_the_watch_looks_every_quarter_of_its_wait_and_every_5_s_at_most(monkeypatch):
+    for wait_s, every_s in ((8.0, 2.0), (60.0, 5.0)):
+        watch, clock, looks = watch_on(monkeypatch, wait_s)
+        for clock.now in (0.0, every_s - 0.1, every_s, 2 * every_s - 0.1):
+            watch.check(["frontier_job[2026-11-20]"])
+        assert looks == [0.0, every_s], (wait_s, looks)
+
+
+def test_runs_queued_the_whole_wait_with_no_daemon_fail_the_command_in_one_sentence(monkeypatch):
+    watch, clock, looks = watch_on(monkeypatch, wait_s=8.0)
+    queued = ["frontier_job[2026-11-20]", "fetch_job[2026-11-20|s01]"]
+    for clock.now in (0.0, 2.0, 4.0, 6.0):
+        watch.check(queued)
+    clock.now = 8.0  # unserved for exactly the wait
+    with pytest.raises(LaunchError) as failure:
+        watch.check(queued)
+    assert str(failure.value) == (
+        "frontier_job[2026-11-20], fetch_job[2026-11-20|s01] stayed queued 8 s with no Dagster daemon alive "
+        "for DAGSTER_HOME=/srv/dagster_home: start one (`make ui`, or `DAGSTER_HOME=/srv/dagster_home "
+        "dagster-daemon run`) or run this command again, which starts its own")
+
+
+def test_the_wait_starts_again_after_an_empty_queue_or_a_live_daemon(monkeypatch):
+    watch, clock, looks = watch_on(monkeypatch, wait_s=8.0, alive_at={11.0})
+    queued = ["fetch_job[2026-11-20|s00]"]
+    watch.check(queued)  # unserved since 0
+    clock.now = 6.0
+    watch.check([])  # nothing queued: no daemon needed
+    for clock.now in (7.0, 9.0, 11.0, 13.0, 15.0, 17.0, 19.0):  # unserved since 7; the daemon seen at 11
+        watch.check(queued)
+    assert looks == [0.0, 7.0, 9.0, 11.0, 13.0, 15.0, 17.0, 19.0]
+    clock.now = 21.0  # unserved since 13: 8 s
+    with pytest.raises(LaunchError, match="stayed queued 8 s"):
+        watch.check(queued)
+
+
+def test_an_instance_without_one_run_per_shard_is_refused_with_a_sentence(tmp_path):
+    """The run queue must hold one run per shard (dagster.yaml): a limit of two on the shard
+    tag, or a limit of one on another tag, is refused before any run is submitted."""
+    for name, limits in (("two", [{"key": "dagster/partition/shard", "limit": 2}]),
+                         ("other", [{"key": "dagster/partition/date", "limit": 1}])):
+        home = tmp_path / name
+        home.mkdir()
+        (home / "dagster.yaml").write_text(yaml.safe_dump({"concurrency": {"runs": {"tag_concurrency_limits": limits}}}))
+        with pytest.raises(LaunchError) as refusal:
+            open_instance(home)
+        assert str(refusal.value) == (f"{home / 'dagster.yaml'} does not limit runs to one per dagster/partition/shard: "
+                                      f"copy {PROJECT_ROOT / 'dagster.yaml'} there (make setup does)"), name
