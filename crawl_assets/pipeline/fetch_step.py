@@ -18,7 +18,6 @@ from pathlib import Path
 import pyarrow as pa
 from rbloom import Bloom
 
-from ..crawler.archive.warc import warc_date
 from ..crawler.batches.batch import run_fetch_batch
 from ..crawler.batches.checkpoint import BatchProgress
 from ..crawler.batches.arrow_schemas import dropped_table, fetch_log_table, links_table, render_decisions_table
@@ -30,10 +29,11 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_index, shard_of
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import frontier_file, latest_before, shard_files
-from ..storage.shared_root import query_connection
+from ..storage.shared_root import is_remote, query_connection
 from .change_stats.change_evidence import evidence_of_batch, listed_copies
 from .crawl_history import https_hosts
 from .input_files import read_table_checked, readable_parquet
+from .payload_index import PayloadIndex, payload_index
 from .priorities.recrawl_plan import plan_path, previous_day
 from .seen_filter_files import read_seen_filter
 from .warc_index_step import index_warc_files
@@ -89,16 +89,6 @@ def load_demoted_hosts(root: Path, date: str, settings: CrawlSettings) -> frozen
     return demoted_hosts(read_table_checked(path), settings) if path else frozenset()
 
 
-# The first full capture of every payload (a complete 2xx answer: the fetch engine and the
-# render tier write no other as a revisit's original): its digest, URI and time.
-ARCHIVED_PAYLOADS_SQL = """
-SELECT digest, arg_min(url, captured_at), min(captured_at)
-FROM read_parquet($indexes, union_by_name = true)
-WHERE warc_type = $response AND digest IS NOT NULL AND status BETWEEN 200 AND 299
-GROUP BY digest
-"""
-
-
 # Each host's latest decision taken on a sample (a row with no page sampled repeats one).
 RENDER_MEMORY_SQL = """
 SELECT host, arg_max(decision, date) FROM read_parquet($files, hive_partitioning = true)
@@ -122,20 +112,20 @@ def load_render_memory(root: Path, date: str, settings: CrawlSettings) -> dict[s
     return {host: Decision(decision) for host, decision in rows}
 
 
-def load_archived_payloads(root: Path, date: str) -> dict[str, tuple[str, str]]:
+def payload_index_folder(root: Path, settings: CrawlSettings) -> Path:
+    """Where this machine keeps the archived-payload index files (payload_index.py): beside the
+    data under a local root, in work_dir under a URL root (a mapped file must be local)."""
+    return settings.work_dir / "payload_index" if is_remote(root) else root / "payload_index"
+
+
+def load_archived_payloads(root: Path, date: str, folder: Path | None = None) -> PayloadIndex:
     """Payload digest -> (URI, WARC-Date) of the first full capture of every payload archived
     before `date`, so a copy fetched today becomes a revisit record: read from the capture
     indexes of the WARC files (warc/date=D/shard=S/*.parquet), which hold every response
     archived, the render tier's subresources (scripts, JSON: not in the fetch log) included.
-
-    Held in memory: fine for this crawl's size; a much larger archive would want a Bloom
-    filter in front of an on-disk index instead."""
-    files = [str(p) for p in readable_parquet(shard_files(root, "warc", before=date))]
-    if not files:
-        return {}  # nothing archived yet
-    rows = query_connection().execute(ARCHIVED_PAYLOADS_SQL, {"indexes": files,
-                                                            "response": WarcRecordKind.RESPONSE}).fetchall()
-    return {digest: (url, warc_date(first)) for digest, url, first in rows}
+    An index on disk (payload_index.py), built in `folder` (default: root/payload_index) once
+    a day and machine: a fetch process holds the pages of it its look-ups touch, not the archive."""
+    return payload_index(root, date, folder if folder is not None else root / "payload_index")
 
 
 @dataclass(frozen=True)
@@ -198,7 +188,8 @@ def frontier_rows(root: Path, date: str, shard: str) -> int:
 def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:
     first_day = plan_path(root, date) is None
     inputs = FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
-                         load_demoted_hosts(root, date, settings), load_archived_payloads(root, date),
+                         load_demoted_hosts(root, date, settings),
+                         load_archived_payloads(root, date, payload_index_folder(root, settings)),
                          follow_links=first_day,
                          max_pages=first_day_share(root, date, shard, settings) if first_day else None,
                          render_memory=load_render_memory(root, date, settings),
@@ -280,7 +271,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     # The frontier streams from disk a few URLs per host at a time (crawler/batches/disk_frontier.py).
     dated = DatedRefresh(inputs.listed_copies, inputs.same_day_allowance) if inputs.listed_copies else None
     batch = run_fetch_batch(settings, shard_index(shard), [], warc_dir, warc_prefix, seen=inputs.seen,
-                            known_payloads=dict(inputs.archived_payloads),
+                            known_payloads=inputs.archived_payloads,
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
                             progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages,
                             dated_refresh=dated, render_memory=inputs.render_memory, https_hosts=inputs.https_hosts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -41,7 +42,7 @@ def in_scope(host: str, settings: CrawlSettings) -> bool:
 def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[FetchTask],
                     warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
                     demoted_hosts: frozenset[str] = frozenset(),
-                    known_payloads: dict[str, tuple[str, str]] | None = None,
+                    known_payloads: Mapping[str, tuple[str, str]] | None = None,
                     follow_links: bool = True, progress: BatchProgress | None = None,
                     frontier: pa.Table | Path | None = None, max_pages: int | None = None,
                     dated_refresh: DatedRefresh | None = None,
@@ -73,7 +74,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     point = resume_point(progress, warc_dir, list(tasks) if frontier is None else frontier) if progress else None
     if point is not None and point.checkpoint.finished:  # done before: the same output, nothing fetched
         return BatchResult(output_of(progress, point.checkpoint), [warc_dir / n for n in point.warc.kept], point)
-    payloads = {**(known_payloads or {}), **(point.archived_payloads() if point else {})}
+    # What a resumed batch archived before its crash, over what earlier days did (read, not copied).
+    payloads = ChainMap(point.archived_payloads(), known_payloads or {}) if point else known_payloads
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
                              known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh,

@@ -5,6 +5,7 @@ outlinks and the page's own robots signals (crawler/content/page_signals.py) whe
 from __future__ import annotations
 
 from datetime import datetime
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from ..archive.warc import (
@@ -45,14 +46,16 @@ def found_links(follow: list[str], nofollow: list[str], page_nofollow: bool) -> 
 
 class AnswerRecorder:
     def __init__(self, warc: WarcFileWriter, max_body_bytes: int, traps: TrapDefences,
-                 known_payloads: dict[str, tuple[str, str]] | None = None, agent: str = ""):
-        """known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
+                 known_payloads: Mapping[str, tuple[str, str]] | None = None, agent: str = ""):
+        """known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier, read
+        as it is (an index on disk, pipeline/payload_index.py: never copied into memory).
         agent: our product token (lower case), whose robots <meta>/X-Robots-Tag rules apply."""
         self.agent = agent
         self.warc = warc
         self.max_body_bytes = max_body_bytes
         self.traps = traps
-        self._archived: dict[str, tuple[str, str]] = dict(known_payloads or {})
+        self._known: Mapping[str, tuple[str, str]] = known_payloads if known_payloads is not None else {}
+        self._archived: dict[str, tuple[str, str]] = {}  # payloads this batch archived in full
         # The render tier (crawler/rendering/) sets keep_pages(host, script_signals): the pages it
         # says yes to are kept for the browser, URL -> (answer, its response record's ID, its row).
         self.keep_pages = None
@@ -132,7 +135,7 @@ class AnswerRecorder:
         if exchange.status == 304:
             # Refer to the record that holds the payload: the URL's own last 200 may itself
             # have been a revisit of another URL's capture, which replay cannot resolve.
-            original = self._archived.get(task.last_payload_digest) if task.last_payload_digest else None
+            original = self._original(task.last_payload_digest) if task.last_payload_digest else None
             if original is not None:
                 return task.last_payload_digest, Revisit(SERVER_NOT_MODIFIED, *original)
             when = warc_date(task.last_captured_at) if task.last_captured_at else None
@@ -140,8 +143,12 @@ class AnswerRecorder:
         if truncated or not 200 <= exchange.status < 300:
             return None, None
         digest = payload_digest(exchange.body)
-        earlier = self._archived.get(digest)
+        earlier = self._original(digest)
         if earlier is not None:
             return digest, Revisit(IDENTICAL_PAYLOAD, *earlier)
         self._archived[digest] = (task.url, exchange.record_date)
         return digest, None
+
+    def _original(self, digest: str) -> tuple[str, str] | None:
+        """(URI, WARC-Date) of the record holding this payload in full: this batch's, or an earlier one's."""
+        return self._archived.get(digest) or self._known.get(digest)

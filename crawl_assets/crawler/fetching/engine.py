@@ -24,7 +24,7 @@ import gc
 import random
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from rbloom import Bloom
 
@@ -82,7 +82,7 @@ def fewer_young_collections():
 class FetchEngine:
     def __init__(self, settings: CrawlSettings, warc: WarcFileWriter,
                  follows_links_to: Callable[[str], bool], traps: TrapDefences | None = None,
-                 seen: Bloom | None = None, known_payloads: dict[str, tuple[str, str]] | None = None,
+                 seen: Bloom | None = None, known_payloads: Mapping[str, tuple[str, str]] | None = None,
                  rng: random.Random | None = None, clock=None,
                  connections: ConnectionFactory | None = None, max_pages: int | None = None,
                  dated_refresh: DatedRefresh | None = None, https_hosts: Iterable[str] = ()):
