@@ -312,9 +312,27 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
         listed_changes_same_day=dated.taken if dated is not None else 0,
     )
     reused = batch.resumed_from is not None and batch.resumed_from.checkpoint.finished
+    if reused:  # the counts say what this run did: nothing (the tables are the earlier run's)
+        counts = FetchCounts(frontier_urls=counts.frontier_urls, demoted_hosts=counts.demoted_hosts,
+                             **dict.fromkeys(ACTIVITY_COUNTS, 0), status_classes={}, http_statuses={},
+                             dropped_by_reason={}, unfollowed_links={})
     decisions = render_decisions_table(batch.render.hosts) if batch.render is not None else None
     return FetchResult(fetch_log, links, dropped, tuple(batch.warc_files), tuple(superseded), counts, reused,
                        evidence, decisions)
+
+
+ACTIVITY_COUNTS = ("fetched", "discovered_in_batch", "hosts", "links", "new_links", "revisit_records",
+                   "urls_dropped", "bytes", "warc_bytes", "noindex_pages", "nofollow_pages")
+
+
+def nothing_fetched(result: FetchResult, date: str, shard: str) -> str | None:
+    """What a run that fetched nothing says (in its metadata and its log), or None."""
+    if not result.reused:
+        return None
+    return (f"nothing fetched: the batch of {date}|{shard} had finished in an earlier run, and its fetch log "
+            f"({result.fetch_log.num_rows:,} rows), WARC files ({len(result.warc_files)}) and tables stand as that run "
+            f"wrote them; to fetch the shard again, run it with the tag {REFETCH_TAG}=true "
+            f"(python -m crawl_assets.cli.cycle --date {date} --shards {shard} --refetch)")
 
 
 def render_counts(render: RenderCounts | None) -> dict:

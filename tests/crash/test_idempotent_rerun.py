@@ -50,9 +50,21 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
             assert pq.read_table(fetch_log_file(root, DAY, shard)).equals(log)
             assert pq.read_table(links_file(root, DAY, shard)).equals(links)
             assert archive_bytes(folder) == archives and not (folder / "superseded").exists()
+            said = [e.user_message for e in instance.all_logs(again.run_id) if "nothing fetched" in e.user_message]
             forced = materialize([fetch_batch], instance=instance, resources=resources, partition_key=key,
                                  tags={REFETCH_TAG: "true"})
         rows = server.stop()
+    # The no-op says so in its run log and its metadata, and counts what it did: nothing.
+    first_meta, again_meta, forced_meta = (fetch_log_metadata(run) for run in (first, again, forced))
+    sentence = (f"nothing fetched: the batch of {DAY}|{shard} had finished in an earlier run, and its fetch log "
+                f"({log.num_rows:,} rows)")
+    assert len(said) == 1 and said[0].startswith(sentence)
+    assert f"--date {DAY} --shards {shard} --refetch" in said[0]
+    assert again_meta["nothing_fetched"].value == said[0] and "nothing_fetched" not in first_meta
+    assert (first_meta["fetched"].value, again_meta["fetched"].value, forced_meta["fetched"].value) == (
+        log.num_rows, 0, log.num_rows)
+    assert again_meta["bytes"].value == 0 and again_meta["frontier_urls"].value == first_meta["frontier_urls"].value
+    assert again_meta["dagster/row_count"].value == log.num_rows  # the table as it stands
 
     assert again.success and forced.success and log.num_rows > 0
     assert not [r for r in rows if between <= r["start"] <= after_again]  # the no-op asked nothing
@@ -65,6 +77,12 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
     refetched = pq.read_table(fetch_log_file(root, DAY, shard)).to_pylist()
     assert {r["url"] for r in refetched} == set(log["url"].to_pylist())
     assert {r["warc_file"] for r in refetched if r["warc_file"]} <= set(current)
+
+
+def fetch_log_metadata(result) -> dict:
+    (materialization,) = [m for m in result.asset_materializations_for_node("fetch_batch")
+                          if m.asset_key.path == ["fetch_log"]]
+    return materialization.metadata
 
 
 def test_the_command_line_asks_for_a_refetch_with_the_tag_the_asset_reads(monkeypatch):

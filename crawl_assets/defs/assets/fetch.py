@@ -37,7 +37,9 @@ from dagster import (
 )
 
 from ...pipeline.day_order import check_in_order
-from ...pipeline.fetch_step import REFETCH_TAG, FetchResult, fetch_inputs, run_fetch_step, seen_filter_path
+from ...pipeline.fetch_step import (
+    REFETCH_TAG, FetchResult, fetch_inputs, nothing_fetched, run_fetch_step, seen_filter_path,
+)
 from ...pipeline.warc_upload import local_warc_dir, publish_warc_dir
 from ...storage.layout import (
     change_evidence_file, dropped_file, fetch_log_file, links_file, render_decisions_file, warc_dir,
@@ -113,6 +115,8 @@ def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
         write_parquet_atomic(result.render_decisions, render_decisions_file(root, date, shard))
     checks = fetch_check_results(settings, result.fetch_log, inputs.frontier, local)
     metadata = fetch_metadata(result, root, date, shard)
+    if result.reused:
+        context.log.info(nothing_fetched(result, date, shard))
     return tuple(MaterializeResult(asset_key=key, metadata=metadata[key],
                                    check_results=[c for c in checks if c.asset_key == AssetKey(key)])
                  for key in FETCH_ASSETS)
@@ -131,7 +135,8 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
     """What each of the five assets shows in the UI for the batch."""
     counts = result.counts
     seen_path = seen_filter_path(root, date)
-    return {
+    said = {"nothing_fetched": nothing_fetched(result, date, shard)} if result.reused else {}
+    metadata = {
         FETCH_LOG: {
             **{name: getattr(counts, name) for name in (
                 "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
@@ -169,3 +174,4 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
             "path": MetadataValue.path(str(change_evidence_file(root, date, shard))),
         },
     }
+    return {key: {**said, **values} for key, values in metadata.items()}
