@@ -19,6 +19,7 @@ class TwoDayCrawl:
     settings: CrawlSettings
     web: object  # the DemoWeb that was crawled
     access_log: Path  # the demo web's log of both days' requests
+    metadata: dict  # asset key ("fetch_log", ...) -> the metadata of its latest materialization
 
     @property
     def root(self) -> Path:
@@ -41,5 +42,16 @@ def two_day_crawl(tmp_path_factory) -> TwoDayCrawl:
         with DagsterInstance.ephemeral() as instance:
             run_cycle(DAY1, instance, resource)
             run_cycle(DAY2, instance, resource)
+            metadata = latest_metadata(instance)
         web = server.web
-    return TwoDayCrawl(resource.load(), web, folder / "access_log.parquet")
+    return TwoDayCrawl(resource.load(), web, folder / "access_log.parquet", metadata)
+
+
+def latest_metadata(instance) -> dict:
+    """Each asset's latest materialization's metadata, by the asset key's name."""
+    found = {}
+    for key in instance.get_asset_keys():
+        event = instance.get_latest_materialization_event(key)
+        if event is not None:
+            found["/".join(key.path)] = event.asset_materialization.metadata
+    return found

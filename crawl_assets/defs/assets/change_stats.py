@@ -11,7 +11,7 @@ from ...pipeline.change_stats.change_evidence import trusted_change_evidence
 from ...pipeline.change_stats.change_stats_step import change_stats as estimate_changes
 from ...pipeline.recrawl_inputs import change_stats_sources
 from ...storage.layout import host_changes_file, write_parquet_atomic
-from ..metadata_tables import arrow_table
+from ..metadata_tables import RATE_BAND_URLS, arrow_table
 from ..partitions import PREVIOUS_DAY, daily_partitions
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
@@ -41,7 +41,7 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
         "bytes_saved_by_conditional_get_of_the_day": counts.day_bytes_saved,
         "visits_of_the_day": counts.day_visits,
         "not_modified_of_the_day": counts.day_not_modified,
-        "change_rate_distribution": arrow_table(stats.rate_bands),
+        "change_rate_distribution": arrow_table(stats.rate_bands, RATE_BAND_URLS),
         "median_changes_a_day": round(counts.rate_p50, 4),
         "change_definition": settings.change_definition,
         "urls_changed_boilerplate_only": counts.boilerplate_changes,

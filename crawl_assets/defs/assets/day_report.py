@@ -10,9 +10,9 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from ...pipeline.report.day_figures import day_figures
 from ...pipeline.report.report_charts import change_rate_png, status_mix_png
 from ...pipeline.report.report_step import (
-    change_rates, day_report as build_day_report, missing_shards_text, summary_markdown,
+    change_rates, day_report as build_day_report, day_report_table, summary_markdown,
 )
-from ...storage.layout import day_report_dir, write_bytes_atomic
+from ...storage.layout import day_report_dir, write_bytes_atomic, write_parquet_atomic
 from ..metadata_tables import arrow_table, counts_table, picture, table_metadata
 from ..partitions import daily_partitions
 from ..resources import CrawlSettingsResource
@@ -43,18 +43,24 @@ def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsReso
         histogram = change_rate_png(rates.to_pylist())
         write_bytes_atomic(histogram, folder / "change_rates.png")
         pictures |= picture("change_rates", folder / "change_rates.png", histogram, f"Change rates on {date}")
+    # The day in one row, the report's own table: its columns are the asset's column schema.
+    table = day_report_table(report, day_figures(settings.data_root, date).fetch_numbers())
+    write_parquet_atomic(table, folder / "day_report.parquet")
     return MaterializeResult(metadata={
-        "partial": report.partial,
-        **day_figures(settings.data_root, date).fetch_numbers(),  # numbers: the asset page's Plots draw them
-        "shards_landed": len(report.landed),
-        "missing_shards": missing_shards_text(report) or "none",
-        "summary": MetadataValue.md(summary),
-        "status_classes": counts_table(report.status_classes, "status_class", "pages"),
-        "drop_reasons": counts_table(report.drop_reasons, "reason", "urls"),
-        "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
-        "hosts_most_429": arrow_table(report.hosts.most_429),
-        **table_metadata(report.fetch_log), **pictures, **host_events_metadata(report), **tls_metadata(report),
+        **table.to_pylist()[0],  # the day's figures as numbers: the asset page's Plots draw them
+        "summary": MetadataValue.md(summary), **tables_metadata(report), **table_metadata(table),
+        **pictures, **host_events_metadata(report), **tls_metadata(report),
     })
+
+
+def tables_metadata(report) -> dict:
+    """The day's status classes, drop reasons and the hosts spaced widest and answering 429 most."""
+    return {"status_classes": counts_table(report.status_classes, "status_class", "pages",
+                                           counted="Fetch-log rows of the day with this outcome."),
+            "drop_reasons": counts_table(report.drop_reasons, "reason", "urls",
+                                         counted="URLs the trap defences refused for the reason."),
+            "hosts_widest_spacing": arrow_table(report.hosts.widest_spacing),
+            "hosts_most_429": arrow_table(report.hosts.most_429)}
 
 
 def host_events_metadata(report) -> dict:
@@ -65,6 +71,7 @@ def host_events_metadata(report) -> dict:
 
 
 def tls_metadata(report) -> dict:
-    """URLs lost to TLS failures, in all and by name (certificate expired, name mismatch, ...)."""
-    return {"tls_failures": sum(report.tls_failures.values()),
-            "tls_failures_by_class": counts_table(report.tls_failures, "status_class", "urls")}
+    """URLs lost to TLS failures by name (certificate expired, name mismatch, ...); their sum is
+    the day's row's tls_failures."""
+    return {"tls_failures_by_class": counts_table(report.tls_failures, "status_class", "urls",
+                                                  counted="URLs lost to the TLS failure.")}

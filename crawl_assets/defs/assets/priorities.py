@@ -38,10 +38,11 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
         "planned_refreshes": counts.refresh_planned,
         **_shares_of_plan(counts),
         "planned_by_kind": counts_table({"refresh": counts.refresh_planned, "discovery": counts.discovery_planned,
-                                         "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls"),
+                                         "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls",
+                                        counted="URLs of the kind in the next day's plan."),
         "listings_read_first": counts.listings_planned,  # sitemaps and feeds of trusted hosts (the reserve)
         "due": counts.due,
-        "flagged_hosts": counts_table(_flags(hosts), "flag", "hosts"),
+        "flagged_hosts": counts_table(_flags(hosts), "flag", "hosts", counted="Hosts with the flag."),
         "hosts_at_their_cap": counts.capped_hosts,
         "expected_freshness": round(counts.expected_freshness, 4),
         "path": MetadataValue.path(str(priorities_file(root, date))),

@@ -8,6 +8,7 @@ missing (a partial day). No Dagster here: the assets turn these into metadata.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,6 +172,15 @@ def day_host_events(root: Path, date: str) -> pa.Table | None:
 def missing_shards_text(report: DayReport) -> str:
     """The shards that have not landed, each with why: "s01 (run 1234abcd: failure), s03 (no fetch log)"."""
     return ", ".join(f"{s} ({report.why_missing[s]})" if s in report.why_missing else s for s in report.missing)
+
+
+def day_report_table(report: DayReport, fetch_numbers: Mapping[str, int | float]) -> pa.Table:
+    """The day in one row, the report's own table (day_report/date=D/day_report.parquet):
+    whether it is partial and why, and its key figures (day_figures.py)."""
+    return pa.Table.from_pylist([{
+        "date": report.date, "partial": report.partial, "shards_landed": len(report.landed),
+        "missing_shards": missing_shards_text(report) or "none", **fetch_numbers,
+        "tls_failures": sum(report.tls_failures.values())}])
 
 
 def summary_markdown(report: DayReport) -> str:
