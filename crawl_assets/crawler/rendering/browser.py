@@ -19,12 +19,19 @@ import asyncio
 import socket
 from contextlib import asynccontextmanager
 
+# What Playwright sets for a headless Chromium (its chromium.ts), kept beside ours.
+PLAYWRIGHT_HEADLESS_BLINK_SETTINGS = ("primaryHoverType=2", "availableHoverTypes=2", "primaryPointerType=4",
+                                      "availablePointerTypes=4")
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  # A tab renders one site's page after another's: with site isolation each change
                  # of site would start a renderer process (a sixth of a page's CPU). Nothing
                  # across sites needs keeping apart: no page has cookies or storage of another.
-                 "--disable-site-isolation-trials")
+                 "--disable-site-isolation-trials",
+                 # No image is loaded (an <img>, a CSS background): one cannot change the text or
+                 # the links, and each was a request routed to the crawler and refused. Chromium
+                 # keeps the last --blink-settings: Playwright's own for headless come first.
+                 "--blink-settings=" + ",".join((*PLAYWRIGHT_HEADLESS_BLINK_SETTINGS, "imagesEnabled=false")))
 
 
 def sealing_args(refusing_port: int) -> list[str]:

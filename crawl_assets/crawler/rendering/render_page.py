@@ -3,8 +3,9 @@ crawler (PoliteFetcher), or refused; let its scripts run until the network is qu
 its end and press its "load more" buttons a few rounds (content a user gets by scrolling or by
 asking: infinite scroll, a button), and keep the DOM. The page's own document is served from the
 plain fetch's answer when there is one, so rendering asks the host for the page only once.
-Images, media and fonts are not loaded (refused as "media"): they cannot change the text or the
-links, and each would be a request to the host and a record in the archive.
+Images, media and fonts are not loaded: they cannot change the text or the links, and each
+would be a request to the host and a record in the archive. The browser asks for no image at
+all (browser.py); a video or a font it asks for is refused here as "media".
 
 timeout_s bounds the whole page, its scripts and clicks included: a page whose requests never
 quiet down (polling) is kept as it stands when the time is up; one whose scripts never yield
@@ -74,30 +75,48 @@ def _fulfilment(hop: HopResult, limit: int) -> dict:
 
 
 class Traffic:
-    """The browser's requests in flight, and when the last one ended."""
+    """The browser's requests in flight, and when the last one ended. Waiting is on events: a
+    waiter wakes when a request starts or ends, or when its time is up, never to poll."""
 
     def __init__(self):
         self.in_flight, self.last = 0, time.monotonic()
         self.started = 0  # requests started so far
+        self._moved = asyncio.Event()  # set when a request starts or ends
 
     @contextmanager
     def one(self):
         self.in_flight += 1
         self.started += 1
+        self._moved.set()
         try:
             yield
         finally:
             self.in_flight -= 1
             self.last = time.monotonic()
+            self._moved.set()
+
+    async def moved(self, timeout_s: float) -> bool:
+        """Wait at most timeout_s for a request to start or end; whether one did. (The caller
+        reads the state it waits on before calling, with no await in between.)"""
+        self._moved.clear()
+        try:
+            async with asyncio.timeout(max(timeout_s, 0.0)):
+                await self._moved.wait()
+        except TimeoutError:
+            return False
+        return True
 
     async def settled(self, timeout_s: float) -> None:
         """Wait until nothing was in flight for QUIET_S (counted from now at the earliest)."""
         self.last = max(self.last, time.monotonic())
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.in_flight == 0 and time.monotonic() - self.last >= QUIET_S:
+        while (now := time.monotonic()) < deadline:
+            if self.in_flight:
+                await self.moved(deadline - now)
+            elif now - self.last >= QUIET_S:
                 return
-            await asyncio.sleep(0.05)
+            else:
+                await self.moved(min(self.last + QUIET_S, deadline) - now)
 
 
 async def render_page(pool: BrowserPool, fetcher: PoliteFetcher, url: str, document: HopResult | None,
@@ -168,7 +187,8 @@ async def scroll_to_end(page, traffic: Traffic, left_s) -> bool:
     height = await page.evaluate(SCROLL_TO_END)
     if height is None:
         return False
-    await asyncio.sleep(SCROLL_NOTICE_S)
+    if traffic.started == started:
+        await traffic.moved(SCROLL_NOTICE_S)  # a request the scroll starts ends the wait at once
     if traffic.started == started and await page.evaluate(PAGE_HEIGHT) == height:
         return False
     await traffic.settled(left_s())

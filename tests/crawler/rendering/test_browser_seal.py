@@ -132,8 +132,10 @@ def sealed_page(tmp_path_factory):
 def test_the_browser_opens_no_connection_the_crawler_does_not_make(sealed_page):
     assert sealed_page["marker"] == "served"
     assert sealed_page["reached"] == []
-    # The requests were the route's to answer: asked, and refused there.
-    assert f"http://127.0.0.1:{sealed_page['port']}/image.png" in sealed_page["routed"]
+    # The requests were the route's to answer: asked, and refused there (an image is never
+    # asked for: the browser loads none).
+    assert f"http://127.0.0.1:{sealed_page['port']}/api" in sealed_page["routed"]
+    assert f"http://127.0.0.1:{sealed_page['port']}/image.png" not in sealed_page["routed"]
 
 
 def test_every_connection_goes_to_the_refusing_proxy_loopback_included(sealed_page):
