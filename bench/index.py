@@ -1,17 +1,21 @@
 """Capture index benchmark: index the WARC files of a 100,000-page crawl (CDXJ + Parquet,
 crawl_assets.crawler.archive.warc_index), time cdxj-indexer on the same files, then answer 10,000
-random capture look-ups from the Parquet index with DuckDB.
+random capture look-ups with the analyst tool's own code (crawl_assets.analyst.captures) over
+the crawl's catalog.
 
     .venv/bin/python bench/index.py [--pages 100000] [--lookups 10000] [--keep DIR]
 
 The crawl is synthetic and needs no network: WarcFileWriter (the crawler's own writer) writes
 --pages exchanges over 200 hosts, 2-12 KB HTML bodies of random words, 1 in 10 a 304 revisit
-and 1 in 20 an identical-payload revisit, into 64 MiB files. Indexing is timed end to end
-(read every record, write <name>.cdxj and <name>.parquet); cdxj-indexer is timed in-process
-(CDXJIndexer with sort=True, the same output) on the same files. The look-ups load the
-Parquet files into DuckDB once (load_s), then run one parameterised query per random URL
-(its captures: filename, offset, length), each checked to find its URL; 100 of them are read
-back from the WARC by offset; the same look-ups answered by one joined query give
+and 1 in 20 an identical-payload revisit, into 64 MiB files laid out as a data root's
+(warc/date=D/shard=s00/). Indexing is timed end to end (read every record, write <name>.cdxj
+and <name>.parquet); cdxj-indexer is timed in-process (CDXJIndexer with sort=True, the same
+output) on the same files. The catalog is then built over the root (catalog_step.build_catalog,
+as crawl_catalog does) and look-ups go through Captures, as a script calling the tool in a loop
+would: the first ones read the catalog's captures view (view_lookups_per_s), then Captures
+loads its in-memory index of the captures (load_s, capture_index.py) and the rest are answered
+from it (lookups_per_s), each checked to find its URL; 100 are read back whole from the WARC
+files by offset (Captures.read); the same look-ups as one joined query over the view give
 batch_lookups_per_s. The machine's load average is printed: look-ups are single-threaded
 latency, so a busy shared machine lowers them most. Goals: lookups_per_s >= 1,000;
 index_s <= cdxj_indexer_s.
@@ -21,7 +25,6 @@ The last line is machine-readable.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import random
 import shutil
@@ -34,16 +37,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import duckdb  # noqa: E402
-from warcio.archiveiterator import ArchiveIterator  # noqa: E402
 
 from crawl_assets.crawler.archive.warc import (  # noqa: E402
     IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED, Exchange, Revisit, WarcFileWriter, payload_digest, warc_date)
+from crawl_assets.analyst.captures import Captures  # noqa: E402
 from crawl_assets.crawler.archive.warc_index import url_key, write_index  # noqa: E402
+from crawl_assets.pipeline.catalog_step import build_catalog  # noqa: E402
+from crawl_assets.storage.layout import warc_dir  # noqa: E402
 
 WORDS = ("archive river meadow signal harbour lantern copper orchard engine glass measure "
          "window travel garden letter market silver morning station bridge").split()
 LOOKUP_GOAL = 1_000
+DAY = "2026-11-28"
+VIEW_LOOKUPS = 200  # answered from the view before the index is loaded, for the comparison
 
 
 def synthetic_crawl(folder: Path, pages: int, rng: random.Random) -> tuple[list[Path], list[str]]:
@@ -91,40 +97,38 @@ def time_cdxj_indexer(warcs: list[Path], out: Path) -> tuple[int, float]:
     return sum(1 for _ in open(out)), seconds
 
 
-def lookups(warcs: list[Path], urls: list[str], count: int, rng: random.Random) -> tuple[float, float, float, int]:
-    """(load_s, look-ups per second one query each, the same look-ups per second as one
-    joined query, look-ups verified by reading the record)."""
-    con = duckdb.connect()
-    started = time.perf_counter()
-    con.execute("CREATE TABLE captures AS SELECT * FROM read_parquet($files)",
-                {"files": [str(p.with_name(p.name[:-len('.warc.gz')] + '.parquet')) for p in warcs]})
-    con.execute("CREATE INDEX captures_by_key ON captures (urlkey)")
-    load_s = time.perf_counter() - started
-    wanted = rng.sample(urls, count)
-    keys = [url_key(u) for u in wanted]  # SURT keys computed outside the timed loop, as a caller would have them
-    query = 'SELECT url, filename, "offset", length FROM captures WHERE urlkey = $key ORDER BY timestamp'
-    answers = []
-    started = time.perf_counter()
-    for key in keys:
-        answers.append(con.execute(query, {"key": key}).fetchall())
-    per_s = count / (time.perf_counter() - started)
-    started = time.perf_counter()
-    batch = con.execute('SELECT k.key, c.url, c.filename, c."offset", c.length FROM unnest($keys) AS k(key) '
-                        "JOIN captures AS c ON c.urlkey = k.key", {"keys": keys}).fetchall()
-    batch_per_s = count / (time.perf_counter() - started)
+def lookups(root: Path, urls: list[str], count: int, rng: random.Random) -> tuple[float, float, float, float, int]:
+    """(load_s, look-ups per second from Captures' in-memory index, from the catalog's view,
+    as one joined query, look-ups verified by reading the record whole)."""
+    build_catalog(root, root / "crawl.duckdb")
+    wanted = rng.sample(urls, count + VIEW_LOOKUPS)
+    on_view, wanted = wanted[:VIEW_LOOKUPS], wanted[VIEW_LOOKUPS:]
+    with Captures(root / "crawl.duckdb", index_after=None) as view:  # the view alone
+        started = time.perf_counter()
+        for url in on_view:
+            view.captures_of(url)
+        view_per_s = len(on_view) / (time.perf_counter() - started)
+        keys = [url_key(u) for u in wanted]
+        started = time.perf_counter()
+        batch = view.con.execute('SELECT k.key, c.url, c.filename, c."offset", c.length FROM unnest($keys) AS k(key) '
+                                 "JOIN captures AS c ON c.urlkey = k.key", {"keys": keys}).fetchall()
+        batch_per_s = count / (time.perf_counter() - started)
     assert {row[0] for row in batch} == set(keys)
-    by_name = {p.name: p for p in warcs}
-    for url, rows in zip(wanted, answers):
-        assert any(row[0] == url for row in rows), f"no capture found for {url}"
-    verified = 0
-    for url, rows in list(zip(wanted, answers))[:100]:
-        _, name, offset, length = next(row for row in rows if row[0] == url)
-        with open(by_name[name], "rb") as fh:
-            fh.seek(offset)
-            record = next(iter(ArchiveIterator(io.BytesIO(fh.read(length)))))
-        assert record.rec_headers.get_header("WARC-Target-URI") == url
-        verified += 1
-    return load_s, per_s, batch_per_s, verified
+    with Captures(root / "crawl.duckdb") as captures:  # as a script calling it in a loop gets it
+        started = time.perf_counter()
+        assert captures.keep_index()
+        load_s = time.perf_counter() - started
+        started = time.perf_counter()
+        answers = [captures.captures_of(url) for url in wanted]
+        per_s = count / (time.perf_counter() - started)
+        for url, found in zip(wanted, answers):
+            assert any(c.url == url for c in found), f"no capture found for {url}"
+        verified = 0
+        for url, found in list(zip(wanted, answers))[:100]:
+            content = captures.read(next(c for c in found if c.url == url))  # read back whole
+            assert content.capture.url == url
+            verified += 1
+    return load_s, per_s, view_per_s, batch_per_s, verified
 
 
 def main() -> int:
@@ -135,7 +139,8 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="write the crawl here and keep it (default: a temporary folder)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-index-"))
+    root = args.keep or Path(tempfile.mkdtemp(prefix="bench-index-"))
+    folder = warc_dir(root, DAY, "s00")  # a data root's layout: the catalog is built over it
     try:
         started = time.perf_counter()
         warcs, urls = synthetic_crawl(folder, args.pages, rng)
@@ -150,19 +155,22 @@ def main() -> int:
         ours = sorted(line for p in warcs for line in open(p.with_name(p.name[:-len(".warc.gz")] + ".cdxj")))
         same = ours == sorted(open(folder / "cdxj-indexer.cdxj"))
         print(f"our CDXJ lines equal cdxj-indexer's: {same}")
-        load_s, per_s, batch_per_s, verified = lookups(warcs, urls, min(args.lookups, len(urls)), rng)
-        print(f"look-ups: {args.lookups:,} at {per_s:,.0f}/s after loading the Parquet index in {load_s:.2f} s "
-              f"({verified} read back from the WARC by offset); goal >= {LOOKUP_GOAL:,}/s; "
-              f"as one joined query {batch_per_s:,.0f}/s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        load_s, per_s, view_per_s, batch_per_s, verified = lookups(root, urls, min(args.lookups, len(urls) - VIEW_LOOKUPS),
+                                                                   rng)
+        print(f"look-ups through Captures: {args.lookups:,} at {per_s:,.0f}/s after loading its in-memory index in "
+              f"{load_s:.2f} s ({verified} read back whole from the WARC by offset); goal >= {LOOKUP_GOAL:,}/s; "
+              f"from the catalog's view {view_per_s:,.0f}/s; as one joined query {batch_per_s:,.0f}/s; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"index records={records} index_s={index_s:.2f} lookups_per_s={per_s:.0f} "
-              f"cdxj_indexer_s={theirs_s:.2f} load_s={load_s:.2f} batch_lookups_per_s={batch_per_s:.0f} "
+              f"cdxj_indexer_s={theirs_s:.2f} load_s={load_s:.2f} view_lookups_per_s={view_per_s:.0f} "
+              f"batch_lookups_per_s={batch_per_s:.0f} "
               f"loadavg={os.getloadavg()[0]:.1f} same_lines={same} "
               f"goal_lookups={'met' if per_s >= LOOKUP_GOAL else 'missed'} "
               f"goal_index={'met' if index_s <= theirs_s else 'missed'}")
         return 0 if same else 1
     finally:
         if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

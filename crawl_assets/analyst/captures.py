@@ -53,6 +53,7 @@ from ..pipeline.catalog_step import rebuilt_if_moved
 from ..pipeline.checks_step import damaged_warc_remedy, warc_cut_short
 from ..storage.layout import warc_dir
 from ..storage.shared_root import connect, is_remote
+from .capture_index import CaptureIndex
 from .catalog_location import CATALOG_HELP, choose_catalog
 
 # Columns an export query must keep so each selected record can be found.
@@ -61,10 +62,11 @@ CAPTURE_COLUMNS = ("url", "captured_at", "status", "mime", "digest", "warc_type"
                    "refers_to_uri", "refers_to_date") + LOCATION_COLUMNS
 SELECTED = ", ".join(f'"{c}"' for c in CAPTURE_COLUMNS)  # quoted: offset is an SQL keyword
 
-CAPTURES_OF_SQL = f"""
-SELECT {SELECTED} FROM captures
-WHERE urlkey = $key ORDER BY captured_at, url
-"""
+# A URL's records (sorted in Python, with_renderings).
+CAPTURES_OF_SQL = f"SELECT {SELECTED} FROM captures WHERE urlkey = $key"
+# A caller looking up URL after URL (a script in a loop) is answered from an in-memory index of
+# the captures (capture_index.py) once it has looked up this many.
+LOOKUPS_BEFORE_INDEX = 3
 # The full capture holding a payload: same digest, the one the revisit names first (a
 # conversion's digest is its DOM's, never a payload's).
 ORIGINAL_BY_DIGEST_SQL = f"""
@@ -211,7 +213,9 @@ class Captures:
     """Look-ups in one catalog (opened read-only). The WARC files lie under `data_root`: by
     default the catalog's folder; under a URL data root, the settings' data_root."""
 
-    def __init__(self, catalog: str | os.PathLike, data_root=None):
+    def __init__(self, catalog: str | os.PathLike, data_root=None, index_after: int | None = LOOKUPS_BEFORE_INDEX):
+        """index_after: look-ups answered from the catalog's view before the in-memory index
+        is loaded (None: never loaded but by keep_index())."""
         self.catalog = Path(catalog)
         self.data_root = self.catalog.parent if data_root is None else data_root
         if not self.catalog.exists():
@@ -226,6 +230,7 @@ class Captures:
             raise CaptureLookupError(f"{self.catalog} is not a DuckDB catalog ({exc})") from None
         views = {r[0] for r in self.con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
         self.has_losses = "lost_captures" in views
+        self._lookups, self._index, self._index_after = 0, None, index_after
         if "captures" not in views:
             raise CaptureLookupError(f"{self.catalog} has no captures view: rebuild the catalog "
                                      "(materialise crawl_catalog) after a fetch batch")
@@ -253,10 +258,28 @@ class Captures:
                            row["warc_type"], row["profile"], row["refers_to_uri"], row["refers_to_date"],
                            path, row["offset"], row["length"])
 
+    def keep_index(self) -> bool:
+        """Answer the look-ups that follow from an in-memory index of the captures (loaded on
+        the index_after + 1st look-up, or now); whether there is one (not for a catalog too
+        large for memory: capture_index.MAX_ROWS)."""
+        if self._index is None and CaptureIndex.fits(self.con):
+            self._index = CaptureIndex(self.con, SELECTED)
+        return self._index is not None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether look-ups are answered from the in-memory index."""
+        return self._index is not None
+
     def captures_of(self, url: str) -> list[CaptureInfo]:
         """Every capture of `url`, oldest first, each with its rendered DOM when it was
         rendered (an empty list when there is none)."""
-        found = self._infos(CAPTURES_OF_SQL, {"key": url_key(url)})
+        self._lookups += 1
+        if self._lookups == (self._index_after or 0) + 1 and self._index_after is not None:
+            self.keep_index()
+        key = url_key(url)
+        found = ([self._info(row) for row in self._index.rows(key)] if self._index is not None
+                 else self._infos(CAPTURES_OF_SQL, {"key": key}))
         exact = [c for c in found if c.url == url]
         return with_renderings(exact or found)
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from urllib.parse import urlsplit
 
+import duckdb
 import pytest
 from fastwarc.warc import ArchiveIterator as FastIterator
 from warcio.archiveiterator import ArchiveIterator
@@ -198,3 +199,21 @@ def test_a_warc_file_cut_short_fails_the_day_check_and_list_flags_it(two_day_cra
     assert command.main(["--catalog", catalog, "show", url, "--date", DAY1]) == 2
     assert f"no capture of {url} on {DAY1}: its capture of {DAY1} was lost with the quarantined WARC file " \
            f"{cut.name} (cut off; " in capsys.readouterr().err
+
+
+def test_lookups_in_a_loop_are_answered_from_an_in_memory_index_the_same(two_day_crawl):
+    """A script looking up URL after URL: the first LOOKUPS_BEFORE_INDEX from the catalog's
+    view, the rest from the in-memory index (capture_index.py); every URL's captures the same
+    either way, a URL never crawled none."""
+    from crawl_assets.analyst.captures import LOOKUPS_BEFORE_INDEX
+
+    con = duckdb.connect(str(two_day_crawl.settings.catalog_path), read_only=True)
+    urls = [u for (u,) in con.execute("SELECT DISTINCT url FROM captures ORDER BY url").fetchall()]
+    con.close()
+    with Captures(two_day_crawl.settings.catalog_path, index_after=None) as view, \
+            Captures(two_day_crawl.settings.catalog_path) as looped:
+        for done, url in enumerate([*urls, "http://never.demo.test/"], start=1):
+            assert looped.captures_of(url) == view.captures_of(url), url
+            assert looped.indexed == (done > LOOKUPS_BEFORE_INDEX)
+        assert not view.indexed and looped.captures_of("http://never.demo.test/") == []
+    assert len(urls) > 100
