@@ -1,7 +1,8 @@
 """The real Dagster UI in headless Chromium (Debian's chromium driven by Playwright; a browser is
 never downloaded): open the asset graph, open the fetch log (one of the four assets the
 fetch_batch step writes), launch one partition from the UI's own dialog, see the run succeed,
-save a screenshot under data/. And the README's daily path: Jobs, frontier_job, Materialize
+save a screenshot under data/; close the day and see day_report's own columns, described, and
+its plots. And the README's daily path: Jobs, frontier_job, Materialize
 all…, Latest, Launch 1 run starts frontier_job for today's partition.
 
 Every wait is on a state (an element shown or hidden, a run finished), with generous limits: a
@@ -22,13 +23,15 @@ from dagster import DagsterRunStatus, RunsFilter
 from crawl_assets.cli.cycle import daily_spec
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.defs.assets.fetch import FETCH_LOG
-from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG, frontier_job
+from crawl_assets.defs.column_glossary import COLUMNS
+from crawl_assets.defs.jobs import DRIVER_TAG, SHARD_TAG, day_close_job, frontier_job
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SCREENSHOT = PROJECT_ROOT / "data" / "ui_fetch_batch_run.png"
 PLOTS_SCREENSHOT = PROJECT_ROOT / "data" / "ui_fetch_log_plots.png"
+REPORT_SCREENSHOT = PROJECT_ROOT / "data" / "ui_day_report_columns.png"
 FAILURE_SCREENSHOT = PROJECT_ROOT / "data" / "ui_test_failure.png"
 DAY, SHARD = "2026-11-25", "s00"
 RUN_TIMEOUT_S = 600
@@ -143,6 +146,20 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
         for figure in ("fetched", "frontier_urls", "bytes"):
             page.get_by_text(figure, exact=True).first.wait_for()
         page.screenshot(path=str(PLOTS_SCREENSHOT), full_page=True)
+
+        # The day closed on the shard that landed: day_report's page shows the report's own
+        # columns (the day in one row), each with its description, and plots its figures.
+        close = deployment.queue(**{DRIVER_TAG: "test"}).run_all([daily_spec(day_close_job.name, DAY)], 1)
+        assert close[0].succeeded
+        page.goto(f"{deployment.service.url}/assets/day_report")
+        for column in ("pages_fetched", "not_modified", "missing_shards"):
+            page.get_by_text(column, exact=True).first.wait_for()
+            page.get_by_text(COLUMNS[column], exact=True).first.wait_for()  # its description beside it
+        assert page.get_by_text("warc_offset", exact=True).count() == 0  # not the fetch log's columns
+        page.screenshot(path=str(REPORT_SCREENSHOT), full_page=True)
+        page.get_by_text("Plots", exact=True).click()
+        page.get_by_text("pages_fetched", exact=True).first.wait_for()  # a chart's title
+        page.locator("canvas").first.wait_for()  # and the chart
     assert SCREENSHOT.stat().st_size > 10_000
     assert (deployment.settings.data_root / "fetch_log" / f"date={DAY}" / f"shard={SHARD}" / "fetch_log.parquet").exists()
 

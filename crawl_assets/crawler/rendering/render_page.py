@@ -1,5 +1,5 @@
-"""Render one page: open it in a fresh browser context whose every request is answered by the
-crawler (PoliteFetcher), or refused; let its scripts run until the network is quiet, scroll to
+"""Render one page: open it in one of the pool's tabs (browser.py: nothing of the page before
+it left there), every request of it answered by the crawler (PoliteFetcher), or refused; let its scripts run until the network is quiet, scroll to
 its end and press its "load more" buttons a few rounds (content a user gets by scrolling or by
 asking: infinite scroll, a button), and keep the DOM. The page's own document is served from the
 plain fetch's answer when there is one, so rendering asks the host for the page only once.

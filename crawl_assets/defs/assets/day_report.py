@@ -27,8 +27,9 @@ TOP_HOST_EVENTS = 20
        deps=[AssetKey(FETCH_LOG), AssetKey(DROPPED_URLS), AssetKey("change_stats")])
 @fails_with_crawl_errors
 def day_report(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
-    """Status classes, drop reasons, the hosts spaced widest and answering 429 most, the status
-    mix of every day so far and the day's change rates (pictures), the shards missing."""
+    """The day in one row (its figures, whether it is partial and the shards missing: the
+    columns below), its status classes, drop reasons, the hosts spaced widest and answering 429
+    most, the status mix of every day so far and the day's change rates (pictures)."""
     settings = crawl_settings.load()
     date, shards = context.partition_key, settings.shard_keys()
     report = build_day_report(settings.data_root, date, shards, failed_fetch_runs(context.instance, date, shards))
