@@ -213,3 +213,128 @@ def test_the_real_clock_wakes_a_waiter_at_its_timeout_or_when_it_is_woken():
 
     slept, early, done = asyncio.run(scenario())
     assert 0.04 <= slept < 1.0 and early < 1.0 and done
+
+
+async def turns_until_done(workbench: Workbench, limit: int = 50) -> list[str]:
+    """One worker takes every turn, releasing each host at once; the URLs in order (bounded,
+    and each acquire bounded in time: a workbench that never says "done" fails the test)."""
+    urls = []
+    for _ in range(limit):
+        turn = await asyncio.wait_for(workbench.acquire(), 2.0)
+        if turn is None:
+            return urls
+        state, t = turn
+        urls.append(t.url)
+        workbench.release(state, 0.0)
+    raise AssertionError(f"still busy after {limit} turns: {urls}")
+
+
+def test_hosts_due_together_take_turns_in_the_order_they_became_ready():
+    """Not by name: b.test was ready first."""
+    workbench = Workbench(weights=(1.0,))
+    for host in ("b.test", "a.test", "c.test"):
+        workbench.add(task(host, 0, priority=1))
+    assert asyncio.run(turns_until_done(workbench)) == ["http://b.test/0", "http://a.test/0", "http://c.test/0"]
+
+
+def test_a_robots_hop_added_first_takes_a_back_queue_past_the_bound_and_gives_it_back():
+    """One back queue: a.test holds it; a robots.txt hop for r.test gets one of its own at once
+    (a host waits for it), and c.test waits in the front queue until both are done."""
+    workbench = Workbench(weights=(1.0,), max_back_queues=1)
+    workbench.add(task("a.test", 0, priority=1))
+    workbench.add(task("a.test", 1, priority=1))
+    workbench.add(task("c.test", 0, priority=1))
+
+    async def scenario():
+        first = await workbench.acquire()
+        workbench.add_first(task("r.test", 0, robots_for="http://x.test"))
+        workbench.release(first[0], 0.0)
+        return [first[1].url, *await turns_until_done(workbench)]
+
+    order = asyncio.run(scenario())
+    assert order.index("http://r.test/0") < order.index("http://c.test/0")
+    assert order.index("http://a.test/1") < order.index("http://c.test/0")
+    assert sorted(order) == ["http://a.test/0", "http://a.test/1", "http://c.test/0", "http://r.test/0"]
+
+
+def test_a_parked_host_woken_by_its_own_hop_ends_the_batch_when_done():
+    """add_first to a parked host unparks it: once its queue is done the workbench is not busy."""
+    workbench = Workbench(weights=(1.0,))
+    workbench.add(task("a.test", 0, priority=1))
+
+    async def scenario():
+        state, t = await workbench.acquire()
+        state.back_queue.appendleft(t)  # its page waits for a robots.txt hop
+        workbench.release(state, 0.0, park=True)
+        workbench.add_first(task("a.test", 99, robots_for="http://a.test"))
+        assert not state.parked
+        return await turns_until_done(workbench)
+
+    assert asyncio.run(scenario()) == ["http://a.test/99", "http://a.test/0"]
+    assert not workbench.busy()
+
+
+def test_a_hop_added_first_to_a_checked_out_host_waits_for_its_release():
+    workbench = Workbench(weights=(1.0,))
+    workbench.add(task("a.test", 0, priority=1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        workbench.add_first(task("a.test", 99, robots_for="http://a.test"))
+        waiting = asyncio.create_task(workbench.acquire())
+        await settle()
+        assert not waiting.done()  # the host is held: nobody else gets it
+        workbench.release(state, 0.0)
+        await settle()
+        state, t = await asyncio.wait_for(waiting, 2.0)
+        workbench.release(state, 0.0)
+        return t.url, await turns_until_done(workbench)
+
+    assert asyncio.run(scenario()) == ("http://a.test/99", [])
+
+
+def test_an_idle_worker_is_woken_by_new_work_without_the_clock_moving():
+    clock = ManualClock()
+    workbench = Workbench(weights=(1.0,), clock=clock)
+    workbench.add(task("a.test", 0, priority=1))
+
+    async def scenario():
+        held = await workbench.acquire()  # busy: a host is checked out
+        idle = asyncio.create_task(workbench.acquire())
+        await settle()
+        assert not idle.done()
+        workbench.add(task("b.test", 0, priority=1))  # a link to another host
+        await settle()
+        assert idle.done(), "the idle worker slept through new work"
+        workbench.release(held[0], 0.0)
+        return idle.result()[1].url
+
+    assert asyncio.run(scenario()) == "http://b.test/0"
+
+
+def test_without_an_rng_of_its_own_the_front_queue_choice_is_seeded():
+    """Two workbenches without an rng choose front queues alike: a batch resumed from its
+    checkpoint asks in the same order."""
+    def order():
+        workbench = Workbench(max_back_queues=1)
+        for n in range(40):
+            workbench.add(task(f"h{n}.test", n, priority=1 + n % 5))
+        return asyncio.run(turns_until_done(workbench, limit=100))
+
+    first = order()
+    assert len(first) == 40 and first == order()
+
+
+def test_drop_host_empties_the_queue_of_a_checked_out_host_and_returns_its_tasks():
+    workbench = Workbench(weights=(1.0,))
+    for n in range(3):
+        workbench.add(task("a.test", n, priority=1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        dropped = workbench.drop_host(state)
+        workbench.release(state, 0.0)
+        return dropped, await turns_until_done(workbench)
+
+    dropped, rest = asyncio.run(scenario())
+    assert [t.url for t in dropped] == ["http://a.test/1", "http://a.test/2"] and rest == []
