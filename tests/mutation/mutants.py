@@ -148,7 +148,8 @@ def run_module(target: str) -> tuple[int, int, list[str]]:
     unreached: dict[str, int] = {}
     for name in survivors:
         if status[name] == "no tests":
-            function = name.removeprefix(prefix).rsplit("__mutmut_", 1)[0].removeprefix("x_").replace("ǁ", ".").strip(".")
+            mangled = name.removeprefix(prefix).rsplit("__mutmut_", 1)[0]
+            function = mangled.removeprefix("x_") if mangled.startswith("x_") else mangled.removeprefix("xǁ").replace("ǁ", ".")
             unreached[function] = unreached.get(function, 0) + 1
     diffs = [mutmut(folder, "show", name, capture_output=True).stdout.strip() + f"\n({status[name]})"
              for name in survivors if status[name] != "no tests"]

@@ -338,3 +338,37 @@ def test_drop_host_empties_the_queue_of_a_checked_out_host_and_returns_its_tasks
 
     dropped, rest = asyncio.run(scenario())
     assert [t.url for t in dropped] == ["http://a.test/1", "http://a.test/2"] and rest == []
+
+
+def test_an_unparked_host_takes_turns_again_and_unparking_twice_changes_nothing():
+    workbench = Workbench(weights=(1.0,))
+    workbench.add(task("a.test", 0, priority=1))
+    workbench.add(task("a.test", 1, priority=1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        workbench.release(state, 0.0, park=True)  # its next page waits for a hop elsewhere
+        waiting = asyncio.create_task(workbench.acquire())
+        await settle()
+        assert not waiting.done() and workbench.busy()
+        workbench.unpark(state)  # the hop is done
+        workbench.unpark(state)  # (a second wake-up, of a host no longer parked: nothing)
+        state, t = await asyncio.wait_for(waiting, 2.0)
+        workbench.release(state, 0.0)
+        return t.url, await turns_until_done(workbench)
+
+    assert asyncio.run(scenario()) == ("http://a.test/1", [])
+    assert not workbench.busy()
+
+
+def test_queued_tasks_lists_the_front_and_the_back_queues():
+    """What a checkpoint saves: every task not handed out yet, wherever it waits."""
+    workbench = Workbench(weights=(1.0, 1.0), max_back_queues=1)
+    for t in (task("a.test", 0, priority=1), task("a.test", 1, priority=1), task("b.test", 0, priority=2)):
+        workbench.add(t)
+    assert sorted(t.url for t in workbench.queued_tasks()) == ["http://a.test/0", "http://a.test/1", "http://b.test/0"]
+
+
+def test_a_task_for_a_url_carries_its_host_and_fields():
+    t = FetchTask.for_url("http://A.test:8080/p?q=1", depth=2, priority=1, etag='"v1"')
+    assert (t.url, t.host, t.depth, t.priority, t.etag, t.attempt) == ("http://A.test:8080/p?q=1", "a.test", 2, 1, '"v1"', 1)
