@@ -207,7 +207,7 @@ def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> 
 @dataclass(frozen=True)
 class FetchCounts:
     frontier_urls: int
-    fetched: int
+    fetched: int  # fetch-log rows: URLs answered, refused (robots.txt, a trap defence) or failed
     discovered_in_batch: int  # fetched URLs that were not in the frontier (same-shard links)
     hosts: int
     links: int
@@ -238,6 +238,7 @@ class FetchCounts:
     refused_browser_requests: Mapping[str, int] = field(default_factory=dict)
     # Pages a trusted sitemap or feed read in the batch dated after our copy, fetched the same day.
     listed_changes_same_day: int = 0
+    answered: int = 0  # of the rows, requests that got an HTTP answer (any status)
 
 
 @dataclass(frozen=True)
@@ -292,6 +293,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
     counts = FetchCounts(
         frontier_urls=inputs.frontier.num_rows,
         fetched=fetch_log.num_rows,
+        answered=sum(r.status is not None for r in output.records),
         discovered_in_batch=sum(r.url not in frontier_urls for r in output.records),
         hosts=len({r.host for r in output.records}),
         links=links.num_rows,
@@ -321,7 +323,7 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
                        evidence, decisions)
 
 
-ACTIVITY_COUNTS = ("fetched", "discovered_in_batch", "hosts", "links", "new_links", "revisit_records",
+ACTIVITY_COUNTS = ("fetched", "answered", "discovered_in_batch", "hosts", "links", "new_links", "revisit_records",
                    "urls_dropped", "bytes", "warc_bytes", "noindex_pages", "nofollow_pages")
 
 

@@ -61,8 +61,9 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
     assert len(said) == 1 and said[0].startswith(sentence)
     assert f"--date {DAY} --shards {shard} --refetch" in said[0]
     assert again_meta["nothing_fetched"].value == said[0] and "nothing_fetched" not in first_meta
-    assert (first_meta["fetched"].value, again_meta["fetched"].value, forced_meta["fetched"].value) == (
-        log.num_rows, 0, log.num_rows)
+    assert (first_meta["fetch_log_rows"].value, again_meta["fetch_log_rows"].value,
+            forced_meta["fetch_log_rows"].value) == (log.num_rows, 0, log.num_rows)
+    assert again_meta["answered"].value == 0 < first_meta["answered"].value
     assert again_meta["bytes"].value == 0 and again_meta["frontier_urls"].value == first_meta["frontier_urls"].value
     assert again_meta["dagster/row_count"].value == log.num_rows  # the table as it stands
 

@@ -143,7 +143,7 @@ def test_launch_one_fetch_partition_from_the_ui(deployment):
         # draw one chart each across the partitions (README, "What a data team reads").
         page.goto(f"{deployment.service.url}/assets/{FETCH_LOG}")
         page.get_by_text("Plots", exact=True).click()
-        for figure in ("fetched", "frontier_urls", "bytes"):
+        for figure in ("answered", "fetch_log_rows", "frontier_urls", "bytes"):
             page.get_by_text(figure, exact=True).first.wait_for()
         page.screenshot(path=str(PLOTS_SCREENSHOT), full_page=True)
 

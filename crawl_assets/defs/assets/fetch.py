@@ -138,8 +138,10 @@ def fetch_metadata(result: FetchResult, root, date: str, shard: str) -> dict[str
     said = {"nothing_fetched": nothing_fetched(result, date, shard)} if result.reused else {}
     metadata = {
         FETCH_LOG: {
+            # the rows (each frontier URL's outcome, refusals included) and the answers among them
+            "fetch_log_rows": counts.fetched, "answered": counts.answered,
             **{name: getattr(counts, name) for name in (
-                "frontier_urls", "fetched", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
+                "frontier_urls", "discovered_in_batch", "hosts", "demoted_hosts", "bytes",
                 "noindex_pages", "nofollow_pages", "rendered_pages", "render_errors", "left_unrendered", "browser_requests",
                 "subresource_requests", "subresources_from_cache", "subresources_revalidated", "listed_changes_same_day")},
             # the render tier's browser requests the crawler did not make, by reason (robots, ...)
