@@ -146,7 +146,8 @@ def summary(catalog: Path, data_root: Path, dates: list[str], access_logs: list[
 def try_it(catalog: Path, data_root: Path) -> list[str]:
     """Commands that run as printed from the checkout (no `duckdb` command is installed; see
     crawl_assets/analyst/sql.py): SQL, a rendered page's DOM when the demo rendered one, and
-    pywb over the demo's WARC files (a collection in its data root, which the next demo clears)."""
+    pywb over the demo's WARC files (installed by `make replay-tools` first, a no-op once done;
+    a collection in the demo's data root, which the next demo clears)."""
     commands = [sql_command(catalog, q) for q in EXAMPLE_QUERIES]
     con = duckdb.connect(str(catalog), read_only=True)
     try:
@@ -160,7 +161,7 @@ def try_it(catalog: Path, data_root: Path) -> list[str]:
         commands += [f"{captures} show {shlex.quote(rendered)}   # the DOM the browser rendered; --shell: the HTML sent",
                      f"{captures} list {shlex.quote(rendered)}"]
     pywb, root = PROJECT_ROOT / ".tools" / "pywb" / "bin", shlex.quote(str(data_root))
-    commands += [f"(cd {root} && {pywb / 'wb-manager'} init demo && {pywb / 'wb-manager'} add demo "
+    commands += [f"make replay-tools && (cd {root} && {pywb / 'wb-manager'} init demo && {pywb / 'wb-manager'} add demo "
                  "warc/date=*/shard=*/*.warc.gz)",
                  f"(cd {root} && {pywb / 'wayback'} -b 127.0.0.1 -p 8080)   # then http://127.0.0.1:8080/demo/*/URL"]
     return commands
