@@ -38,15 +38,22 @@ from pathlib import Path
 DAY = "2026-11-29"
 SHARD_FILES = 8  # link and fetch-log files per day, as the fetch batches would write them
 
-GENERATE_SQL = """
+# The seeds, one a host.
+SEEDS_SQL = """
 COPY (SELECT 'http://h' || i || '.bench.test/' AS url, 'h' || i || '.bench.test' AS host,
              'bench.txt:' || i AS source
-      FROM range({hosts}) t(i)) TO '{seeds}' (FORMAT parquet);
-CREATE TABLE links AS
+      FROM range({hosts}) t(i)) TO '{seeds}' (FORMAT parquet)
+"""
+
+# Link i: a page, a calendar-style query URL that meets the pattern budget, a repeated-segment
+# trap or a duplicate across days, on a host of skewed size (the product of two uniform draws:
+# a few large hosts meet the host and pattern budgets, most are small). Link i is written on
+# day i % 2 by shard i % SHARD_FILES: each file is the rows of one residue, generated alone, so
+# no step of the generation holds more than a file's rows.
+LINKS_SQL = """
 WITH numbered AS (
-    -- Host sizes are skewed (the product of two uniform draws): a few large hosts meet the
-    -- host and pattern budgets, most are small.
-    SELECT i, ((hash(i) % {hosts}) * (hash(i + {urls}) % {hosts})) // {hosts} AS h FROM range({urls}) t(i)
+    SELECT i, ((hash(i) % {hosts}) * (hash(i + {urls}) % {hosts})) // {hosts} AS h
+    FROM range({shard}, {urls}, {shard_files}) t(i)
 )
 SELECT 'http://h' || h || '.bench.test/' AS source,
        'http://h' || h || '.bench.test' ||
@@ -55,16 +62,15 @@ SELECT 'http://h' || h || '.bench.test/' AS source,
             WHEN i % 20 < 18 THEN '/a/a/a/a/' || i
             ELSE '/news/' || (i // 7) || '/story' END AS target,
        'h' || h || '.bench.test' AS target_host,
-       (1 + i % 5)::INTEGER AS depth, true AS is_new, NULL::VARCHAR AS dropped_reason,
-       i % {shard_files} AS shard_no, i % 2 AS day_no
-FROM numbered;
+       (1 + i % 5)::INTEGER AS depth, true AS is_new, NULL::VARCHAR AS dropped_reason
+FROM numbered
 """
 
 
 # The plan for DAY: every known URL (seeds and link targets), a tenth planned, ranked by a hash.
 PLAN_SQL = """
 COPY (
-    WITH known AS (SELECT url FROM read_parquet('{seeds}') UNION SELECT target FROM links),
+    WITH known AS (SELECT url FROM read_parquet('{seeds}') UNION SELECT target FROM read_parquet('{links}')),
     marked AS (SELECT url, hash(url) % 10 = 0 AS planned, hash(url || '#') AS gain FROM known),
     ranked AS (SELECT *, CASE WHEN planned THEN row_number() OVER (PARTITION BY planned ORDER BY gain) END
                            AS plan_rank FROM marked)
@@ -74,6 +80,9 @@ COPY (
     FROM ranked
 ) TO '{plan}' (FORMAT parquet)
 """
+# DuckDB's memory while generating: it spills beyond (at 100 million links, the plan's distinct
+# URLs and their ranking); the machine is shared, and the step measured runs alone afterwards.
+GENERATE_MEMORY_LIMIT = "6GB"
 
 
 def generate(root: Path, urls: int, hosts: int) -> None:
@@ -84,25 +93,30 @@ def generate(root: Path, urls: int, hosts: int) -> None:
     seeds = seeds_file(root)
     seeds.parent.mkdir(parents=True)
     con = duckdb.connect()
-    con.execute(GENERATE_SQL.format(seeds=seeds, shard_files=SHARD_FILES, urls=int(urls), hosts=int(hosts)))
-    for day_no, day in enumerate(("2026-11-27", "2026-11-28")):
-        for shard in range(SHARD_FILES):
+    con.execute(f"SET memory_limit = '{GENERATE_MEMORY_LIMIT}'")
+    con.execute(f"SET temp_directory = '{root / '.spill'}'")
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(SEEDS_SQL.format(seeds=seeds, hosts=int(hosts)))
+    for shard in range(SHARD_FILES):
+        links = LINKS_SQL.format(shard=shard, shard_files=SHARD_FILES, urls=int(urls), hosts=int(hosts))
+        for day_no, day in enumerate(("2026-11-27", "2026-11-28")):
             path = links_file(root, day, f"s{shard:02d}")
             path.parent.mkdir(parents=True)
-            con.execute(f"COPY (SELECT * EXCLUDE (shard_no, day_no) FROM links WHERE day_no = {day_no} "
-                        f"AND shard_no = {shard}) TO '{path}' (FORMAT parquet)")
-            log = fetch_log_file(root, "2026-11-28", f"s{shard:02d}")
-            log.parent.mkdir(parents=True, exist_ok=True)
-            if day_no == 1:
-                con.execute(f"""COPY (SELECT target AS url, target_host AS host, depth, 200 AS status,
-                    'ok' AS status_class, TIMESTAMPTZ '2026-11-28 10:00:00+00' AS fetched_at,
-                    '"' || md5(target) || '"' AS etag, NULL::VARCHAR AS last_modified,
-                    'sha1:' || md5(target) AS payload_digest
-                    FROM links WHERE shard_no = {shard} AND hash(target) % 5 = 0)
-                    TO '{log}' (FORMAT parquet)""")
+            # (link i is on day i % 2: a shard's rows are all on one day, the other day's file is empty)
+            con.execute(f"COPY (SELECT * FROM ({links}) WHERE {shard % 2} = {day_no}) TO '{path}' (FORMAT parquet)")
+        log = fetch_log_file(root, "2026-11-28", f"s{shard:02d}")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        con.execute(f"""COPY (SELECT target AS url, target_host AS host, depth, 200 AS status,
+            'ok' AS status_class, TIMESTAMPTZ '2026-11-28 10:00:00+00' AS fetched_at,
+            '"' || md5(target) || '"' AS etag, NULL::VARCHAR AS last_modified,
+            'sha1:' || md5(target) AS payload_digest, NULL::VARCHAR AS redirect_to, NULL::BOOLEAN AS hsts
+            FROM ({links}) WHERE hash(target) % 5 = 0)
+            TO '{log}' (FORMAT parquet)""")
     plan = priorities_file(root, "2026-11-28")
     plan.parent.mkdir(parents=True)
-    con.execute(PLAN_SQL.format(seeds=seeds, plan=plan))
+    con.execute(PLAN_SQL.format(seeds=seeds, links=root / "links" / "date=*" / "shard=*" / "*.parquet", plan=plan))
+    con.close()
+    shutil.rmtree(root / ".spill", ignore_errors=True)
 
 
 def bytes_written() -> int:
