@@ -27,6 +27,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import socket
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -184,12 +185,18 @@ def build_index(root: Path, date: str, folder: Path) -> Path:
     else:  # nothing archived yet
         sql = "SELECT NULL::BLOB AS key, NULL AS digest, NULL AS uri, NULL AS date WHERE false"
     path = index_folder(folder, date)
-    partial = path.with_name(path.name + ".tmp")
+    # (a name of this process's own: on a shared folder another machine may be building too)
+    partial = path.with_name(f"{path.name}.{socket.gethostname()}-{os.getpid()}.tmp")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
     _write(con.sql(sql, params=params).to_arrow_reader(BATCH_ROWS), partial)
     con.close()
-    os.replace(partial, path)
+    try:
+        os.rename(partial, path)
+    except OSError:  # built meanwhile by another machine: the same rows; ours goes
+        shutil.rmtree(partial, ignore_errors=True)
+        if not path.exists():
+            raise
     for old in sorted(p for p in folder.glob("before=*") if p.is_dir() and not p.name.endswith(".tmp"))[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
     return path

@@ -94,3 +94,14 @@ def test_an_index_there_is_read_not_built_again(tmp_path):
     built = (index_folder(tmp_path / "index", "2026-11-28") / "keys").stat().st_mtime_ns
     assert payload_index(tmp_path, "2026-11-28", tmp_path / "index").get("sha1:AAA") == first["sha1:AAA"]
     assert (index_folder(tmp_path / "index", "2026-11-28") / "keys").stat().st_mtime_ns == built
+
+
+def test_a_build_that_finds_the_index_built_meanwhile_keeps_that_one(tmp_path):
+    # As when another machine sharing the folder finished first: its index stands, ours goes.
+    write_day(tmp_path, "2026-11-27", [("http://a.test/", datetime(2026, 11, 27, tzinfo=timezone.utc),
+                                        "response", 200, "sha1:AAA")])
+    folder = tmp_path / "index"
+    first = payload_index(tmp_path, "2026-11-28", folder)
+    payload_index_module.build_index(tmp_path, "2026-11-28", folder)
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == ["before=2026-11-28"]
+    assert PayloadIndex(first.folder)["sha1:AAA"] == ("http://a.test/", "2026-11-27T00:00:00.000000Z")
