@@ -134,14 +134,18 @@ def test_every_output_lies_in_the_bucket_and_only_work_files_locally(both_runs):
     in_bucket = {same_name(path.removeprefix(f"{BUCKET}/recrawl/")) for path in fs.find(f"{BUCKET}/recrawl")}
     on_disk = {same_name(str(path.relative_to(local.data_root)))
                for path in local.data_root.rglob("*") if path.is_file()}
-    # The same files, but the catalog (a local DuckDB file, uploaded as a copy) and the fetch
-    # checkpoints (kept in the worker's work folder under a URL root).
-    assert in_bucket == {p for p in on_disk if "/checkpoint/" not in p}
+    # The same files, but the catalog (a local DuckDB file, uploaded as a copy), the fetch
+    # checkpoints and the archived-payload index (each machine's own: in the worker's work
+    # folder under a URL root, pipeline/payload_index.py).
+    assert in_bucket == {p for p in on_disk if "/checkpoint/" not in p and not p.startswith("payload_index/")}
+    assert any(p.startswith("payload_index/") for p in on_disk)
     assert "crawl.duckdb" in in_bucket and any(p.endswith(".warc.gz") for p in in_bucket)
     assert not any(p.endswith((".tmp", ".open")) for p in in_bucket)
-    # Locally, only the work folder (the WARC files as written, checkpoints, the catalog).
+    # Locally, only the work folder (the WARC files as written, checkpoints, the catalog, the
+    # archived-payload index).
     assert not (folder / "data").exists()
-    assert {p.name for p in (folder / "work").iterdir()} == {"warc", "crawl.duckdb"}
+    assert {p.name for p in (folder / "work").iterdir()} == {"warc", "crawl.duckdb", "payload_index"}
+    assert any((folder / "work" / "payload_index").glob("before=*/keys"))
 
 
 def test_the_warc_records_in_the_bucket_are_where_the_fetch_log_says(both_runs):
