@@ -81,6 +81,11 @@ class Changes:
         self.start = np.searchsorted(self.keys, np.arange(n_pages + 1) * _SPAN)
         self.times = self.keys - np.floor(self.keys / _SPAN) * _SPAN - _OFFSET
 
+    def with_changes(self, page: np.ndarray, t: np.ndarray, n_pages: int) -> "Changes":
+        """These changes and more (pages `page` changing at times `t`)."""
+        own = np.floor(self.keys / _SPAN).astype(np.int64)
+        return Changes(np.concatenate([own, page]), np.concatenate([self.times, t]), n_pages)
+
     def _position(self, idx, t) -> np.ndarray:
         return np.searchsorted(self.keys, idx * _SPAN + (np.asarray(t) + _OFFSET), side="right")
 

@@ -1,13 +1,24 @@
 """Freshness benchmark: five recrawl policies on a simulated web with known change rates.
 
-    .venv/bin/python bench/freshness.py [--scenario poisson|bursty] [--urls 100000] [--days 90]
-        [--budget-share 0.1] [--hosts 1000] [--seed 7] [--first-day-last-modified] [--keep DIR]
+    .venv/bin/python bench/freshness.py [--scenario poisson|bursty] [--cold-start] [--urls 100000]
+        [--days 90] [--budget-share 0.1] [--hosts 1000] [--seed 7] [--first-day-last-modified] [--keep DIR]
 
 Two webs. --scenario bursty (bursty_web.py, where its docstring says which published study
 each part follows): frozen hosts, pages that change at their host's releases, irregular
 template rebuilds that touch most of a host at once (bytes, not text), a few hot pages,
 sitemaps with <lastmod> on half the hosts; freshness is byte-level. The policies, the plan
 and the measures below are the same; its last line starts `freshness scenario=bursty`.
+
+--cold-start: ours knows one home page per host (and the sitemaps a robots.txt would name)
+and learns every other page through links: site_graph.py builds the links (depth, in-links,
+pages reachable only deep down, hosts of template listing pages, hosts with query aliases,
+sitemaps, pages that appear during the run) and cold_start.py runs the day's fetch batch and
+close around the project's steps (trap defences, host demotion, known URLs). The baselines
+start from a full copy of every page there on day 0 and fetch a page that appears on the day
+it appears (they know it is there). A page counts from the day it appears, stale until its
+first fetch; freshness is averaged over days COLD_FROM_DAY..D. The last line ends with
+` cold_start=1 coverage_d7= days_to_cover=` (the share of the pages there by day 7 fetched by
+then; the first day by which 99 % of the pages there on day 0 had been fetched once).
 
 The Poisson web (the default): --urls pages on --hosts hosts. Each page changes as a Poisson process with its own
 rate (changes a day), drawn from a skewed spread: 35 % never change, 35 % change every one
@@ -58,7 +69,7 @@ fetches spent on pages whose true rate is 0 (it is shown for the ceiling too).
 
 Run on the 2-core machine of this session (100,000 URLs, 90 days): about 2-3 minutes, most of
 it the adaptive policy's 90 change_stats + recrawl_priorities runs. The last line is
-machine-readable: freshness urls= days= adaptive= uniform= proportional= nutch_adaptive=
+machine-readable: freshness urls= budget_per_day= days= adaptive= uniform= proportional= nutch_adaptive=
 optimal= gap_closed= rate_spearman_d2= rate_spearman_d7= rate_spearman_end= never_changing_share=
 with gap_closed = (adaptive - uniform) / (optimal - uniform); ` first_day_lm=1` ends it in the
 --first-day-last-modified case.
@@ -93,10 +104,13 @@ from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities 
 from crawl_assets.pipeline.priorities.refresh_allocation import allocate  # noqa: E402
 from crawl_assets.storage.shared_root import connect  # noqa: E402
 from bench.bursty_web import build_bursty  # noqa: E402
-from bench.simulated_pages import ListedPages, Pages  # noqa: E402
+from bench.cold_start import ColdCrawl, day_path, with_site_graph  # noqa: E402
+from bench.simulated_pages import ListedPages, Pages, Start  # noqa: E402
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WARM_UP_DAYS = 30
+COLD_FROM_DAY = 5  # a cold start is measured from day 5 on: learning the web is part of the score
+COVERED = 0.99  # days_to_cover: the first day by which this share of the first day's pages was fetched
 SLOW_DELAY_S = 3600.0
 NUTCH_GROW, NUTCH_SHRINK, NUTCH_MIN, NUTCH_MAX = 1.4, 0.8, 1.0, 90.0
 SPEARMAN_DAYS = (2, 7)  # and the last day
@@ -161,6 +175,16 @@ def select(score: np.ndarray, web: Web, budget: int, eligible: np.ndarray) -> np
     return np.sort(best)
 
 
+def since_fetched(day, pages) -> np.ndarray:
+    """Days since each page's last fetch; a page never fetched (appeared during a cold-start
+    run) is as overdue as a page can be."""
+    return np.where(pages.has_copy, day - np.nan_to_num(pages.fetched), 1e9)
+
+
+def existing(day, pages) -> np.ndarray:
+    return np.ones(len(pages.fetched), bool) if pages.start is None else pages.start.born <= day
+
+
 class FrequencyPolicy:
     """Fetch the pages most overdue relative to a fixed frequency."""
 
@@ -168,7 +192,8 @@ class FrequencyPolicy:
         self.frequency = frequency
 
     def choose(self, day, pages, budget):
-        return select((day - pages.fetched) * self.frequency, pages.web, budget, self.frequency > 0)
+        return select(since_fetched(day, pages) * self.frequency, pages.web, budget,
+                      (self.frequency > 0) & existing(day, pages))
 
     def observe(self, day, idx, when, changed, pages):
         pass
@@ -179,7 +204,7 @@ class NutchAdaptive:
         self.interval = np.full(n, start_interval)
 
     def choose(self, day, pages, budget):
-        return select((day - pages.fetched) / self.interval, pages.web, budget, np.ones(len(self.interval), bool))
+        return select(since_fetched(day, pages) / self.interval, pages.web, budget, existing(day, pages))
 
     def observe(self, day, idx, when, changed, pages):
         grown = np.where(changed, self.interval[idx] * NUTCH_SHRINK, self.interval[idx] * NUTCH_GROW)
@@ -197,7 +222,8 @@ class Adaptive:
         listing = np.zeros(len(web.urls), bool)
         if web.bursty is not None:
             listing[web.bursty.sitemap_of_host[web.bursty.sitemap_of_host >= 0]] = True
-        self.known = pa.table({"url": web.urls, "host": [web.hosts[h] for h in web.host], "listing": listing})
+        self.known = self.all_known = pa.table({"url": web.urls, "host": [web.hosts[h] for h in web.host],
+                                                "listing": listing})
         self.inlinks = pa.table({"url": web.urls, "inlinks": web.inlinks})
         self.hosts = pa.table({"host": web.hosts, "delay_s": web.host_delay,
                                "flagged": np.zeros(len(web.hosts), bool)})
@@ -275,33 +301,105 @@ class Adaptive:
                                   self.settings)
         planned = plan.urls.filter(plan.urls["planned"])["url"].to_pylist()
         self.seconds += time.perf_counter() - t0
+        self.last_planned = planned
         self.plan = np.sort(np.fromiter((self.index[u] for u in planned), dtype=np.int64, count=len(planned)))
         self.last_plan = plan.counts
 
 
 class OptimalTrueRates(Adaptive):
     """The ceiling: the same recrawl_priorities (allocation and daily plan) fed the TRUE
-    rates and the true last fetch times instead of change_stats' estimates."""
+    rates and the true last fetch times instead of change_stats' estimates. In a cold-start
+    run it knows every page from the day it appears (a page never fetched is a discovery)."""
 
     def observe(self, day, idx, when, changed, pages):
-        visited = [EPOCH + timedelta(days=float(t)) for t in pages.fetched]
-        n = len(self.web.rate)
+        there = np.flatnonzero(existing(day + 1, pages))
+        held = pages.has_copy[there]
+        visited = pa.array([EPOCH + timedelta(days=float(t)) if h else None
+                            for t, h in zip(pages.fetched[there], held)], pa.timestamp("us", tz="UTC"))
+        n = len(there)
+        if len(there) < len(self.web.urls):
+            self.known = self.known.take(there)
         truth = pa.table({
-            "url": self.web.urls, "host": self.known["host"], "change_rate": self.web.rate,
-            "last_visit_at": pa.array(visited, pa.timestamp("us", tz="UTC")),
-            "last_fetched_at": pa.array(visited, pa.timestamp("us", tz="UTC")),
-            "last_status": np.full(n, 200, np.int32), "last_status_class": pa.array([StatusClass.OK.value] * n),
+            "url": self.known["url"], "host": self.known["host"], "change_rate": self.web.rate[there],
+            "last_visit_at": visited, "last_fetched_at": visited,
+            "last_status": pa.array(np.full(n, 200, np.int32), mask=~held),
+            "last_status_class": pa.array([StatusClass.OK.value if h else None for h in held], pa.string()),
             "gone_streak": np.zeros(n, np.int64),
             "pending_change": np.zeros(n, bool)})
         self._plan(truth, (EPOCH + timedelta(days=day)).date())
+        self.known = self.all_known
 
 
-def write_fetch_log(log_dir: Path, day: int, idx, when, changed, pages: Pages) -> None:
-    """The day's fetches as the crawl's fetch log: 304 when an honest host saw no change."""
+class ColdAdaptive(Adaptive):
+    """Ours from a cold start (cold_start.py): one home page and sitemap per host known."""
+
+    def __init__(self, web: Web, log_dir: Path, settings: CrawlSettings, graph, sitemaps_dated: bool):
+        super().__init__(web, log_dir, settings)
+        self.crawl = ColdCrawl(web, graph, log_dir, settings, sitemaps_dated)
+        self.index = self.crawl.url_page  # every URL written so far (aliases too) -> its page
+        self.template_host = graph.template_host
+        self.demoted = frozenset()
+        self.flags = {"near_duplicates": 0, "trap": 0}
+
+    def first_day(self, rng, budget, pages):
+        when = np.sort(rng.uniform(0, 0.5, budget))
+        fetched = self.crawl.first_day(budget, when)
+        return self._distinct(fetched, when[:len(fetched)])
+
+    @staticmethod
+    def _distinct(fetched, when):
+        first, at = np.unique(fetched, return_index=True)  # (a page fetched under two URLs: its first)
+        return first, when[at]
+
+    def choose(self, day, pages, budget):
+        assert len(self.planned_urls) <= budget
+        return self.crawl.plan_day(self.planned_urls, self.demoted)
+
+    def observe(self, day, idx, when, changed, pages):
+        t0 = time.perf_counter()
+        date = (EPOCH + timedelta(days=day)).date()
+        page_when = dict(zip(idx.tolist(), when.tolist()))
+        crawl = self.crawl
+        crawl.close_links(page_when)
+        crawl.write_batch(date.isoformat())
+        urls, row_pages, unchanged = crawl.versions_for_log(pages.version)
+        log = day_path(self.log_dir, "fetch_log", date.isoformat(), "fetch_log.parquet")
+        write_fetch_log(self.log_dir, day, row_pages, np.array([page_when[p] for p in row_pages.tolist()]), None,
+                        pages, urls=urls, unchanged=unchanged, path=log, template_host=self.template_host)
+        self.lastmods.update(pages.lastmod_evidence(idx, when))
+        stats = change_stats([str(log)], date, self.settings, lastmod_evidence=self._evidence(),
+                             previous=self.previous, state_root=self.log_dir)
+        self.previous = stats.state
+        self._count_host_events(stats.host_events)
+        if day in self.spearman_days:
+            rate, on_prior = self.estimated_rates(stats.state)
+            self.spearman[day], self.on_prior[day] = spearman(rate, self.web.rate), float(on_prior.mean())
+        known, self.demoted, traps = crawl.close_day(date.isoformat())
+        self.flags = {"near_duplicates": len(self.demoted - traps), "trap": len(traps)}
+        flagged = self.demoted | traps
+        self.hosts = pa.table({"host": self.web.hosts, "delay_s": self.web.host_delay,
+                               "flagged": [h in flagged for h in self.web.hosts]})
+        self.known, self.inlinks = known, None
+        self.seconds += time.perf_counter() - t0
+        self._plan(stats.state, date)
+        self.planned_urls = self.last_planned
+        self.last_counts = (stats.counts, self.last_plan)
+
+
+def write_fetch_log(log_dir: Path, day: int, idx, when, changed, pages: Pages, urls: list[str] | None = None,
+                    unchanged=None, path: Path | None = None, template_host=None) -> None:
+    """The day's fetches as the crawl's fetch log: 304 when an honest host saw no change.
+    Cold start (one row per URL fetched, idx its page): `urls` the URLs, `unchanged` whether
+    the page is as the URL's last fetch found it, `path` the file, `template_host` per host
+    whether its pages' main text is the host's template (their SimHash is the host's, give or
+    take a bit: near-duplicates by the main text alone)."""
     web = pages.web
     host = web.host[idx]
     honest, lying, churn = web.honest_lm[host], web.lying_lm[host], web.churn[host]
-    not_modified = honest & ~changed & (pages.views[idx] > 1)
+    if unchanged is None:
+        not_modified = honest & ~changed & (pages.views[idx] > 1)
+    else:
+        not_modified = honest & unchanged
     version, views = pages.version[idx], pages.views[idx]
     # SimHash: a base per page and version of its text (a real change moves many bits), a
     # template bit that flips with each change of the bytes alone (boilerplate: one bit), and
@@ -309,13 +407,18 @@ def write_fetch_log(log_dir: Path, day: int, idx, when, changed, pages: Pages) -
     text_version = pages.text_version[idx]
     base = (np.asarray(idx, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
             ^ (text_version.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+    if template_host is not None:
+        listing = template_host[host]
+        host_print = (host.astype(np.uint64) + np.uint64(1)) * np.uint64(0xD6E8FEB86659FD93)
+        own_bit = np.uint64(1) << (np.asarray(idx, np.uint64) % np.uint64(61))
+        base = np.where(listing, host_print ^ own_bit, base)
     template = ((version - text_version) % 2).astype(np.uint64) << np.uint64(63)
     counter = np.where(churn, np.uint64(1) << (views % 63).astype(np.uint64), np.uint64(0))
     simhash = base ^ template ^ counter
     fetched_at = [EPOCH + timedelta(days=float(t)) for t in when]
     last_change = pages.last_change[idx]
     rows = {
-        "url": [web.urls[i] for i in idx],
+        "url": urls if urls is not None else [web.urls[i] for i in idx],
         "host": [web.hosts[h] for h in host],
         "status": np.where(not_modified, 304, 200).astype(np.int32),
         "status_class": np.where(not_modified, StatusClass.NOT_MODIFIED.value, StatusClass.OK.value),
@@ -334,24 +437,51 @@ def write_fetch_log(log_dir: Path, day: int, idx, when, changed, pages: Pages) -
     }
     table = pa.table({name: rows.get(name, pa.nulls(len(idx), FETCH_LOG_SCHEMA.field(name).type))
                       for name in FETCH_LOG_SCHEMA.names}, schema=FETCH_LOG_SCHEMA)
-    out = log_dir / f"date={(EPOCH + timedelta(days=day)).date()}" / "shard=s00"
-    out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, out / "fetch_log.parquet")
+    if path is None:
+        out = log_dir / f"date={(EPOCH + timedelta(days=day)).date()}" / "shard=s00"
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "fetch_log.parquet"
+    pq.write_table(table, path)
 
 
-def simulate(name, policy, web, days, budget, seed, born_on_day_0=False) -> tuple[float, float, float]:
-    """Run one policy; returns its mean weighted freshness and age over days 31..days, and
-    the share of the last day's fetches spent on pages that never change."""
+@dataclass(frozen=True)
+class Run:
+    freshness: float  # weighted, averaged over the measured days
+    age: float
+    never_changing_share: float  # of the last day's fetches
+    first_fetched: np.ndarray  # per page: the day it was first fetched (inf: never)
+
+
+def simulate(name, policy, web, days, budget, seed, born_on_day_0=False, cold=None) -> Run:
+    """Run one policy: its mean weighted freshness and age over the measured days (from
+    WARM_UP_DAYS + 1, or COLD_FROM_DAY in a cold start), the share of the last day's fetches
+    spent on pages that never change, and the day each page was first fetched.
+    cold: a ColdStartWeb; the policy then holds a copy of every page that exists on day 0
+    (a baseline) or of none (ours: its first_day follows links from the home pages)."""
     # The same seed for every policy: statistically the same web (the draws diverge once the
     # policies fetch different pages, the rates and importance do not).
     rng = np.random.default_rng(seed)
     n = len(web.rate)
     first = rng.uniform(0, 0.5, n)
-    # day 0: every page fetched once
-    pages = Pages(web, rng, first, born_on_day_0) if web.bursty is None else ListedPages(web, web.bursty, first)
-    pages.views[:] = 1
-    policy.observe(0, np.arange(n), first, np.zeros(n, bool), pages)
+    from_cold = cold is not None and hasattr(policy, "first_day")
+    start = None if cold is None else Start(cold.born, has_copy=(cold.born <= 0) & (not from_cold),
+                                            events=cold.events if web.bursty is None else None,
+                                            event_rate=cold.event_rate if web.bursty is None else None)
+    pages = Pages(web, rng, first, born_on_day_0, start) if web.bursty is None else \
+        ListedPages(web, web.bursty, first, start)
+    first_fetched = np.where(pages.has_copy, 0.0, np.inf)
+    if from_cold:  # day 0: ours follows links from the home pages within the budget
+        idx, when = policy.first_day(rng, budget, pages)
+        pages.day_measures(0, idx, when)
+        changed = pages.fetch()
+        first_fetched[idx] = 0
+    else:  # day 0: every page there fetched once
+        idx = np.flatnonzero(pages.has_copy)
+        when, changed = first[idx], np.zeros(len(idx), bool)
+        pages.views[idx] = 1
+    policy.observe(0, idx, when, changed, pages)
     fresh, age = [], []
+    measured_from = WARM_UP_DAYS + 1 if cold is None else COLD_FROM_DAY
     for day in range(1, days + 1):
         idx = policy.choose(day, pages, budget)
         assert len(idx) <= budget
@@ -359,14 +489,15 @@ def simulate(name, policy, web, days, budget, seed, born_on_day_0=False) -> tupl
         when = day + rng.uniform(0, 0.5, len(idx))
         f, a = pages.day_measures(day, idx, when)
         changed = pages.fetch()
+        first_fetched[idx] = np.minimum(first_fetched[idx], day)
         policy.observe(day, idx, when, changed, pages)
-        if day > WARM_UP_DAYS:
+        if day >= measured_from:
             fresh.append(f)
             age.append(a)
     never = float(np.mean(web.rate[idx] == 0)) if len(idx) else 0.0
     print(f"  {name:15s} freshness {np.mean(fresh):.4f}  age {np.mean(age):6.3f} days  "
           f"last day: {len(idx)} fetches, {never:.3f} on never-changing pages", flush=True)
-    return float(np.mean(fresh)), float(np.mean(age)), never
+    return Run(float(np.mean(fresh)), float(np.mean(age)), never, first_fetched)
 
 
 def proportional_frequency(rate, budget):
@@ -398,6 +529,9 @@ def main() -> int:
     parser.add_argument("--scenario", choices=("poisson", "bursty"), default="poisson",
                         help="poisson: every page its own Poisson process; bursty: hosts whose pages change "
                              "together (bursty_web.py)")
+    parser.add_argument("--cold-start", action="store_true",
+                        help="ours starts from one home page (and sitemap) per host and learns the rest "
+                             "through links (site_graph.py, cold_start.py); the baselines start from a full copy")
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     from bench.measures import load_line
@@ -405,6 +539,8 @@ def main() -> int:
         parser.error(f"--days must exceed the {WARM_UP_DAYS}-day warm-up")
     if args.scenario == "bursty" and args.first_day_last_modified:
         parser.error("--first-day-last-modified is a case of the poisson scenario")
+    if args.cold_start and args.first_day_last_modified:
+        parser.error("--first-day-last-modified is a case of the warm start")
     settings = replace(CrawlSettings(), daily_fetch_budget=int(args.budget_share * args.urls))
     budget = settings.daily_fetch_budget
     rng = np.random.default_rng(args.seed)
@@ -413,6 +549,9 @@ def main() -> int:
         web = Web(**fields, bursty=listed)
     else:
         web = build_web(args.urls, args.hosts, rng, settings.max_pages_per_host)
+    cold = None
+    if args.cold_start:
+        web, cold = with_site_graph(web, rng, args.days)
     n = len(web.urls)
     print(f"web: {n} URLs on {args.hosts} hosts, {args.days} days, budget {budget} a day; "
           f"mean rate {web.rate.mean():.3f}/day, {np.mean(web.rate == 0):.0%} never change, "
@@ -422,6 +561,12 @@ def main() -> int:
     if web.bursty is not None:
         print(f"bursty: pages {web.bursty.kinds}; boilerplate-only share of the changes in the crawl's days "
               f"{web.bursty.boilerplate_share:.2f}")
+    if cold is not None:
+        g = cold.graph
+        print(f"cold start: {int((g.home >= 0).sum())} home pages, {int((g.sitemap_of_host >= 0).sum())} sitemaps; "
+              f"depth median {np.median(g.depth):.0f}, max {g.depth.max()}; {len(g.out_target)} links; "
+              f"{int(g.template_host.sum())} template listing hosts, {int((g.alias_kind > 0).sum())} alias hosts; "
+              f"{int((cold.born > 0).sum())} pages appear during the run")
     born = args.first_day_last_modified
     optimal_f = allocate(web.rate, web.weight, web.host, web.host_cap, budget).frequency
     results = {}
@@ -433,14 +578,17 @@ def main() -> int:
     }
     started = time.perf_counter()
     for name, make in policies.items():
-        results[name] = simulate(name, make(), web, args.days, budget, args.seed + 1, born)
+        results[name] = simulate(name, make(), web, args.days, budget, args.seed + 1, born, cold)
     log_dir = args.keep or Path(tempfile.mkdtemp(prefix="freshness-bench-"))
     try:
-        results["optimal"] = simulate("optimal", OptimalTrueRates(web, log_dir, settings), web, args.days,
-                                      budget, args.seed + 1, born)
-        ours = Adaptive(web, log_dir, settings)
+        results["optimal"] = simulate("optimal", OptimalTrueRates(web, log_dir / "optimal", settings), web,
+                                      args.days, budget, args.seed + 1, born, cold)
+        if cold is None:
+            ours = Adaptive(web, log_dir, settings)
+        else:
+            ours = ColdAdaptive(web, log_dir, settings, cold.graph, sitemaps_dated=web.bursty is not None)
         ours.spearman_days = (*SPEARMAN_DAYS, args.days)
-        results["adaptive"] = simulate("adaptive", ours, web, args.days, budget, args.seed + 1, born)
+        results["adaptive"] = simulate("adaptive", ours, web, args.days, budget, args.seed + 1, born, cold)
         stats, plan = ours.last_counts
         print(f"  adaptive: change_stats + recrawl_priorities {ours.seconds:.1f} s over {args.days + 1} days; "
               f"last day: {stats.visits} visits, {stats.changes} changes, {stats.boilerplate_changes} "
@@ -451,23 +599,56 @@ def main() -> int:
         print("  adaptive: Spearman of estimated with true rates over every URL: "
               + ", ".join(f"day {d} {ours.spearman[d]:.3f} ({ours.on_prior[d]:.0%} on the prior)"
                           for d in ours.spearman_days))
+        if cold is not None:
+            crawl = ours.crawl
+            print(f"  adaptive: {crawl.url_fetches} URL fetches for {crawl.page_fetches} page fetches "
+                  f"({crawl.url_fetches - crawl.page_fetches} spent on a second URL of a page fetched that day); "
+                  f"last day's flagged hosts: {ours.flags}")
     finally:
         if args.keep is None:
             shutil.rmtree(log_dir, ignore_errors=True)
     print(f"total {time.perf_counter() - started:.0f} s")
-    fresh = {k: v[0] for k, v in results.items()}
+    fresh = {k: v.freshness for k, v in results.items()}
     gap = (fresh["adaptive"] - fresh["uniform"]) / (fresh["optimal"] - fresh["uniform"])
-    print(f"age (days, weighted): " + " ".join(f"{k}={v[1]:.3f}" for k, v in results.items()))
+    print(f"age (days, weighted): " + " ".join(f"{k}={v.age:.3f}" for k, v in results.items()))
+    coverage = ""
+    if cold is not None:
+        coverage = cover_keys(results["adaptive"].first_fetched, cold.born, args.days)
+        print(f"  adaptive: {coverage_line(results['adaptive'].first_fetched, cold.born)}")
     print(load_line(load_at_start))
     scenario = "" if args.scenario == "poisson" else f"scenario={args.scenario} "
-    print(f"freshness {scenario}urls={n} days={args.days} adaptive={fresh['adaptive']:.4f} "
+    print(f"freshness {scenario}urls={n} budget_per_day={budget} days={args.days} adaptive={fresh['adaptive']:.4f} "
           f"uniform={fresh['uniform']:.4f} proportional={fresh['proportional']:.4f} "
           f"nutch_adaptive={fresh['nutch_adaptive']:.4f} optimal={fresh['optimal']:.4f} gap_closed={gap:.3f} "
           f"rate_spearman_d2={ours.spearman[SPEARMAN_DAYS[0]]:.3f} "
           f"rate_spearman_d7={ours.spearman[SPEARMAN_DAYS[1]]:.3f} "
-          f"rate_spearman_end={ours.spearman[args.days]:.3f} never_changing_share={results['adaptive'][2]:.3f}"
-          + (" first_day_lm=1" if born else ""))
+          f"rate_spearman_end={ours.spearman[args.days]:.3f} "
+          f"never_changing_share={results['adaptive'].never_changing_share:.3f}"
+          + (" first_day_lm=1" if born else "") + coverage)
     return 0
+
+
+def cover_keys(first_fetched: np.ndarray, born: np.ndarray, days: int) -> str:
+    """ cold_start=1 coverage_d7= days_to_cover=: the share of the pages there by day 7 that
+    were fetched by then, and the first day by which COVERED of the pages there on day 0
+    (every one reachable from a home page) had been fetched once (nan: not within the run)."""
+    there = born <= 7
+    coverage_d7 = float(np.mean(first_fetched[there] <= 7))
+    initial = np.sort(first_fetched[born <= 0])
+    day = initial[int(np.ceil(COVERED * len(initial))) - 1]
+    return f" cold_start=1 coverage_d7={coverage_d7:.3f} days_to_cover={day:.0f}" if np.isfinite(day) else \
+        f" cold_start=1 coverage_d7={coverage_d7:.3f} days_to_cover=nan"
+
+
+def coverage_line(first_fetched: np.ndarray, born: np.ndarray) -> str:
+    """How soon pages were first fetched: the first day's, and those that appeared during the run."""
+    initial = first_fetched[born <= 0]
+    new = born > 0
+    wait = first_fetched[new] - born[new]
+    return (f"pages there on day 0 fetched by day 1, 3, 7, 14: "
+            + ", ".join(f"{np.mean(initial <= d):.1%}" for d in (1, 3, 7, 14))
+            + f"; {int(new.sum())} pages that appeared: median {np.median(wait):.0f} days to the first fetch, "
+              f"{np.mean(np.isinf(wait)):.1%} never fetched")
 
 
 if __name__ == "__main__":
