@@ -383,6 +383,10 @@ class ColdAdaptive(Adaptive):
         self.seconds += time.perf_counter() - t0
         self._plan(stats.state, date)
         self.planned_urls = self.last_planned
+        if os.environ.get("FRESHNESS_DAYS"):  # (a line a day, to watch a cold start learn)
+            c = self.last_plan
+            print(f"    day {day}: plan {c.planned} = {c.refresh_planned} refresh + {c.discovery_planned} new + "
+                  f"{c.gone_planned} gone; {stats.counts.urls} URLs with statistics", flush=True)
         self.last_counts = (stats.counts, self.last_plan)
 
 

@@ -26,7 +26,7 @@ their home pages last.
 
 --near-duplicates (both commands) adds the labelled near-duplicate article hosts
 (articles.demo.test, syndication.demo.test, www.mirror.demo.test, mirror.demo.test,
-template.demo.test; see special_hosts/neardup_hosts.py): `serve` then ends its line with ' neardup=5' (after hostile and traps), and
+template.demo.test, tags.demo.test; see special_hosts/neardup_hosts.py): `serve` then ends its line with ' neardup=6' (after hostile and traps), and
 `seeds` prints their home pages after those.
 
 --politeness (both commands) adds the politeness test hosts (cross-redirect.demo.test,

@@ -8,6 +8,7 @@ from dagster import DagsterInstance, materialize
 
 from crawl_assets.cli.cycle import run_cycle
 from crawl_assets.defs.assets import near_duplicate_clusters
+from crawl_assets.pipeline.fetch_step import demoted_hosts
 from crawl_assets.storage.layout import host_dup_ratio_file, near_clusters_file
 from support import DemoWebProcess, write_test_settings
 
@@ -18,7 +19,8 @@ DAY = "2026-11-29"
 def crawl(tmp_path_factory):
     folder = tmp_path_factory.mktemp("neardup")
     with DemoWebProcess(seed=5, hosts=1, pages_per_host=5, near_duplicates=True) as server:
-        resource = write_test_settings(folder, server.web)
+        # (the mirror hosts have 6 pages each: judged from 5)
+        resource = write_test_settings(folder, server.web, extra="demote_min_pages = 5\n")
         with DagsterInstance.ephemeral() as instance:
             run_cycle(DAY, instance, resource)
             confirmed = materialize(
@@ -69,3 +71,24 @@ def test_hosts_that_mostly_copy_get_a_high_near_duplicate_ratio(crawl):
     assert ratios["template.demo.test"]["near_duplicate_ratio"] == 0.0  # different articles
     assert ratios["articles.demo.test"]["near_duplicate_ratio"] > 0.5  # variants of few stories
     assert ratios[web.hostname(0)]["near_duplicate_ratio"] < 0.2  # an ordinary host
+
+
+def test_a_host_of_distinct_template_pages_is_not_demoted_while_a_mirror_host_is(crawl):
+    web, settings, _ = crawl
+    quality = pq.read_table(host_dup_ratio_file(settings.data_root, DAY))
+    rows = {r["host"]: r for r in quality.to_pylist()}
+    # tags.demo.test: 12 tag pages in one template whose long description outweighs each
+    # one's list: 11 of its 13 pages are near-duplicates by their main text (demoted by that
+    # alone), none a copy: each tag lists other stories.
+    tags = rows["tags.demo.test"]
+    assert (tags["pages"], tags["near_duplicates"], tags["copies"]) == (13, 11, 0)
+    assert tags["near_duplicate_ratio"] >= settings.demote_near_dup_ratio
+    # The two mirrors serve the same 6 files: of their 12 pages, 3 groups of 4 copies, 9 copies
+    # in all; whichever host was fetched second holds at least 5 of its 6 as copies.
+    mirrors = [rows["www.mirror.demo.test"], rows["mirror.demo.test"]]
+    assert [m["pages"] for m in mirrors] == [6, 6] and sum(m["copies"] for m in mirrors) == 9
+    # The variants of a few stories on one host are copies too (their links are the host's).
+    assert rows["articles.demo.test"]["copies"] == rows["articles.demo.test"]["near_duplicates"] > 10
+    # Demoted: the second mirror alone (articles.demo.test's copies are under the ratio).
+    demoted = demoted_hosts(quality, settings)
+    assert len(demoted) == 1 and demoted < {"www.mirror.demo.test", "mirror.demo.test"}

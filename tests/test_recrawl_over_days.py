@@ -146,23 +146,21 @@ def check_plan_totals(settings, before: str, plan: list[dict]) -> None:
     """The plan made on `before` for the next day, added up from its Parquet files: each host's
     cap is the per-host budget (the flagged budget for a flagged host; the demo delays are far too
     short for 86,400 / delay to bind), no host is planned or allocated past it, the day's plan
-    spends the whole budget, and the refresh URLs' frequencies sum to the budget less the
-    discovery share (less the new URLs there are when fewer), or what the caps leave."""
+    spends the whole budget, and the frequencies of the pages to hold (refresh and never-fetched
+    URLs alike) sum to the budget, or what the caps leave."""
     hosts = pq.read_table(priority_hosts_file(settings.data_root, before)).to_pylist()
     cap = {h["host"]: FLAGGED_BUDGET if h["flag"] else HOST_BUDGET for h in hosts}
     assert {h["host"]: h["cap"] for h in hosts} == cap, before
     planned, allocated, changing = Counter(), Counter(), Counter()
     for r in plan:
         planned[r["host"]] += r["planned"]
-        if r["kind"] == "refresh":
+        if r["kind"] in ("refresh", "discovery"):
             allocated[r["host"]] += r["frequency"]
             changing[r["host"]] += r["change_rate"] > 0
     assert {h["host"]: h["planned"] for h in hosts} == {h: planned[h] for h in cap}, before
     assert all(planned[h] <= cap[h] and allocated[h] <= cap[h] * (1 + 1e-4) for h in cap), before
     assert sum(planned.values()) == BUDGET, (before, sum(planned.values()))
-    new = sum(r["kind"] == "discovery" for r in plan)
-    refresh_budget = BUDGET - min(round(settings.discovery_share * BUDGET), new)
-    to_spend = min(refresh_budget, sum(min(cap[h], n) for h, n in changing.items()))
+    to_spend = min(BUDGET, sum(min(cap[h], n) for h, n in changing.items()))
     # (at or a little under: the allocation inverts a tabulated curve, test_priorities.check_budget)
     assert to_spend * 0.99 <= sum(allocated.values()) <= to_spend * (1 + 1e-6), (before, allocated, to_spend)
 

@@ -65,10 +65,11 @@ def test_the_reasons_are_counted_per_host_in_the_catalog(crawl):
         "calendar": {R.PATTERN_BUDGET},
         # Session ids are stripped by normalisation: nothing is left to drop.
         "session_ids": set(),
-        # Each page links to ~100 one-filter-changed listings: the growth cap fires on day 1,
-        # the pattern budget on later days; never too_many_query_params (at most 10 filters,
-        # the cap is max_query_params = 10).
-        "facets": {R.HOST_GROWTH_CAPPED, R.PATTERN_BUDGET, R.HOST_BUDGET},
+        # Each page links to ~100 one-filter-changed listings: the growth cap fires on day 1
+        # and again on the later days, whose small budget goes to the one-filter pages already
+        # held (their links refused by the cap before any query shape fills its budget); never
+        # too_many_query_params (at most 10 filters, the cap is max_query_params = 10).
+        "facets": {R.HOST_GROWTH_CAPPED, R.HOST_BUDGET},
         # Paths repeat their last two segments: the repeated-segment rule (and the budget).
         "deep_paths": {R.REPEATED_PATH_SEGMENTS, R.HOST_BUDGET},
         # 25-35 new URLs a page: past 150 new URLs and 10x the pages fetched, the HyperLogLog
@@ -111,7 +112,9 @@ def test_the_next_frontier_says_how_many_known_urls_it_left_out_and_why(crawl):
     for trap in web.trap_hosts():
         assert hosts.count(trap.hostname) <= BUDGET
     left_out = frontier.counts.left_out_by_reason
-    assert left_out.get(DropReason.HOST_BUDGET, 0) > 0 and left_out.get(DropReason.PATTERN_BUDGET, 0) > 0
+    # (the frontier's pattern budget over known URLs: test_frontier_step; here the batches'
+    # pattern budget and growth cap kept each trap's known URLs of one shape under it)
+    assert left_out.get(DropReason.HOST_BUDGET, 0) > 0
     assert set(left_out) <= {DropReason.OUT_OF_SCOPE, DropReason.HOST_BUDGET, DropReason.PATTERN_BUDGET,
                              DropReason.URL_TOO_LONG, DropReason.TOO_MANY_QUERY_PARAMS,
                              DropReason.REPEATED_PATH_SEGMENTS, DropReason.BLOCKLIST_HOST,

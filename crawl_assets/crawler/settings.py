@@ -97,11 +97,14 @@ class CrawlSettings:
     host_growth_min_urls: int = 500
     blocklist_file: Path = PROJECT_ROOT / "data" / "blocklist.txt"
     # Near duplicates: SimHash distance threshold, and the share of a host's pages that are
-    # near-duplicates above which its new links are no longer followed (judged only for
-    # hosts with at least demote_min_pages fingerprinted pages).
+    # copies (near-duplicates whose own links are alike too: pipeline/dedup_step.py) above
+    # which its new links are no longer followed (judged only for hosts with at least
+    # demote_min_pages fingerprinted pages), unless pages on other hosts link them: at least
+    # demoted_host_min_inlinks of them.
     near_dup_threshold: int = 3
     demote_near_dup_ratio: float = 0.8
     demote_min_pages: int = 10
+    demoted_host_min_inlinks: int = 3
     # Front-queue weights, priority 1 (most urgent) first.
     priority_weights: tuple[float, ...] = DEFAULT_PRIORITY_WEIGHTS
     # Recrawl priorities (pipeline/priorities/priorities_step.py). The per-host daily budget is
@@ -110,7 +113,12 @@ class CrawlSettings:
     # The first day (no plan yet) fetches at most this many pages, all shards together; 0 (a
     # day that fetches nothing would start no crawl): the daily budget holds then too.
     first_day_fetch_budget: int = 0
-    discovery_share: float = 0.2  # of the daily budget, for never-fetched URLs
+    # Never-fetched URLs compete with refreshes by expected gain (pipeline/priorities/); this
+    # share of the daily budget is theirs at least while any is known (a floor: what a new page's
+    # links lead to is not in its gain), and this share goes first to revisits of URLs still on
+    # their pool's prior rate, where a revisit teaches the pool most (exploration, bounded).
+    discovery_share: float = 0.05
+    exploration_share: float = 0.05
     # What counts as a change of a page (change_stats): "archive", the payload an archive
     # stores, byte for byte, less the values that change on every fetch by design
     # (crawler/content/volatile_parts.py); or "content", its main text (the SimHash moved more
@@ -261,7 +269,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
             if value not in CHANGE_DEFINITIONS:
                 raise ValueError(f"must be one of {', '.join(CHANGE_DEFINITIONS)}")
             return value
-        if key in ("discovery_share", "listing_reserve_share"):
+        if key in ("discovery_share", "listing_reserve_share", "exploration_share"):
             share = _finite_number(value)
             if not 0 <= share <= 1:
                 raise ValueError("must be between 0 and 1")
@@ -270,7 +278,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
                 "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold", "max_parallel_shards",
-                "demote_min_pages", "render_pool_size"):
+                "demote_min_pages", "demoted_host_min_inlinks", "render_pool_size"):
             number = _whole_number(value)
             if number < (0 if key == "max_redirects" else 1):
                 raise ValueError("must be at least 1")

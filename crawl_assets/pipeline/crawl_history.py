@@ -9,9 +9,31 @@ from pathlib import Path
 
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.urls import https_twin_sql
+from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of, seeds_file, shard_files
 from ..storage.shared_root import query_connection
 from .input_files import readable_parquet
+
+# Which link targets the crawl knows: those of links no rule refused, and those of links
+# refused only because their host was demoted for copying when at least
+# settings.demoted_host_min_inlinks pages on other hosts link them (a page the rest of the web
+# points at is worth its fetch whatever its host does). Both the frontier and the priorities
+# step read the links through this filter.
+KNOWN_LINKS_WHERE = """WHERE dropped_reason IS NULL
+   OR (dropped_reason = $demoted_host AND target IN (
+       SELECT target FROM read_parquet($links, union_by_name = true)
+       WHERE lower(regexp_extract(source, '^[A-Za-z][A-Za-z0-9+.-]*://([^/:?#]+)', 1)) <> target_host
+       GROUP BY target HAVING count(DISTINCT source) >= $demoted_min_inlinks))"""
+
+
+def known_links_filter(links: list[str], settings) -> tuple[str, dict]:
+    """The WHERE clause over a read_parquet($links, ...) of link rows that keeps those whose
+    target the crawl knows (KNOWN_LINKS_WHERE), and its parameters besides $links; no clause
+    for links files written before the trap defences (no dropped_reason)."""
+    if "dropped_reason" not in columns_of(links):
+        return "", {}
+    return KNOWN_LINKS_WHERE, {"demoted_host": DropReason.DEMOTED_HOST,
+                               "demoted_min_inlinks": settings.demoted_host_min_inlinks}
 
 
 @dataclass(frozen=True)

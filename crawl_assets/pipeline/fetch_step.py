@@ -66,20 +66,23 @@ def load_seen_filter(root: Path, date: str) -> Bloom | None:
     return read_seen_filter(path) if path else None
 
 
-# Hosts whose pages were mostly near-duplicates, judged only for hosts with enough pages.
+# Hosts whose pages were mostly copies (dedup_step.py: near-duplicates whose own links are
+# alike too; a host quality file written before copies were told apart has only its
+# near-duplicate ratio), judged only for hosts with enough pages.
 DEMOTED_HOSTS_SQL = """
 SELECT host FROM host_quality
-WHERE near_duplicate_ratio >= $ratio AND pages >= $min_pages
+WHERE {ratio} >= $ratio AND pages >= $min_pages
 ORDER BY host
 """
 
 
 def demoted_hosts(host_quality: pa.Table, settings: CrawlSettings) -> frozenset[str]:
-    """The demotion rule over a host_quality table (host, pages, near_duplicate_ratio)."""
+    """The demotion rule over a host_quality table (host, pages, copy_ratio or near_duplicate_ratio)."""
     con = query_connection()
     con.register("host_quality", host_quality)
-    rows = con.execute(DEMOTED_HOSTS_SQL, {"ratio": settings.demote_near_dup_ratio,
-                                           "min_pages": settings.demote_min_pages}).fetchall()
+    ratio = "copy_ratio" if "copy_ratio" in host_quality.column_names else "near_duplicate_ratio"
+    rows = con.execute(DEMOTED_HOSTS_SQL.format(ratio=ratio), {"ratio": settings.demote_near_dup_ratio,
+                                                              "min_pages": settings.demote_min_pages}).fetchall()
     return frozenset(host for (host,) in rows)
 
 

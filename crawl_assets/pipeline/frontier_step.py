@@ -35,7 +35,7 @@ from ..crawler.url_policy.urls import upgrade_sql
 from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of
 from ..storage.shared_root import connect
-from .crawl_history import CrawlHistory, https_hosts
+from .crawl_history import CrawlHistory, https_hosts, known_links_filter
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ FROM (
 )
 """
 
-# Link targets of earlier days (files written before the trap defences lack dropped_reason).
+# Link targets of earlier days that the crawl knows (crawl_history.known_links_filter).
 LINKS_PART = """
     UNION ALL
     SELECT {target_url} AS url, target_host AS host, depth
@@ -279,12 +279,13 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     links_part = ""
     if inputs.links:
         judged_params["links"] = [str(p) for p in inputs.links]
-        has_reason = "dropped_reason" in columns_of(judged_params["links"])
-        links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "",
-                                       target_url=url_of("target"))
+        known_links, filter_params = known_links_filter(judged_params["links"], settings)
+        judged_params.update(filter_params)
+        links_part = LINKS_PART.format(not_dropped=known_links, target_url=url_of("target"))
     candidates = CANDIDATES_CTE.format(links_part=links_part, seed_url=url_of("url"))
     con.execute(HOSTS_SQL.format(candidates=candidates),
-                {name: judged_params[name] for name in ("seeds", "links") if name in judged_params})
+                {name: value for name, value in judged_params.items() if name not in (
+                    "out_of_scope", "too_deep", "not_planned")})
     con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
                                   plan_join="" if plan is None else PLAN_JOIN.format(seed_url=url_of("url"))),
                 judged_params)

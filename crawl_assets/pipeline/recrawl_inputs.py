@@ -25,7 +25,7 @@ from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file,
 from ..storage.shared_root import query_connection, read_table
 from .change_stats.change_evidence import weigh_listings
 from .change_stats.url_change_state import UrlState, has_url_state, url_state
-from .crawl_history import CrawlHistory, history_through
+from .crawl_history import CrawlHistory, history_through, known_links_filter
 from .fetch_step import demoted_hosts
 from .priorities.host_delays import observed_delays
 from .priorities.recrawl_plan import previous_day
@@ -79,7 +79,7 @@ def url_changes_path(root: Path, date: str) -> UrlState:
     return url_state(root, date)
 
 
-# Every URL the crawl knows (seeds, and link targets no trap defence refused) with the
+# Every URL the crawl knows (seeds, and link targets: crawl_history.known_links_filter) with the
 # number of distinct other pages linking to it and its depth (the shallowest it was found at).
 KNOWN_URLS_SQL = """
 WITH found AS (
@@ -103,8 +103,9 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
     links_part = ""
     if history.links:
         params["links"] = [str(p) for p in history.links]
-        has_reason = "dropped_reason" in columns_of(params["links"])
-        links_part = LINKS_PART.format(not_dropped="WHERE dropped_reason IS NULL" if has_reason else "")
+        known_links, filter_params = known_links_filter(params["links"], settings)
+        params.update(filter_params)
+        links_part = LINKS_PART.format(not_dropped=known_links)
     con = query_connection()
     found = con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table()
     shallow = ~too_deep(found["depth"].to_numpy(), settings.max_depth)

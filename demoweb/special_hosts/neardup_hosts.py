@@ -25,6 +25,10 @@ different articles.
                                                          template, one singleton group each (the
                                                          hard negatives)
 
+Beside them tags.demo.test (tag_listing.py): tag pages in one template that lists those 20
+stories, no group of its own. Their main text is mostly the template's, so they are
+near-duplicates by SimHash; their lists differ, so they are not copies (dedup_step.py).
+
 The varying parts (ad, date line, counter) sit outside the <article> element, so the text of
 <article> is identical within a group; for ad_rotation / date_line / visitor_counter removing
 that one element leaves byte-identical pages. Groups of kinds 1-5 have 3-5 URLs (GROUPS);
@@ -57,6 +61,7 @@ from ..prose import heading, sentence_pool, title_words
 from ..randomness import between, stable_int
 from ..responses import HTML_TYPE, Resource, Response, answer, make_resource, robots_allow_all
 from ..words import NAME_WORDS
+from .tag_listing import TagListing
 
 NEAR_DUP_KINDS: tuple[str, ...] = ("ad_rotation", "date_line", "visitor_counter", "boilerplate",
                                    "exact_mirror", "distinct")
@@ -68,6 +73,7 @@ HOST_LABELS: dict[str, str] = {
     "mirror_www": "www.mirror",
     "mirror": "mirror",
     "template": "template",
+    "tags": "tags",  # tag_listing.py
 }
 
 # (group_id, kind, number of URLs). Sizes do not depend on the seed.
@@ -232,6 +238,11 @@ class NearDupCorpus:
         self._layout = functools.lru_cache(maxsize=4)(self._build_layout)
         self._articles = functools.lru_cache(maxsize=64)(_article)
         self._cached = functools.lru_cache(maxsize=cache_pages)(self._build)
+        self.tags = TagListing(self.hostnames["tags"], self.hostnames["template"], self._stories)
+
+    def _stories(self, seed: int) -> list[tuple[str, str]]:
+        """(path, title) of template.demo.test's stories, which the tag pages list."""
+        return [(v.path, self._title_of(seed, v)) for v in self._host_pages(seed, "template")]
 
     def role(self, hostname: str) -> str | None:
         return self._roles.get(normalize_host(hostname))
@@ -383,6 +394,8 @@ class NearDupCorpus:
         if path == "/robots.txt":
             return robots_allow_all(hostname)
         role = self.role(hostname)
+        if role == "tags":
+            return self.tags.respond(web, path, headers)
         resource = self._cached(web.seed, role, path) if role is not None else None
         return answer(resource, headers)
 

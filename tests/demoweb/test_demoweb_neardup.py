@@ -109,7 +109,7 @@ def test_group_labels(web, groups):
         assert parts.scheme == "http" and parts.port == web.port and parts.hostname.endswith(".demo.test")
     assert {urlsplit(u).hostname for u in web.near_duplicate_homes()} == {
         "articles.demo.test", "syndication.demo.test", "www.mirror.demo.test", "mirror.demo.test",
-        "template.demo.test"}
+        "template.demo.test", "tags.demo.test"}
     # the exact mirrors: www and bare host, two paths on one host
     mirror = next(g for g in by_kind["exact_mirror"] if g.group_id != "mirror-home")
     assert {urlsplit(u).hostname for u in mirror.urls} == {"www.mirror.demo.test", "mirror.demo.test"}
@@ -213,13 +213,17 @@ def test_everything_linked_from_home_pages(web, groups):
             reachable.add(urldefrag(urljoin(home, href))[0])
     missing = [u for g in groups for u in g.urls if u not in reachable]
     assert missing == []
-    # every link on every page resolves to a 200 on the near-dup hosts
+    # every link on every page resolves to a 200 on its own host (the tag pages' lists: on
+    # template.demo.test, with the web's port)
     for url in list(reachable):
         page = fetch(web, url)
         for href in _Parsed(page).hrefs:
             target = urldefrag(urljoin(url, href))[0]
             parts = urlsplit(target)
-            assert parts.hostname == urlsplit(url).hostname
+            if urlsplit(url).hostname == "tags.demo.test" and parts.hostname != "tags.demo.test":
+                assert parts.hostname == "template.demo.test" and parts.port == web.port, target
+            else:
+                assert parts.hostname == urlsplit(url).hostname
             assert web.respond(parts.netloc, parts.path).status == 200, target
 
 
@@ -292,15 +296,34 @@ def test_cli_seeds_with_near_duplicates(demoweb_cli):
     out = demoweb_cli("seeds", "--port", "8471", "--hosts", "1", "--near-duplicates").stdout.splitlines()
     assert out == ["http://h0000.demo.test:8471/"] + [
         f"http://{label}.demo.test:8471/"
-        for label in ("articles", "syndication", "www.mirror", "mirror", "template")]
+        for label in ("articles", "syndication", "www.mirror", "mirror", "template", "tags")]
 
 
 def test_cli_serve_with_near_duplicates():
     with DemoWebProcess(hosts=1, pages_per_host=3, near_duplicates=True) as server:
-        assert server.ready_line.endswith("hosts=1 neardup=5"), server.ready_line
+        assert server.ready_line.endswith("hosts=1 neardup=6"), server.ready_line
         with httpx.Client(trust_env=False, timeout=5) as c:
             r = c.get(f"http://{server.address}/index.html", headers={"Host": "www.mirror.demo.test"})
             r2 = c.get(f"http://{server.address}/", headers={"Host": "mirror.demo.test"})
         assert r.status_code == 200 and r.content == r2.content
         server.stop()
     assert server.returncode == 0
+
+
+def test_the_tag_pages_look_alike_by_their_main_text_and_list_other_stories(web):
+    """tags.demo.test: 12 tag pages whose main text is mostly one shared description (their
+    SimHash fingerprints within 3 bits of each other), each listing 3 to 5 of
+    template.demo.test's stories, no two tags sharing more than a third of their stories."""
+    from crawl_assets.crawler.content.simhash import hamming, page_text, simhash64
+    from demoweb.special_hosts.tag_listing import TAG_COUNT, tag_names
+
+    names = tag_names(web.seed)
+    assert len(names) == TAG_COUNT == 12
+    pages = {n: fetch(web, f"http://tags.demo.test:{web.port}/tag/{n}.html") for n in names}
+    prints = [simhash64(page_text(p)) for p in pages.values()]
+    assert max(hamming(a, b) for a, b in combinations(prints, 2)) <= 3
+    listed = {n: {h for h in _Parsed(p).hrefs if "template.demo.test" in h} for n, p in pages.items()}
+    assert all(3 <= len(s) <= 5 for s in listed.values())
+    assert all(len(a & b) / len(a | b) <= 1 / 3 for a, b in combinations(listed.values(), 2))
+    home = fetch(web, f"http://tags.demo.test:{web.port}/")
+    assert {urlsplit(h).path for h in _Parsed(home).hrefs} >= {f"/tag/{n}.html" for n in names}

@@ -19,3 +19,25 @@ def test_the_plan_knows_no_url_the_fetch_batch_would_refuse_as_too_deep(tmp_path
                                                "http://a.test/later-shallow"]
     assert known.column_names == ["url", "host", "inlinks"]
     assert known.column("inlinks").to_pylist() == [0, 1, 1, 2]
+
+
+def test_a_demoted_hosts_page_that_pages_on_other_hosts_link_is_known(tmp_path):
+    # copies.test was demoted: the batch refused links to its new pages (demoted_host). Its
+    # /tag/popular is linked from three pages of other hosts (demoted_host_min_inlinks = 3):
+    # the rest of the web points at it, it is known; /tag/rare from two, and /tag/self from
+    # three pages of its own host, are not.
+    settings = settings_for(tmp_path)
+    assert settings.demoted_host_min_inlinks == 3
+    write_seeds(tmp_path, ["http://blog.test/", "http://copies.test/"])
+    refused = "demoted_host"
+    write_links(tmp_path, "2026-11-27", [
+        *((f"http://blog.test/post/{i}", "http://copies.test/tag/popular", 1, refused) for i in range(3)),
+        *((f"http://blog.test/post/{i}", "http://copies.test/tag/rare", 1, refused) for i in range(2)),
+        *((f"http://copies.test/p/{i}", "http://copies.test/tag/self", 1, refused) for i in range(3)),
+        ("http://blog.test/", "http://blog.test/post/0", 1)])
+    # One more refused link to /tag/popular from a page already counted: still three pages.
+    write_links(tmp_path, "2026-11-28", [("http://blog.test/post/0", "http://copies.test/tag/popular", 1, refused)])
+    known = known_urls(history_through(tmp_path, "2026-11-28"), settings)
+    assert known.column("url").to_pylist() == ["http://blog.test/", "http://blog.test/post/0",
+                                               "http://copies.test/", "http://copies.test/tag/popular"]
+    assert dict(zip(known["url"].to_pylist(), known["inlinks"].to_pylist()))["http://copies.test/tag/popular"] == 3

@@ -9,6 +9,7 @@ from ...pipeline.dedup_step import (
     build_clusters,
     build_simhash_index,
     dedup_inputs,
+    links_inputs,
     load_simhash_index,
     warc_text_reader,
 )
@@ -47,17 +48,18 @@ class ClusterConfig(Config):
 
 
 @asset(group_name="dedup", partitions_def=daily_partitions, deps=[AssetKey("simhash_index"),
-                                                                     AssetKey("warc_archive")])
+                                                                     AssetKey("warc_archive"), AssetKey("links")])
 @fails_with_crawl_errors
 def near_duplicate_clusters(context: AssetExecutionContext, config: ClusterConfig,
                             crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """Groups of pages within the SimHash threshold, with a representative page for each (the
-    first fetched), and the per-host near-duplicate ratio the trap defences read."""
+    first fetched), and the per-host near-duplicate and copy ratios (copies: near-duplicates
+    whose own links are alike too; the trap defences demote on the copy ratio)."""
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     fingerprints, pairs = load_simhash_index(root, date)
     text_of = warc_text_reader(root, fingerprints.to_pylist()) if config.confirm_with_minhash else None
-    result = build_clusters(settings, fingerprints, pairs, text_of, config.min_jaccard)
+    result = build_clusters(settings, fingerprints, pairs, text_of, config.min_jaccard, links_inputs(root, date))
     write_parquet_atomic(result.clusters, near_clusters_file(root, date))
     write_parquet_atomic(result.host_quality, host_dup_ratio_file(root, date))
     return MaterializeResult(metadata={

@@ -1,8 +1,10 @@
 """The day's plan, from the schedule's due flags and gains: first the sitemaps and feeds of
 hosts whose dates are trusted (cheap signals: what they date after our copy is due the day
 after, change_stats' pending_change), within settings.listing_reserve_share of the budget;
-then due URLs before early ones, by expected gain (the URL order breaking ties), the
-discovery share first; never more than a host's daily cap."""
+then the revisits that teach a pool its rate most (url_schedule.exploration_order), within
+settings.exploration_share; then never-fetched URLs up to settings.discovery_share (a floor);
+then every due URL, never fetched or held alike, before early ones, by expected gain (the URL
+order breaking ties); never more than a host's daily cap."""
 
 from __future__ import annotations
 
@@ -52,23 +54,26 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
     return rows[key <= np.partition(key, n - 1)[n - 1]]
 
 
-def plan(order, is_discovery, host, cap, settings, listing=None) -> tuple[np.ndarray, bool]:
+def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -> tuple[np.ndarray, np.ndarray, bool]:
     """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
-    head of `order`) within their reserve, then the discovery share, then refresh and gone
-    URLs, then discovery again if refresh left budget, then listings past their reserve;
-    never more than a host's cap. And whether a pass over the other rows ran out before its
-    limit (rows after `order` could have been taken)."""
+    head of `order`) within their reserve, then the `explore` rows (in their own order, all of
+    them) within the exploration share, then never-fetched URLs up to the discovery floor, then
+    every other row of `order` (never fetched, refresh and gone together, by value), then
+    listings past their reserve; never more than a host's cap. Returns the planned flags, the
+    planned rows ranked (those of `order` in its order, then the explored rows outside it), and
+    whether a pass over `order` ran out before its limit (rows after `order` could have been taken)."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
     listed = listing[order] if listing is not None else np.zeros(len(order), dtype=bool)
     discovery = is_discovery[order] & ~listed
-    others = ~is_discovery[order] & ~listed
-    share = round(settings.discovery_share * budget)
+    floor = round(settings.discovery_share * budget)
     reserve = round(settings.listing_reserve_share * budget)
+    exploring = round(settings.exploration_share * budget)
+    explore = order[:0] if explore is None else explore
     short = False
-    for rows, limit, whole in ((order[listed], reserve, True), (order[discovery], share, False),
-                               (order[others], None, False), (order[discovery], None, False),
+    for rows, limit, whole in ((order[listed], reserve, True), (explore, exploring, True),
+                               (order[discovery], floor, False), (order[~listed], None, False),
                                (order[listed], None, True)):
         left = budget - int(planned.sum())
         limit = left if limit is None else min(limit, left)
@@ -78,7 +83,12 @@ def plan(order, is_discovery, host, cap, settings, listing=None) -> tuple[np.nda
         planned[taken] = True
         used += np.bincount(host[taken], minlength=len(cap))
     assert planned.sum() <= budget and (used <= cap).all()
-    return planned, short
+    ranked = order[planned[order]]
+    outside = np.ones(len(planned), dtype=bool)
+    outside[order] = False
+    ranked = np.concatenate([ranked, explore[planned[explore] & outside[explore]]])
+    assert len(ranked) == planned.sum()
+    return planned, ranked, short
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:

@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 from ...crawler.vocabulary import StatusClass
 from ...storage.shared_root import connect, query_connection
 from ..change_stats.change_history import sql_literal
-from ..change_stats.change_stats_step import DUCKDB_MEMORY_LIMIT
-from ..change_stats.url_change_state import UrlState, register_change_stats, register_latest_state
+from ..change_stats.change_stats_step import DUCKDB_MEMORY_LIMIT, URL_PATTERN_SQL
+from ..change_stats.url_change_state import POOL_KEY_SQL, UrlState, register_change_stats, register_latest_state
 
 SECONDS_A_DAY = 86_400
 NOT_FOUND, GONE = 404, 410
@@ -40,9 +40,12 @@ class Kind(StrEnum):
 KIND_CODES = (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE)
 
 
-# What the step reads of change_stats (recrawl_priorities' docstring says what each is).
+# What the step reads of change_stats (recrawl_priorities' docstring says what each is), and
+# what it reads when there: whether a URL's rate is still its pool's prior, and its pool (the
+# exploration of pools: url_schedule.py). A table without them explores nothing.
 STATS_COLUMNS = frozenset({"url", "host", "change_rate", "last_visit_at", "last_fetched_at", "last_status",
                            "last_status_class", "gone_streak", "pending_change"})
+OPTIONAL_STATS_COLUMNS = {"on_prior": "false", "url_pattern": "NULL::VARCHAR"}
 
 
 class PageNumbers(NamedTuple):
@@ -60,15 +63,19 @@ def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts:
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
         register_stats(con, change_stats, STATS_COLUMNS)
+        with_priors = _register_pool_priors(con, change_stats)
         host_rates = facts.select(["host", "median_rate"]) if "median_rate" in facts.column_names \
             else con.sql(_HOST_RATES_SQL).to_arrow_table()
-        con.register("known_urls", pa.table({"url": known["url"], "pos": np.arange(len(known), dtype=np.int64)}))
+        con.register("known_urls", pa.table({"url": known["url"], "host": known["host"],
+                                             "pos": np.arange(len(known), dtype=np.int64)}))
         inlink_counts = _inlink_counts(con, known, inlinks)
         # Only numbers leave DuckDB, in any order (its join runs on all its threads without
         # keeping one), and the names of the URLs that only change_stats has: the known
         # URLs' names, hosts and URL order come from known_urls itself.
         con.execute("SET preserve_insertion_order = false")
-        pages = con.sql(_PAGES_SQL.format(no_content=_NO_CONTENT), params=_page_params()).to_arrow_table()
+        new_in_pool = _NEW_IN_POOL_SQL.format(url_pattern=URL_PATTERN_SQL) if with_priors else _NO_POOLS_SQL
+        pages = con.sql(_PAGES_SQL.format(no_content=_NO_CONTENT, new_in_pool=new_in_pool, pool_key=POOL_KEY_SQL),
+                        params=_page_params()).to_arrow_table()
         return PageNumbers(pages, _unknown_names(con, pages), host_rates, inlink_counts)
     finally:
         con.close()  # (frees DuckDB's memory before the URL-sized arrays the step builds next)
@@ -76,14 +83,20 @@ def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts:
 
 def register_stats(con, change_stats, columns: set[str]) -> None:
     """View change_stats over change_stats' state files (url_change_state.UrlState), an Arrow
-    table or a Parquet file (the columns used, the URL's hashes k1, k2: read from the state,
-    which keeps them, or computed; and the visit times in days since the epoch); view
-    change_stats_names (k1, k2, url, host) of its URLs, read from the state without the rates."""
+    table or a Parquet file (the columns used, OPTIONAL_STATS_COLUMNS where the source has
+    them, else their defaults; the URL's hashes k1, k2: read from the state, which keeps them,
+    or computed; and the visit times in days since the epoch); view change_stats_names (k1,
+    k2, url, host) of its URLs, read from the state without the rates."""
     names = ", ".join(sorted(columns))
+
+    def optional(present: set[str]) -> str:
+        return "".join(f", {c}" if c in present else f", {default} AS {c}"
+                       for c, default in OPTIONAL_STATS_COLUMNS.items())
+
     if isinstance(change_stats, UrlState):  # change_stats' state files: the view computes the rates
         register_change_stats(con, change_stats, "change_stats_urls")
-        con.execute(f"CREATE VIEW change_stats AS SELECT k1, k2, {names}, last_visit_t, last_fetch_t "
-                    "FROM change_stats_urls")
+        con.execute(f"CREATE VIEW change_stats AS SELECT k1, k2, {names}{optional(set(OPTIONAL_STATS_COLUMNS))}, "
+                    "last_visit_t, last_fetch_t FROM change_stats_urls")
         register_latest_state(con, change_stats, "change_stats_state")
         con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats_state")
         _register_host_events(con, change_stats.host_events)
@@ -91,19 +104,31 @@ def register_stats(con, change_stats, columns: set[str]) -> None:
     _register_host_events(con, None)
     times = "epoch(last_visit_at) / 86400.0 AS last_visit_t, epoch(last_fetched_at) / 86400.0 AS last_fetch_t"
     if isinstance(change_stats, pa.Table):
-        con.register("change_stats_table", change_stats.select(sorted(columns)))
-        con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names}, {times} "
-                    "FROM change_stats_table")
+        present = set(change_stats.column_names) & set(OPTIONAL_STATS_COLUMNS)
+        con.register("change_stats_table", change_stats.select(sorted(columns | present)))
+        con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names}"
+                    f"{optional(present)}, {times} FROM change_stats_table")
     else:
         source = f"read_parquet({sql_literal(str(change_stats))})"
         try:
             stored = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
             keys = "k1, k2" if {"k1", "k2"} <= stored else "hash(url) AS k1, hash(url, 1) AS k2"
-            con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names}, {times} FROM {source}")
+            con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names}{optional(stored)}, {times} FROM {source}")
         except duckdb.Error as exc:
             raise ValueError(f"change_stats file {str(change_stats)!r} cannot be read as change_stats' URL table "
                              f"(materialise change_stats first): {exc}") from None
     con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats")
+
+
+def _register_pool_priors(con, change_stats) -> bool:
+    """View pool_priors (url_pattern, host, prior_rate): the day's pooled priors of change_stats'
+    state files (a URL never fetched takes its pool's); False for any other source (no view)."""
+    priors = change_stats.priors if isinstance(change_stats, UrlState) else None
+    if priors is None:
+        return False
+    con.execute("CREATE VIEW pool_priors AS SELECT url_pattern, host, prior_rate "
+                f"FROM read_parquet({sql_literal(str(priors))})")
+    return True
 
 
 def _register_host_events(con, path) -> None:
@@ -182,6 +207,9 @@ _PAGES_SQL = """
 WITH known AS (
     SELECT hash(url) AS k1, hash(url, 1) AS k2, pos FROM known_urls
 ),
+-- a known URL never fetched: its pool's prior rate, where its pool (URL pattern within its
+-- host) has one (change_stats' pattern priors); else the step gives it its host's typical rate
+new_in_pool AS ({new_in_pool}),
 stats AS (
     -- (its kind as a small code before the join: no string goes through the hash table)
     SELECT k1, k2,
@@ -189,6 +217,7 @@ stats AS (
                 WHEN last_visit_t IS NULL AND last_status_class IN {no_content} THEN $code_gone
                 WHEN last_visit_t IS NULL THEN $code_discovery ELSE $code_refresh END::TINYINT AS kind_code,
            change_rate, last_visit_t, last_fetch_t, last_status, gone_streak, pending_change,
+           coalesce(on_prior, false) AS on_prior, coalesce({pool_key}, 0) AS pool_key,
            -- a copy older than its host's last event is stale with the event's share, one
            -- fetched while the event may have been under way with a part of it (host_events.py)
            CASE WHEN last_visit_t < e.event_after_t THEN e.event_share
@@ -199,12 +228,24 @@ stats AS (
 )
 SELECT k.pos, CASE WHEN k.pos IS NULL THEN c.k1 END AS k1, CASE WHEN k.pos IS NULL THEN c.k2 END AS k2,
        coalesce(c.kind_code, $code_discovery) AS kind_code,
-       coalesce(c.change_rate, 'NaN'::DOUBLE) AS own_change_rate,
+       coalesce(c.change_rate, d.prior_rate, 'NaN'::DOUBLE) AS own_change_rate,
        coalesce(c.last_visit_t, 'NaN'::DOUBLE) AS last_visit_t, coalesce(c.last_fetch_t, 'NaN'::DOUBLE) AS last_fetch_t,
        coalesce(c.last_status, 0) AS last_status, coalesce(c.gone_streak, 0) AS gone_streak,
-       coalesce(c.pending_change, false) AS pending_change, coalesce(c.event_stale, 0.0) AS event_stale
+       coalesce(c.pending_change, false) AS pending_change, coalesce(c.event_stale, 0.0) AS event_stale,
+       coalesce(c.on_prior, false) AS on_prior, coalesce(c.pool_key, 0)::UBIGINT AS pool_key
 FROM known k FULL OUTER JOIN stats c ON c.k1 = k.k1 AND c.k2 = k.k2
+LEFT JOIN new_in_pool d ON d.pos = k.pos
 """
+
+# (the pool priors of the known URLs without statistics, when there are priors)
+_NEW_IN_POOL_SQL = """
+    SELECT n.pos, p.prior_rate
+    FROM (SELECT pos, host, {url_pattern} AS url_pattern
+          FROM (SELECT u.pos, u.host, u.url FROM known_urls u
+                ANTI JOIN change_stats c ON c.k1 = hash(u.url) AND c.k2 = hash(u.url, 1))) n
+    JOIN pool_priors p USING (url_pattern, host)
+"""
+_NO_POOLS_SQL = "SELECT NULL::BIGINT AS pos, NULL::DOUBLE AS prior_rate LIMIT 0"
 
 # Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget.
 _HOST_CAPS_SQL = """

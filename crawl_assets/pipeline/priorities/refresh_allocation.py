@@ -61,15 +61,31 @@ def freshness(rate, frequency):
 class _InverseCurve:
     """1/x as a function of u = log(level), where level = g(x) (freshness) or h(x) (age),
     tabulated on a uniform grid of u so a lookup is one multiply and one take (pricing every
-    page is a few passes over its arrays; the grid step is 0.1 % in level)."""
+    page is a few passes over its arrays; the grid step is 0.1 % in level).
+
+    Freshness's g rises to 1, and near 1 a step of u spans many x: a page revisited far less
+    often than it changes (x = λ/f beyond about 7, as when the budget is a tenth of the pages)
+    would get nothing at any price the grid tells apart, and the budget would go unspent. So
+    above level NEAR_ONE the table is over v = ln(1 - level) instead (1 - g(x) = (1 + x)e^{-x},
+    taken from u as ln(-expm1(u)) without cancelling), to x of about 40 (v = V_MIN): past
+    that, as before, the marginal value never reaches the price."""
 
     STEPS = 1 << 16
+    NEAR_ONE = 0.5
+    V_MIN = -38.0
 
     def __init__(self, objective: str):
+        self.u_near = np.inf  # (the age objective's h is unbounded: one table)
         if objective == FRESHNESS:
             x = np.logspace(-12, np.log10(36.0), 200_000)
             level = -np.expm1(-x) - x * np.exp(-x)  # g(x) = 1 - (1 + x)e^{-x}, from 0 to 1
             self.u0, u1 = -50.0, 0.0
+            self.u_near = float(np.log(self.NEAR_ONE))
+            far = np.linspace(0.5, 50.0, 200_000)
+            v = np.log1p(far) - far  # ln(1 - g(x)), falling
+            grid = np.linspace(self.V_MIN, np.log(1 - self.NEAR_ONE), self.STEPS)
+            self.inv_dv = (self.STEPS - 1) / (np.log(1 - self.NEAR_ONE) - self.V_MIN)
+            self.inverse_x_near = 1.0 / np.interp(grid, v[::-1], far[::-1])
         else:
             x = np.logspace(-3, 9, 200_000)  # below 1e-3, h(x) cancels to noise
             level = x * x / 2 - (-np.expm1(-x) - x * np.exp(-x))  # h(x) = x²/2 - g(x), unbounded
@@ -84,17 +100,38 @@ class _InverseCurve:
     def __call__(self, log_level: np.ndarray) -> np.ndarray:
         index = (log_level - self.u0) * self.inv_du
         np.clip(index, 0, self.STEPS - 1, out=index)
-        return self.inverse_x[index.astype(np.intp)]
+        inverse = self.inverse_x[index.astype(np.intp)]
+        self._near_one(np.asarray(log_level), inverse)
+        return inverse
+
+    def _near_one(self, log_level: np.ndarray, inverse: np.ndarray) -> None:
+        """1/x from the second table where the level is above NEAR_ONE (in place)."""
+        near = np.flatnonzero(log_level > self.u_near)
+        if len(near) == 0:
+            return
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.log(-np.expm1(log_level[near]))  # ln(1 - level); NaN or -inf at level >= 1
+        index = (v - self.V_MIN) * self.inv_dv
+        within = index >= 0  # (False for NaN: level >= 1)
+        index = np.clip(np.nan_to_num(index, nan=0.0), 0, self.STEPS - 1).astype(np.intp)
+        inverse[near] = np.where(within, self.inverse_x_near[index], 0.0)
 
     def frequencies_into(self, out: np.ndarray, log_ratio: np.ndarray, log_price: float, rate: np.ndarray,
                          max_per_day: float) -> np.ndarray:
         """min(rate / x, max_per_day) at level ratio·price, written into `out` (the same values
-        as rate * self(log_ratio + log_price), without the temporaries)."""
+        as rate * self(log_ratio + log_price), without more temporaries than the pages near
+        level 1 need)."""
         np.add(log_ratio, log_price, out=out)
+        near = np.flatnonzero(out > self.u_near)
+        log_near = out[near]
         np.subtract(out, self.u0, out=out)
         np.multiply(out, self.inv_du, out=out)
         np.clip(out, 0, self.STEPS - 1, out=out)
         np.take(self.inverse_x, out.astype(np.intp), out=out)
+        if len(near):
+            part = out[near]
+            self._near_one(log_near, part)
+            out[near] = part
         np.multiply(out, rate, out=out)
         return np.minimum(out, max_per_day, out=out)
 
@@ -202,10 +239,12 @@ def allocate(rate, weight, host, host_cap, budget: float, max_per_day: float = 1
             free = np.flatnonzero(~capped[page_host])
             part = pages.take(free)
             log_price = _log_price_for_budget(part, left)
-            f[free] = part.frequencies(log_price)
+            f[free] = _at_the_edge(part, part.frequencies(log_price), log_price, np.zeros(len(free), np.int64),
+                                   np.array([left]))
         else:
             log_price = _log_price_for_budget(pages, left)
-            f = pages.frequencies(log_price)
+            f = _at_the_edge(pages, pages.frequencies(log_price), log_price, np.zeros(len(page_host), np.int64),
+                             np.array([left]))
         # (every page's f: a capped host's sum is not looked at, the others' are as summed alone)
         demand = np.bincount(page_host, weights=f, minlength=n_hosts)
         over = (~capped) & (host_cap < reachable) & (demand > host_cap * (1 + _TOLERANCE))
@@ -287,4 +326,29 @@ def _fill_hosts_to_cap(pages: _Pages, host, host_cap, floor_log_price: float) ->
         over = spend(mid) > cap
         lo = np.where(over, mid, lo)
         hi = np.where(over, hi, mid)
-    return pages.frequencies(hi[local])
+    return _at_the_edge(pages, pages.frequencies(hi[local]), hi[local], local, cap)
+
+
+# A page whose w/λ equals the price to this relative precision is at the price's edge (its
+# marginal value has reached w/λ, where F is f/λ: any frequency is as good as another).
+_EDGE = 1e-9
+
+
+def _at_the_edge(pages: _Pages, f: np.ndarray, log_price, group: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """f with what each group left unspent of its limit shared among its pages at the edge of
+    the price (freshness only): pages alike in rate and weight fall to f = 0 together once the
+    price nears w/λ, a step the grid cannot split (x = λ/f beyond about 40: the curve's table),
+    so the budget would go unspent; each gets at most λ / 40 (below the table's smallest f).
+    group: each page's group (a host, or one for all), limit: each group's budget or cap."""
+    if pages.curve.u_near == np.inf or len(f) == 0:
+        return f
+    level = pages.log_ratio + log_price
+    edge = (f == 0) & (np.abs(level) < _EDGE)
+    if not edge.any():
+        return f
+    left = np.maximum(limit - np.bincount(group, weights=f, minlength=len(limit)), 0.0)
+    count = np.bincount(group[edge], minlength=len(limit))
+    share = left[group[edge]] / count[group[edge]]
+    f = f.copy()
+    f[edge] = np.minimum(share, pages.rate[edge] * pages.curve.inverse_x_near[0])
+    return f

@@ -1,7 +1,9 @@
 """The priorities step's schedule, in numpy over the pages' columns (in URL order): each
-refresh URL's fetches a day from the freshness-optimal allocation of the budget
-(refresh_allocation.py), when each URL is next due and what fetching it on the plan date is
-worth, then the day's plan (day_plan.py), its ranks and front-queue levels."""
+page's fetches a day from the freshness-optimal allocation of the budget
+(refresh_allocation.py) over the pages held and the pages known but never fetched alike (a
+page we do not hold is a page to hold), when each URL is next due and what fetching it on the
+plan date is worth, the pools worth revisiting to learn their rates (exploration), then the
+day's plan (day_plan.py), its ranks and front-queue levels."""
 
 from __future__ import annotations
 
@@ -30,36 +32,38 @@ def schedule(pages: dict, caps: pa.Table, now: float, settings):
     kind = pages["kind_code"]
     refresh, discovery = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY))
 
+    # One allocation of the whole budget over the pages held (refresh) and those known but
+    # never fetched (discovery, at their pool's prior rate): both are pages to keep fresh, so
+    # both are priced alike; the day's plan then takes the best fetches of either kind.
     budget = settings.daily_fetch_budget
-    discovery_budget = min(round(settings.discovery_share * budget), int(discovery.sum()))
-    refresh_budget = budget - discovery_budget
-    idx = np.flatnonzero(refresh)
-    allocation = allocate(rate[idx], weight[idx], host[idx], cap, refresh_budget,
-                          objective=settings.recrawl_objective)
+    held = refresh | discovery
+    idx = np.flatnonzero(held)
+    allocation = allocate(rate[idx], weight[idx], host[idx], cap, budget, objective=settings.recrawl_objective)
     frequency = np.zeros(len(rate))
     frequency[idx] = allocation.frequency
-    expected = expected_freshness(rate[idx], weight[idx], allocation.frequency)
     del idx
+    expected = expected_freshness(rate[refresh], weight[refresh], frequency[refresh])
 
     # When each URL is next due (day numbers since the epoch, never before today: NaN is
     # never), whether that is today, and the expected gain of fetching it on the plan date.
-    mean_interval = int(refresh.sum()) / refresh_budget if refresh_budget > 0 else 1.0
+    mean_interval = int(held.sum()) / budget if budget > 0 else 1.0
     due_day, gain, due = _due_and_gain_by_slices(pages, frequency, now, max(mean_interval, 1.0), settings)
-    # Candidates: due URLs, and refresh URLs the allocation wants (fetched early if budget is left).
-    # The plan reads only the head of their order: sort a head long enough for the budget, and
-    # a longer one if a pass of the plan ran out of rows before its limit.
-    candidate = due | (refresh & (frequency > 0))
+    # Candidates: due URLs, refresh URLs the allocation wants (fetched early if budget is left)
+    # and every never-fetched URL. The plan reads only the head of their order: sort a head
+    # long enough for the budget, and a longer one if a pass of the plan ran out of rows
+    # before its limit.
+    candidate = due | (refresh & (frequency > 0)) | discovery
     # Sitemaps and feeds of hosts whose dates are trusted: read first, within their reserve.
     listing = pages["listing"].astype(bool, copy=False) & refresh
+    explore = exploration_order(pages, refresh & ~due & ~listing, weight, now)
     head = 2 * settings.daily_fetch_budget + 1024
     while True:
         order, complete = plan_order(due, gain, candidate, head, first=listing)
-        planned, short = plan(order, discovery, host, cap, settings, listing)
+        planned, in_plan, short = plan(order, discovery, host, cap, settings, listing, explore)
         if complete or not short:
             break
         head *= 4
     plan_rank = np.zeros(len(rate), dtype=np.int64)
-    in_plan = order[planned[order]]  # the planned rows, in plan order
     plan_rank[in_plan] = np.arange(1, len(in_plan) + 1)
     levels = len(settings.priority_weights)
     level = np.full(len(rate), levels, dtype=np.int32)
@@ -71,6 +75,48 @@ def schedule(pages: dict, caps: pa.Table, now: float, settings):
                "expected_gain": pa.array(gain), "due": pa.array(due), "planned": pa.array(planned),
                "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
     return columns, (len(allocation.capped_hosts), allocation.price, expected)
+
+
+# Exploration: a URL still on its pool's prior (visited once) is worth revisiting for what it
+# teaches its pool once it was visited before the plan's day (a revisit the same day would
+# say little of a rate of changes a day; the plan's own fetch comes a day after at the least).
+EXPLORE_AFTER_DAYS = 0.0
+
+
+def exploration_order(pages: Mapping[str, np.ndarray], eligible: np.ndarray, weight: np.ndarray,
+                      now: float) -> np.ndarray:
+    """Rows to revisit for what they teach their pool, best first: the `eligible` rows still
+    on their pool's prior (visited once, more than EXPLORE_AFTER_DAYS before the plan's day). A pool whose rate
+    is a prior for URLs of much importance and rests on few URLs with intervals of their own
+    is worth learning most, and each sample teaches less than the one before: the j-th of a
+    pool scores W / (n + j), W the importance of its URLs on the prior, n its URLs with
+    intervals (the longest-unvisited first within a pool; the URL order breaks ties)."""
+    on_prior = pages["on_prior"].astype(bool, copy=False)
+    last_visit = pages["last_visit_t"]
+    pool = pages["pool_key"]
+    refresh = pages["kind_code"] == KIND_CODES.index(Kind.REFRESH)
+    with np.errstate(invalid="ignore"):
+        rows = np.flatnonzero(eligible & on_prior & (now - last_visit > EXPLORE_AFTER_DAYS))
+    if len(rows) == 0:
+        return rows
+    # Pools of the candidates: their importance on the prior, and their URLs with intervals.
+    keys, inverse = np.unique(pool[rows], return_inverse=True)
+    informed = np.flatnonzero(refresh & ~on_prior)
+    found = np.searchsorted(keys, pool[informed])
+    found = found[(found < len(keys)) & (keys[np.minimum(found, len(keys) - 1)] == pool[informed])]
+    evidence = np.bincount(found, minlength=len(keys))
+    prior_rows = np.flatnonzero(refresh & on_prior)
+    at = np.searchsorted(keys, pool[prior_rows])
+    kept = (at < len(keys)) & (keys[np.minimum(at, len(keys) - 1)] == pool[prior_rows])
+    importance = np.bincount(at[kept], weights=weight[prior_rows[kept]], minlength=len(keys))
+    # Within a pool: the longest-unvisited first, then by row.
+    by_pool = np.lexsort((rows, last_visit[rows], inverse))
+    sorted_pool = inverse[by_pool]
+    start = np.flatnonzero(np.r_[True, sorted_pool[1:] != sorted_pool[:-1]])
+    sample = np.arange(len(rows)) - np.repeat(start, np.diff(np.r_[start, len(rows)])) + 1
+    score = importance[sorted_pool] / (evidence[sorted_pool] + sample)
+    ranked = rows[by_pool]
+    return ranked[np.lexsort((ranked, -score))]
 
 
 # The pages table's columns due_and_gain reads.
@@ -98,14 +144,17 @@ def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: fl
     with np.errstate(divide="ignore", invalid="ignore"):
         due_t = np.where(fresh & (f > 0), last_visit + 1 / f, np.nan)
     due_t = np.where(fresh & (pending | (event > 0)), now, due_t)
-    due_t = np.where(new, now, due_t)
+    # A page we do not hold is due at once if the allocation would hold it at all (f > 0);
+    # else it waits, a candidate by its gain like a held page fetched early.
+    due_t = np.where(new & (f > 0), now, due_t)
     not_found_wait = np.minimum(settings.not_found_retry_days * 2.0 ** np.maximum(streak - 1, 0),
                                 settings.not_found_max_days)
     gone_wait = np.where(status == GONE, settings.gone_retry_days if settings.gone_retry_days > 0 else np.nan,
                          not_found_wait)
     due_t = np.where(gone, last_fetch + gone_wait, due_t)
-    interval = np.where(f > 0, 1 / np.where(f > 0, f, 1), 1.0)
-    interval = np.where(fresh, interval, mean_interval)
+    # The interval a fetch buys fresh time over: the allocation's 1/f; a held page it gives
+    # nothing to, a day; a page never fetched (or gone) it gives nothing to, the mean interval.
+    interval = np.where(f > 0, 1 / np.where(f > 0, f, 1), np.where(fresh, 1.0, mean_interval))
     elapsed = np.where(np.isnan(last_visit), 0.0, np.maximum(now - last_visit, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         fresh_days = np.where(rate > 0, -np.expm1(-rate * interval) / rate, interval)

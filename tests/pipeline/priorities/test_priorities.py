@@ -1,5 +1,5 @@
-"""recrawl_priorities and the refresh allocation: the optimum's rule, politeness caps, the
-discovery share, 404/410 back-off, flagged hosts, determinism."""
+"""recrawl_priorities and the refresh allocation: the optimum's rule, politeness caps, discovery
+by value and its floor, 404/410 back-off, flagged hosts, determinism."""
 
 from __future__ import annotations
 
@@ -89,10 +89,10 @@ def host_caps(hosts: pa.Table | None, config):
 
 def check_budget(urls: pa.Table, hosts: pa.Table | None, config) -> dict:
     """The plan and the allocation in a written URL table, added up here: no host planned or
-    allocated past its cap, no more planned than the budget, and the refresh URLs' frequencies
-    summing to the refresh budget (the budget less the discovery share, or less the discovery
-    URLs there are when fewer) unless the caps and one fetch a URL a day leave less to spend.
-    Returns the totals (planned, per kind, per host; the allocation and what it should be)."""
+    allocated past its cap, no more planned than the budget, and the frequencies of the pages
+    to hold (refresh and never-fetched URLs alike) summing to the budget unless the caps and
+    one fetch a URL a day leave less to spend. Returns the totals (planned, per kind, per host;
+    the allocation and what it should be)."""
     rows = urls.select(["url", "host", "kind", "change_rate", "frequency", "planned"]).to_pylist()
     host_cap = host_caps(hosts, config)
     budget = config.daily_fetch_budget
@@ -101,19 +101,17 @@ def check_budget(urls: pa.Table, hosts: pa.Table | None, config) -> dict:
     for host, n in per_host.items():
         assert n <= host_cap(host), (host, n)
     assert len(planned) <= budget
-    new = sum(r["kind"] == Kind.DISCOVERY for r in rows)
-    refresh_budget = budget - min(round(config.discovery_share * budget), new)
-    refresh = [r for r in rows if r["kind"] == Kind.REFRESH]
+    held = [r for r in rows if r["kind"] in (Kind.REFRESH, Kind.DISCOVERY)]
     allocated = Counter()
-    for r in refresh:
+    for r in held:
         allocated[r["host"]] += r["frequency"]
         assert 0 <= r["frequency"] <= 1 + 1e-9
     for host, f in allocated.items():
         assert f <= host_cap(host) * (1 + 1e-4), (host, f)
-    assert all(r["frequency"] == 0 for r in rows if r["kind"] != Kind.REFRESH)
-    changing = Counter(r["host"] for r in refresh if r["change_rate"] > 0)
+    assert all(r["frequency"] == 0 for r in rows if r["kind"] == Kind.GONE)
+    changing = Counter(r["host"] for r in held if r["change_rate"] > 0)
     reachable = sum(min(host_cap(h), n) for h, n in changing.items())
-    to_spend = min(refresh_budget, reachable)
+    to_spend = min(budget, reachable)
     # The allocation ends at or under what it may spend, and close to it: the curve it inverts
     # is tabulated (0.1 % steps of the marginal value), so pages alike in rate and weight move
     # together and the spend moves in steps (0.5 % short seen with 1,000 identical pages).
@@ -122,7 +120,7 @@ def check_budget(urls: pa.Table, hosts: pa.Table | None, config) -> dict:
     kinds = Counter(r["kind"] for r in planned)
     return {"planned": len(planned), "refresh": kinds[Kind.REFRESH], "discovery": kinds[Kind.DISCOVERY],
             "gone": kinds[Kind.GONE], "per_host": per_host, "allocated": spent, "to_spend": to_spend,
-            "refresh_budget": refresh_budget, "reachable": reachable}
+            "reachable": reachable}
 
 
 def test_pages_changing_far_faster_than_affordable_get_fewer_fetches(tmp_path):
@@ -174,11 +172,11 @@ def test_priorities_are_deterministic():
     first = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
     second = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
     assert first.urls.equals(second.urls)
-    # 60 fetches: the discovery share (20 %: 12) to the 40 new URLs, the other 48 allocated and
-    # planned to refreshes.
+    # 60 fetches, allocated over the 540 pages: the 40 new URLs (no in-links) lose to the
+    # stale copies of pages with up to 50 in-links, all but the discovery floor (5 %: 3).
     totals = check_budget(first.urls, None, config)
-    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 12, 48)
-    assert totals["to_spend"] == 48
+    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 3, 57)
+    assert totals["to_spend"] == 60
     assert first.urls["url"].to_pylist() == sorted(first.urls["url"].to_pylist())
     levels = first.urls.filter(first.urls["planned"])["level"].to_pylist()
     assert set(levels) == set(range(1, len(config.priority_weights) + 1))
@@ -224,18 +222,40 @@ def test_flagged_host_gets_a_small_budget(tmp_path):
     assert sum(r["frequency"] for r in unflagged.urls.to_pylist() if r["host"] == "trap.test") > 50
 
 
-def test_discovery_share_holds_and_unused_share_goes_to_refresh(tmp_path):
-    stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 0.5, 3) for i in range(1000)])
+def test_on_a_web_of_mostly_unknown_pages_the_plan_takes_the_unknown_pages_first(tmp_path):
+    # 200 pages fetched yesterday (a tenth a day changes), 2,000 known and never fetched: a
+    # copy we do not have is stale for sure, one fetched yesterday is stale with odds of 1 in
+    # 10. (The fixed fifth for discovery before gave these 300 fetches 200 refreshes and 100
+    # new pages.)
+    stats = stats_table([(f"https://h{i % 3}.test/p/{i}", 0.1, 1) for i in range(200)])
+    new = [f"https://h{i % 3}.test/new/{i}" for i in range(2000)]
+    config = settings(daily_fetch_budget=300)
+    result, rows, totals = written_plan(tmp_path, stats, None, None, known(stats, new), PLAN_DAY, config)
+    assert (result.counts.discovery_planned, result.counts.refresh_planned) == (300, 0)
+    assert totals["to_spend"] == 300  # allocated over all 2,200 pages
+    # (equal gains: in URL order, h0.test's up to its cap of 200 a day)
+    assert totals["per_host"] == {"h0.test": 200, "h1.test": 100}
+    gains = [r["expected_gain"] for r in rows.values()]
+    best_refresh = max(r["expected_gain"] for r in rows.values() if r["kind"] == Kind.REFRESH)
+    assert min(r["expected_gain"] for r in rows.values() if r["planned"]) > best_refresh
+    assert len(gains) == 2200
+
+
+def test_unknown_pages_get_the_discovery_floor_when_refreshes_are_worth_more(tmp_path):
+    # 1,000 pages a week stale (a change a day: nearly surely stale) with 20 in-links each
+    # against 1,000 new pages without: refreshes are worth far more, the floor (5 %) is
+    # what new pages get; with 3 new pages, those 3.
+    stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 1.0, 7) for i in range(1000)])
+    inlinks = pa.table({"url": stats["url"], "inlinks": np.full(1000, 20)})
     new = [f"https://h{i % 5}.test/new/{i}" for i in range(1000)]
-    config = settings(daily_fetch_budget=100, discovery_share=0.2)
-    result, _, totals = written_plan(tmp_path, stats, None, None, known(stats, new), PLAN_DAY, config)
-    counts = result.counts
-    assert (counts.discovery_planned, counts.refresh_planned) == (20, 80)
-    assert totals["to_spend"] == 80  # the refresh budget: 100 less the share
-    result, _, totals = written_plan(tmp_path, stats, None, None, known(stats, new[:5]), PLAN_DAY, config)
-    few = result.counts
-    assert (few.discovery_planned, few.refresh_planned) == (5, 95)
-    assert totals["to_spend"] == 95  # 100 less the 5 new URLs there are
+    config = settings(daily_fetch_budget=100)
+    result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new), PLAN_DAY, config)
+    assert (result.counts.discovery_planned, result.counts.refresh_planned) == (5, 95)
+    result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new[:3]), PLAN_DAY, config)
+    assert (result.counts.discovery_planned, result.counts.refresh_planned) == (3, 97)
+    none = settings(daily_fetch_budget=100, discovery_share=0.0)
+    result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new), PLAN_DAY, none)
+    assert (result.counts.discovery_planned, result.counts.refresh_planned) == (0, 100)
 
 
 def test_404_comes_back_on_a_growing_interval_and_410_rarely():
@@ -395,7 +415,7 @@ def test_known_urls_in_any_order_give_the_plan_of_url_order():
     second = recrawl_priorities(stats, None, None, shuffled, PLAN_DAY, config).urls
     assert first.equals(second)
     totals = check_budget(first, None, config)
-    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 80, 320)
+    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 20, 400)
     assert first["url"].to_pylist() == sorted(first["url"].to_pylist())
 
 
@@ -488,11 +508,18 @@ def test_due_and_gain_is_a_function_of_each_page_alone():
              "last_visit_t": last_visit, "last_fetch_t": np.where(np.isnan(last_visit), today - 3, last_visit),
              "gone_streak": rng.integers(0, 4, n), "last_status": rng.choice([200, 404, 410], n),
              "pending_change": rng.random(n) < 0.1, "kind_code": kind}
-    frequency = np.where(kind == KIND_CODES.index(Kind.REFRESH), rng.uniform(0, 1, n), 0.0)
+    # (held and never-fetched pages get frequencies, some none)
+    frequency = np.where(kind == KIND_CODES.index(Kind.GONE), 0.0, rng.uniform(0, 1, n) * (rng.random(n) < 0.8))
     due_day, gain, due = due_and_gain(pages, frequency, today, 3.0, settings())
 
     new = kind == KIND_CODES.index(Kind.DISCOVERY)
-    assert (due_day[new] == today).all() and due[new].all() and (gain[new] > 0).all()
+    wanted = new & (frequency > 0)  # a page we do not hold, that the allocation would hold: due now
+    assert (due_day[wanted] == today).all() and due[wanted].all() and (gain[new] > 0).all()
+    assert np.isnan(due_day[new & (frequency == 0)]).all() and not due[new & (frequency == 0)].any()
+    # its gain: all the fresh time a fetch buys over its interval, 1/f (or the mean interval, 3 days)
+    interval = np.where(frequency[new] > 0, 1 / np.where(frequency[new] > 0, frequency[new], 1), 3.0)
+    rate, weight = pages["change_rate"][new], pages["importance"][new]
+    np.testing.assert_allclose(gain[new], weight * -np.expm1(-rate * interval) / rate)
     refresh = (kind == KIND_CODES.index(Kind.REFRESH)) & (frequency > 0) & ~pages["pending_change"]
     expected = np.maximum(np.floor(pages["last_visit_t"][refresh] + 1 / frequency[refresh]), today)
     assert (due_day[refresh] == expected).all() and (due[refresh] == (expected <= today)).all()
