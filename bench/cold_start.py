@@ -34,7 +34,7 @@ from crawl_assets.crawler.url_policy.depth_limit import too_deep
 from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from crawl_assets.crawler.vocabulary import BATCH_LIMITS, DropReason
 from crawl_assets.pipeline.crawl_history import CrawlHistory
-from crawl_assets.pipeline.dedup_step import build_clusters, build_simhash_index, dedup_inputs
+from crawl_assets.pipeline.dedup_step import build_clusters, build_simhash_index, dedup_inputs, links_inputs
 from crawl_assets.pipeline.fetch_step import demoted_hosts
 from crawl_assets.pipeline.recrawl_inputs import known_urls, trap_hosts
 from crawl_assets.storage.layout import seeds_file, shard_files
@@ -208,7 +208,8 @@ class ColdCrawl:
         """The day's close: the known URLs (url, host, inlinks, listing), the hosts demoted for
         near-duplicates (host quality) and the trap hosts."""
         index = build_simhash_index(self.settings, dedup_inputs(self.root, day_name))
-        quality = build_clusters(self.settings, index.fingerprints, index.pairs).host_quality
+        quality = build_clusters(self.settings, index.fingerprints, index.pairs,
+                                 links=links_inputs(self.root, day_name)).host_quality
         demoted = demoted_hosts(quality, self.settings)
         traps = trap_hosts(self.root, day_name, self.settings)
         history = CrawlHistory(seeds_file(self.root), shard_files(self.root, "links", through=day_name))

@@ -37,10 +37,9 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
         "dagster/row_count": counts.urls,  # URLs: a delta file holds only the day's
         "built_from": "the day before and this day's fetches" if sources.previous else "every fetch so far",
         "state_written": "a delta: the URLs this day changed" if stats.state.deltas else "a base: every URL",
-        "not_modified_share_of_the_day": counts.day_not_modified_share,
-        "bytes_saved_by_conditional_get_of_the_day": counts.day_bytes_saved,
-        "visits_of_the_day": counts.day_visits,
-        "not_modified_of_the_day": counts.day_not_modified,
+        **_of_the_day(counts),
+        # the share of URLs whose rate is still their pool's prior (the plan explores them)
+        "urls_on_prior_share": counts.on_prior_share,
         "change_rate_distribution": arrow_table(stats.rate_bands, RATE_BAND_URLS),
         "median_changes_a_day": round(counts.rate_p50, 4),
         "change_definition": settings.change_definition,
@@ -51,3 +50,10 @@ def change_stats(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
         "changes": counts.changes,
         "path": MetadataValue.path(str(written)),
     })
+
+
+def _of_the_day(counts) -> dict:
+    """The day's own visits, 304s and what conditional GET saved."""
+    return {"not_modified_share_of_the_day": counts.day_not_modified_share,
+            "bytes_saved_by_conditional_get_of_the_day": counts.day_bytes_saved,
+            "visits_of_the_day": counts.day_visits, "not_modified_of_the_day": counts.day_not_modified}

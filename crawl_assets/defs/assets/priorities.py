@@ -19,9 +19,10 @@ from .failures import fails_with_crawl_errors
              AssetKey("near_duplicate_clusters")])
 @fails_with_crawl_errors
 def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
-    """Freshness-optimal refresh frequencies (Cho and Garcia-Molina 2003) within the daily and
-    per-host budgets, a share for never-fetched URLs, a small budget for trap and
-    near-duplicate hosts, 404/410 back-off; the next day's plan with front-queue levels."""
+    """Freshness-optimal frequencies (Cho and Garcia-Molina 2003) within the daily and per-host
+    budgets for pages held and never fetched alike, the best fetches of either kind by expected
+    gain (a floor for never-fetched URLs, revisits that teach URL pools their rates), a small
+    budget for trap and copying hosts, 404/410 back-off; the next day's plan with front-queue levels."""
     settings = crawl_settings.load()
     date, root = context.partition_key, settings.data_root
     inputs = priorities_inputs(root, date, settings)
@@ -41,6 +42,7 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
                                          "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls",
                                         counted="URLs of the kind in the next day's plan."),
         "listings_read_first": counts.listings_planned,  # sitemaps and feeds of trusted hosts (the reserve)
+        "explored": counts.explored,  # revisits of URLs on their pool's prior, for what they teach it
         "due": counts.due,
         "flagged_hosts": counts_table(_flags(hosts), "flag", "hosts", counted="Hosts with the flag."),
         "hosts_at_their_cap": counts.capped_hosts,

@@ -76,6 +76,10 @@ class ChangeCounts:
     rate_p50: float
     rate_p90: float
     rate_p99: float
+    # URLs whose rate is still their pool's prior (visited once: no interval of their own), and
+    # their share: how much of what the plan believes is borrowed (priorities explore them).
+    on_prior: int = 0
+    on_prior_share: float = 0.0
     # The day itself (visits stamped on day D): the 304 share and what conditional GET saved.
     day_visits: int = 0
     day_not_modified: int = 0
@@ -151,7 +155,7 @@ def change_stats(fetch_log_glob: str | list[str], date: str | Date, settings,
         rates = _url_rates(con)
         con.register("host_rates", rates.per_host)
         hosts = con.sql(_HOSTS_SQL).to_arrow_table()
-        counts = _counts(con, rates.quantiles)
+        counts = _counts(con, rates.quantiles, rates.on_prior)
         bands = rate_bands(rates.sorted_by_host, counts.urls)
     finally:
         con.close()
@@ -261,6 +265,7 @@ class _UrlRates:
     sorted_by_host: np.ndarray  # every known rate, by host number then rate
     per_host: pa.Table  # host_id, mean_rate, median_rate
     quantiles: list[float]  # over every known rate: QUANTILES
+    on_prior: int = 0  # URLs whose rate is their pool's prior
 
 
 QUANTILES = (0.1, 0.5, 0.9, 0.99)
@@ -276,8 +281,9 @@ def _url_rates(con) -> _UrlRates:
                 "FROM (SELECT DISTINCT host FROM priors)")
     con.execute("CREATE TEMP TABLE keyed_priors AS SELECT p.*, h.host_id FROM priors p JOIN host_ids h USING (host)")
     rates = pooled_published_sql(con, "state_rows", "keyed_priors", extra=("host_id",))
-    got = con.execute(f"SELECT host_id, change_rate FROM ({rates}) WHERE change_rate IS NOT NULL "
+    got = con.execute(f"SELECT host_id, change_rate, on_prior FROM ({rates}) WHERE change_rate IS NOT NULL "
                       "ORDER BY host_id, change_rate").fetchnumpy()
+    on_prior = int(np.asarray(got["on_prior"], dtype=bool).sum())
     host_id, rate = np.asarray(got["host_id"], dtype=np.int64), np.asarray(got["change_rate"], dtype=np.float64)
     starts = np.flatnonzero(np.r_[True, host_id[1:] != host_id[:-1]]) if len(rate) else np.zeros(0, np.int64)
     sizes = np.diff(np.r_[starts, len(rate)])
@@ -288,7 +294,7 @@ def _url_rates(con) -> _UrlRates:
         return _UrlRates(rate, per_host, [0.0] * len(QUANTILES))
     at = (len(rate) - 1) * np.array(QUANTILES)
     order_stats = np.unique(np.r_[np.floor(at), np.ceil(at)].astype(np.int64))
-    return _UrlRates(rate, per_host, [float(q) for q in _interpolated(np.partition(rate, order_stats), at)])
+    return _UrlRates(rate, per_host, [float(q) for q in _interpolated(np.partition(rate, order_stats), at)], on_prior)
 
 
 def _interpolated(ordered: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -310,7 +316,7 @@ ORDER BY host
 """
 
 
-def _counts(con, quantiles: list[float]) -> ChangeCounts:
+def _counts(con, quantiles: list[float], on_prior: int) -> ChangeCounts:
     row = con.execute("""
         SELECT coalesce(sum(urls), 0), coalesce(sum(visits), 0), coalesce(sum(changes), 0),
                coalesce(sum(boilerplate_changes), 0), coalesce(sum(not_modified), 0),
@@ -326,6 +332,7 @@ def _counts(con, quantiles: list[float]) -> ChangeCounts:
                         not_modified_share=round(not_modified / visits, 4) if visits else 0.0,
                         bytes_saved=int(saved), lm_trusted_hosts=trusted,
                         rate_p10=q[0], rate_p50=q[1], rate_p90=q[2], rate_p99=q[3],
+                        on_prior=on_prior, on_prior_share=round(on_prior / urls, 4) if urls else 0.0,
                         day_visits=int(day_visits), day_not_modified=int(day_304),
                         day_not_modified_share=round(day_304 / day_visits, 4) if day_visits else 0.0,
                         day_bytes_saved=int(day_saved))

@@ -8,7 +8,16 @@ order breaking ties); never more than a host's daily cap."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+
+
+class DayPlan(NamedTuple):
+    planned: np.ndarray  # per row: in the day's plan
+    ranked: np.ndarray  # the planned rows ranked: those of the order given, then explored rows outside it
+    short: bool  # a pass over the order ran out before its limit (rows after it could have been taken)
+    explored: int  # rows the exploration pass took
 
 
 def plan_order(due, gain, candidate, head: int, first=None) -> tuple[np.ndarray, bool]:
@@ -54,14 +63,12 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
     return rows[key <= np.partition(key, n - 1)[n - 1]]
 
 
-def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -> tuple[np.ndarray, np.ndarray, bool]:
+def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -> DayPlan:
     """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
     head of `order`) within their reserve, then the `explore` rows (in their own order, all of
     them) within the exploration share, then never-fetched URLs up to the discovery floor, then
     every other row of `order` (never fetched, refresh and gone together, by value), then
-    listings past their reserve; never more than a host's cap. Returns the planned flags, the
-    planned rows ranked (those of `order` in its order, then the explored rows outside it), and
-    whether a pass over `order` ran out before its limit (rows after `order` could have been taken)."""
+    listings past their reserve; never more than a host's cap (DayPlan says what it returns)."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
@@ -72,15 +79,17 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -
     exploring = round(settings.exploration_share * budget)
     explore = order[:0] if explore is None else explore
     short = False
-    for rows, limit, whole in ((order[listed], reserve, True), (explore, exploring, True),
-                               (order[discovery], floor, False), (order[~listed], None, False),
-                               (order[listed], None, True)):
+    explored = 0
+    passes = ((order[listed], reserve, True), (explore, exploring, True), (order[discovery], floor, False),
+              (order[~listed], None, False), (order[listed], None, True))
+    for number, (rows, limit, whole) in enumerate(passes):
         left = budget - int(planned.sum())
         limit = left if limit is None else min(limit, left)
         rows = rows[~planned[rows]]
         taken = _take_within_caps(rows, host, cap, used, limit)
         short |= len(taken) < limit and not whole  # (every listing is in `order`)
         planned[taken] = True
+        explored += len(taken) if number == 1 else 0
         used += np.bincount(host[taken], minlength=len(cap))
     assert planned.sum() <= budget and (used <= cap).all()
     ranked = order[planned[order]]
@@ -88,7 +97,7 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -
     outside[order] = False
     ranked = np.concatenate([ranked, explore[planned[explore] & outside[explore]]])
     assert len(ranked) == planned.sum()
-    return planned, ranked, short
+    return DayPlan(planned, ranked, short, explored)
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:

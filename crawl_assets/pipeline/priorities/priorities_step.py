@@ -3,24 +3,28 @@ due, what fetching it is worth, and the plan for one day within the budgets.
 
 Three kinds of URL share the day's budget (settings.daily_fetch_budget):
 
-- refresh: fetched before; its frequency comes from the freshness-optimal allocation
-  (refresh_allocation.py) of the budget left after discovery, with each host held to
-  min(max_pages_per_host, 86,400 / delay, flagged_host_budget if flagged) fetches a day;
-  next due = last visit + 1/f; a sitemap or feed lastmod after the last visit makes it due now;
-- discovery: never fetched; settings.discovery_share of the budget (what one kind leaves
-  unused goes to the other);
+- refresh: fetched before; discovery: never fetched. Both are pages to keep fresh: one
+  freshness-optimal allocation (refresh_allocation.py) of the whole budget gives each its
+  frequency, a never-fetched URL at its pool's prior rate (change_stats' pattern priors, else
+  its host's typical rate), each host held to min(max_pages_per_host, 86,400 / delay,
+  flagged_host_budget if flagged) fetches a day; next due = last visit + 1/f (a sitemap or
+  feed lastmod after the last visit makes it due now); a never-fetched URL is due at once if
+  the allocation holds it at all (f > 0);
 - gone: the last answers were 404 (retried after not_found_retry_days, doubling per repeat,
   at most not_found_max_days) or 410 (after gone_retry_days; 0 = never); a URL tried but
   never answered with content for a lasting reason (robots.txt refusal, a redirect, another
   4xx: NO_CONTENT_CLASSES) comes back on the 404 interval too, not daily as a new URL.
 
 Importance w = host importance x (1 + in-links). Expected gain, in importance-weighted days
-of fresh copy: refresh w (1 - e^{-λτ}) (1 - e^{-λI}) / λ (the chance the copy is stale after
-τ days, times the fresh time a fetch buys over the next interval I = 1/f); discovery the
-same with the host's typical rate and the copy certainly missing; gone that of discovery
-times GONE_RETURN_ODDS. Under the age objective the stale chance is replaced by the copy's
-expected age. The plan takes due URLs before early ones, by gain, within each host's cap;
-its rank cut into len(priority_weights) equal groups gives the front-queue levels.
+of fresh copy, on one scale for every kind: refresh w (1 - e^{-λτ}) (1 - e^{-λI}) / λ (the
+chance the copy is stale after τ days, times the fresh time a fetch buys over the next
+interval I = 1/f); discovery w (1 - e^{-λI}) / λ (the copy is missing: stale for sure); gone
+that of discovery times GONE_RETURN_ODDS. Under the age objective the stale chance is replaced
+by the copy's expected age. The plan (day_plan.py) reads trusted listings first, then revisits
+URLs still on their pool's prior where that teaches the pool most (settings.exploration_share),
+then never-fetched URLs up to settings.discovery_share (a floor), then every due URL before
+early ones, by gain, within each host's cap; its rank cut into len(priority_weights) equal
+groups gives the front-queue levels.
 Everything is ordered with the URL as the last tie-breaker: the same history gives the same plan.
 
 Here the step, from its inputs to its tables; priority_queries.py joins change_stats and the
@@ -57,6 +61,7 @@ class PriorityCounts:
     discovery_planned: int
     gone_planned: int
     listings_planned: int  # sitemaps and feeds of hosts whose dates are trusted (read first)
+    explored: int  # revisits of URLs on their pool's prior, for what they teach the pool
     due: int  # due on the plan date (planned or not)
     capped_hosts: int  # hosts held at their daily cap by the allocation
     price: float  # the marginal freshness of one more fetch a day at the optimum
@@ -217,12 +222,13 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
 
 
 def _counts(kind_code: np.ndarray, listing: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:
-    capped_hosts, price, expected = allocation_counts
+    capped_hosts, price, expected, explored = allocation_counts
     planned = scheduled["planned"].to_numpy(zero_copy_only=False)
     per_kind = {k: int((planned & (kind_code == KIND_CODES.index(k))).sum()) for k in Kind}
     assert planned.sum() <= settings.daily_fetch_budget
     return PriorityCounts(urls=len(planned), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
                           refresh_planned=per_kind[Kind.REFRESH], discovery_planned=per_kind[Kind.DISCOVERY],
                           gone_planned=per_kind[Kind.GONE], listings_planned=int((planned & listing).sum()),
+                          explored=explored,
                           due=int(scheduled["due"].to_numpy(zero_copy_only=False).sum()),
                           capped_hosts=capped_hosts, price=price, expected_freshness=expected)

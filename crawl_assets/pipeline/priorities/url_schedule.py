@@ -59,10 +59,11 @@ def schedule(pages: dict, caps: pa.Table, now: float, settings):
     head = 2 * settings.daily_fetch_budget + 1024
     while True:
         order, complete = plan_order(due, gain, candidate, head, first=listing)
-        planned, in_plan, short = plan(order, discovery, host, cap, settings, listing, explore)
-        if complete or not short:
+        day = plan(order, discovery, host, cap, settings, listing, explore)
+        if complete or not day.short:
             break
         head *= 4
+    planned, in_plan = day.planned, day.ranked
     plan_rank = np.zeros(len(rate), dtype=np.int64)
     plan_rank[in_plan] = np.arange(1, len(in_plan) + 1)
     levels = len(settings.priority_weights)
@@ -74,7 +75,7 @@ def schedule(pages: dict, caps: pa.Table, now: float, settings):
                "next_due": pa.array(np.where(never, 0, due_day).astype(np.int32), mask=never).cast(pa.date32()),
                "expected_gain": pa.array(gain), "due": pa.array(due), "planned": pa.array(planned),
                "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
-    return columns, (len(allocation.capped_hosts), allocation.price, expected)
+    return columns, (len(allocation.capped_hosts), allocation.price, expected, day.explored)
 
 
 # Exploration: a URL still on its pool's prior (visited once) is worth revisiting for what it
