@@ -10,8 +10,9 @@ from pathlib import Path
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.urls import https_twin_sql
 from ..crawler.vocabulary import DropReason
-from ..storage.layout import columns_of, seeds_file, shard_files
-from ..storage.shared_root import query_connection
+from ..crawler.url_policy.url_aliases import AliasRules
+from ..storage.layout import columns_of, latest_before, seeds_file, shard_files, url_aliases_file
+from ..storage.shared_root import query_connection, read_table
 from .input_files import readable_parquet
 
 # Which link targets the crawl knows: those of links no rule refused, and those of links
@@ -41,6 +42,7 @@ class CrawlHistory:
     seeds: Path
     links: tuple[Path, ...] = ()
     fetch_logs: tuple[Path, ...] = ()
+    url_aliases: Path | None = None  # the URL aliases to fold link targets with (url_alias_step.py)
 
 
 def _seeds(root: Path) -> Path:
@@ -54,14 +56,28 @@ def history_before(root: Path, date: str) -> CrawlHistory:
     """The seeds, and the links and fetch logs of every day before `date` (the frontier of
     `date` reads them: links for the URLs, fetch logs for each URL's validators)."""
     return CrawlHistory(_seeds(root), readable_parquet(shard_files(root, "links", before=date)),
-                        readable_parquet(shard_files(root, "fetch_log", before=date)))
+                        readable_parquet(shard_files(root, "fetch_log", before=date)),
+                        latest_before(root, "url_aliases", date))
 
 
 def history_through(root: Path, date: str) -> CrawlHistory:
     """The seeds, and the links and fetch logs of every day up to and including `date` (the
     URL registry of `date` reads them)."""
+    aliases = url_aliases_file(root, date)
     return CrawlHistory(_seeds(root), readable_parquet(shard_files(root, "links", through=date)),
-                        readable_parquet(shard_files(root, "fetch_log", through=date)))
+                        readable_parquet(shard_files(root, "fetch_log", through=date)),
+                        aliases if aliases.exists() else latest_before(root, "url_aliases", date))
+
+
+def register_url_folding(con, history: CrawlHistory, target: str = "target") -> str:
+    """SQL of a link row's target (the SQL `target`) folded by the history's URL aliases (a
+    function `fold_url` registered on `con` when there are rules; `target` itself when there
+    are none)."""
+    rules = AliasRules.from_table(read_table(history.url_aliases)) if history.url_aliases else AliasRules()
+    if not rules:
+        return target
+    con.create_function("fold_url", rules.fold_urls, ["VARCHAR", "VARCHAR"], "VARCHAR", type="arrow")
+    return f"fold_url({target}, target_host)"
 
 
 # Each host's latest word on https (crawler/url_policy/https_hosts.py): an answer's HSTS (true,

@@ -26,6 +26,7 @@ from ..crawler.fetching.dated_refresh import DatedRefresh
 from ..crawler.rendering.render_decision import AUTO, MEMORY_DAYS, Decision
 from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
+from ..crawler.url_policy.url_aliases import AliasRules
 from ..crawler.url_policy.sharding import shard_index, shard_of
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import frontier_file, latest_before, shard_files
@@ -36,6 +37,7 @@ from .input_files import read_table_checked, readable_parquet
 from .payload_index import PayloadIndex, payload_index
 from .priorities.recrawl_plan import plan_path, previous_day
 from .seen_filter_files import read_seen_filter
+from .url_alias_step import alias_rules_before
 from .warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
@@ -151,6 +153,8 @@ class FetchInputs:
     render_memory: Mapping[str, Decision] = field(default_factory=dict)
     # Hosts known to serve their pages over https (crawl_history.https_hosts): their http links are https.
     https_hosts: frozenset[str] = frozenset()
+    # The URL aliases learnt up to the day before (url_alias_step.alias_rules_before): links are folded.
+    url_aliases: AliasRules | None = None
 
 
 def first_day_share(root: Path, date: str, shard: str, settings: CrawlSettings) -> int:
@@ -196,7 +200,8 @@ def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> 
                          follow_links=first_day,
                          max_pages=first_day_share(root, date, shard, settings) if first_day else None,
                          render_memory=load_render_memory(root, date, settings),
-                         https_hosts=https_hosts(readable_parquet(shard_files(root, "fetch_log", before=date))))
+                         https_hosts=https_hosts(readable_parquet(shard_files(root, "fetch_log", before=date))),
+                         url_aliases=alias_rules_before(root, date))
     allowance = same_day_allowance(root, date, shard, settings)
     if allowance <= 0:
         return inputs
@@ -278,7 +283,8 @@ def run_fetch_step(settings: CrawlSettings, shard: str, inputs: FetchInputs, war
                             known_payloads=inputs.archived_payloads,
                             demoted_hosts=inputs.demoted_hosts, follow_links=inputs.follow_links,
                             progress=progress, frontier=inputs.frontier, max_pages=inputs.max_pages,
-                            dated_refresh=dated, render_memory=inputs.render_memory, https_hosts=inputs.https_hosts)
+                            dated_refresh=dated, render_memory=inputs.render_memory, https_hosts=inputs.https_hosts,
+                            aliases=inputs.url_aliases)
     # The new fetch log points at the new WARC files only. Archives of earlier runs of this
     # partition are kept (nothing crawled is lost) but moved aside, out of the day's glob.
     superseded = []

@@ -35,7 +35,7 @@ from ..crawler.url_policy.urls import upgrade_sql
 from ..crawler.vocabulary import DropReason
 from ..storage.layout import columns_of
 from ..storage.shared_root import connect
-from .crawl_history import CrawlHistory, https_hosts, known_links_filter
+from .crawl_history import CrawlHistory, https_hosts, known_links_filter, register_url_folding
 
 
 @dataclass(frozen=True)
@@ -170,10 +170,11 @@ FROM (
 )
 """
 
-# Link targets of earlier days that the crawl knows (crawl_history.known_links_filter).
+# Link targets of earlier days that the crawl knows (crawl_history.known_links_filter), each
+# folded by the URL aliases learnt so far (crawl_history.register_url_folding).
 LINKS_PART = """
     UNION ALL
-    SELECT {target_url} AS url, target_host AS host, depth
+    SELECT {target} AS url, target_host AS host, depth
     FROM read_parquet($links, union_by_name = true)
     {not_dropped}
 """
@@ -281,7 +282,8 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
         judged_params["links"] = [str(p) for p in inputs.links]
         known_links, filter_params = known_links_filter(judged_params["links"], settings)
         judged_params.update(filter_params)
-        links_part = LINKS_PART.format(not_dropped=known_links, target_url=url_of("target"))
+        links_part = LINKS_PART.format(not_dropped=known_links,
+                                       target=register_url_folding(con, inputs, url_of("target")))
     candidates = CANDIDATES_CTE.format(links_part=links_part, seed_url=url_of("url"))
     con.execute(HOSTS_SQL.format(candidates=candidates),
                 {name: value for name, value in judged_params.items() if name not in (

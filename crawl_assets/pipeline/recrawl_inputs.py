@@ -22,10 +22,10 @@ from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
-from ..storage.shared_root import query_connection, read_table
+from ..storage.shared_root import connect, query_connection, read_table
 from .change_stats.change_evidence import weigh_listings
 from .change_stats.url_change_state import UrlState, has_url_state, url_state
-from .crawl_history import CrawlHistory, history_through, known_links_filter
+from .crawl_history import CrawlHistory, history_through, known_links_filter, register_url_folding
 from .fetch_step import demoted_hosts
 from .priorities.host_delays import observed_delays
 from .priorities.recrawl_plan import previous_day
@@ -92,28 +92,33 @@ FROM found GROUP BY url
 """
 LINKS_PART = """
     UNION ALL
-    SELECT target, target_host, source, depth FROM read_parquet($links, union_by_name = true) {not_dropped}
+    SELECT {target}, target_host, source, depth FROM read_parquet($links, union_by_name = true) {not_dropped}
 """
 
 
 def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
     """(url, host, inlinks) of every known URL the fetch batch would take: on a host in scope,
-    and not deeper than max_depth (the plan spends no budget on a URL the batch refuses)."""
+    and not deeper than max_depth (the plan spends no budget on a URL the batch refuses); a
+    link's target folded by the URL aliases learnt (its in-links counted for the URL it folds to)."""
     params: dict = {"seeds": str(history.seeds)}
     links_part = ""
-    if history.links:
-        params["links"] = [str(p) for p in history.links]
-        known_links, filter_params = known_links_filter(params["links"], settings)
-        params.update(filter_params)
-        links_part = LINKS_PART.format(not_dropped=known_links)
-    con = query_connection()
-    found = con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table()
-    shallow = ~too_deep(found["depth"].to_numpy(), settings.max_depth)
-    con.register("found", found.filter(pa.array(shallow)).drop_columns(["depth"]))
-    # Scope is a Python rule: asked once per distinct host.
-    hosts = con.sql("SELECT DISTINCT host FROM found").fetchall()
-    con.register("scoped", pa.table({"host": pa.array([h for (h,) in hosts if in_scope(h, settings)], pa.string())}))
-    return con.sql("SELECT * FROM found SEMI JOIN scoped USING (host) ORDER BY url").to_arrow_table()
+    con = connect()  # (a connection of its own: the aliases' fold is a Python function on it)
+    try:
+        if history.links:
+            params["links"] = [str(p) for p in history.links]
+            known_links, filter_params = known_links_filter(params["links"], settings)
+            params.update(filter_params)
+            links_part = LINKS_PART.format(not_dropped=known_links, target=register_url_folding(con, history))
+        found = con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table()
+        shallow = ~too_deep(found["depth"].to_numpy(), settings.max_depth)
+        con.register("found", found.filter(pa.array(shallow)).drop_columns(["depth"]))
+        # Scope is a Python rule: asked once per distinct host.
+        hosts = con.sql("SELECT DISTINCT host FROM found").fetchall()
+        con.register("scoped", pa.table({"host": pa.array([h for (h,) in hosts if in_scope(h, settings)],
+                                                          pa.string())}))
+        return con.sql("SELECT * FROM found SEMI JOIN scoped USING (host) ORDER BY url").to_arrow_table()
+    finally:
+        con.close()
 
 
 # Hosts whose URLs the trap defences refused, through the day, against their fetched pages.

@@ -21,6 +21,7 @@ from ..rendering.render_pass import RenderCounts, run_with_render
 from ..settings import CrawlSettings
 from ..url_policy.sharding import shard_of
 from ..url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
+from ..url_policy.url_aliases import AliasRules
 from .checkpoint import BatchProgress
 from .progress import Checkpointer, FrontierFeeder, ResumePoint, output_of, restore, resume_point
 
@@ -47,7 +48,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     frontier: pa.Table | Path | None = None, max_pages: int | None = None,
                     dated_refresh: DatedRefresh | None = None,
                     render_memory: Mapping[str, Decision] | None = None,
-                    https_hosts: Iterable[str] = ()) -> BatchResult:
+                    https_hosts: Iterable[str] = (),
+                    aliases: AliasRules | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
     seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
@@ -63,7 +65,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     the head of each host's queue. dated_refresh: the pages a sitemap or feed read in the batch
     dates after our copy, fetched the same day within an allowance (fetching/dated_refresh.py).
     render_memory: each host's last render decision taken on a sample (rendering/render_decision.py).
-    https_hosts: hosts known to serve https (url_policy/https_hosts.py): their http links are https."""
+    https_hosts: hosts known to serve https (url_policy/https_hosts.py): their http links are https.
+    aliases: the URL aliases learnt so far; each link found is folded by them (url_policy/url_aliases.py)."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
     def follows_links_to(host: str) -> bool:
@@ -79,7 +82,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
                              known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh,
-                             https_hosts=https_hosts)
+                             https_hosts=https_hosts, aliases=aliases)
         scope = functools.partial(in_scope, settings=settings)
         if point is None:
             render = run_with_render(engine, settings, tasks, scope, render_memory)

@@ -20,6 +20,7 @@ from rbloom import Bloom
 from ..url_policy.depth_limit import too_deep
 from ..url_policy.https_hosts import HttpsHosts
 from ..url_policy.trap_defences import TrapDefences
+from ..url_policy.url_aliases import AliasRules
 from ..url_policy.urls import host_of
 from ..vocabulary import BATCH_LIMITS, DropReason
 from .workbench import FetchTask, Workbench
@@ -39,11 +40,13 @@ class Link(NamedTuple):
 class Admission:
     def __init__(self, workbench: Workbench, max_depth: int, max_pages_per_host: int,
                  traps: TrapDefences, follows_links_to: Callable[[str], bool], seen: Bloom | None = None,
-                 max_pages: int | None = None, https: HttpsHosts | None = None):
+                 max_pages: int | None = None, https: HttpsHosts | None = None,
+                 aliases: AliasRules | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known.
         max_pages: URLs found in the batch join only while it holds fewer (None: no limit).
-        https: the hosts known to serve https (learnt as the batch goes, too)."""
+        https: the hosts known to serve https (learnt as the batch goes, too).
+        aliases: the URL aliases learnt so far: a link is folded before anything else is asked of it."""
         self.https = https or HttpsHosts()
         self.workbench = workbench
         self.max_depth = max_depth
@@ -55,6 +58,7 @@ class Admission:
         self.traps = traps
         self.follows_links_to = follows_links_to
         self.seen = seen
+        self.aliases = aliases or AliasRules()
         self.links: list[Link] = []
         self._queued: set[str] = set()
         self._refused: dict[str, str] = {}  # URL -> why it was not queued (counted once)
@@ -106,6 +110,7 @@ class Admission:
             unfollowed = [self.https.upgrade(target) for target in unfollowed]
         for target in targets:
             target_host = host_of(target)
+            target = self.aliases.fold(target, target_host)  # (an alias of a page is that page)
             if target in self._queued or target in self._refused:  # decided already
                 reason = self._refused.get(target)
                 # This batch's depth and budget limits say nothing about the URL itself.

@@ -34,6 +34,7 @@ from ..settings import CrawlSettings
 from ..url_policy.https_hosts import HttpsHosts
 from ..url_policy.robots import policy_from_response, product_token, robots_ttl
 from ..url_policy.trap_defences import TrapDefences
+from ..url_policy.url_aliases import AliasRules
 from ..url_policy.urls import host_of, origin_of
 from ..vocabulary import StatusClass
 from .admission import Admission
@@ -85,13 +86,15 @@ class FetchEngine:
                  seen: Bloom | None = None, known_payloads: Mapping[str, tuple[str, str]] | None = None,
                  rng: random.Random | None = None, clock=None,
                  connections: ConnectionFactory | None = None, max_pages: int | None = None,
-                 dated_refresh: DatedRefresh | None = None, https_hosts: Iterable[str] = ()):
+                 dated_refresh: DatedRefresh | None = None, https_hosts: Iterable[str] = (),
+                 aliases: AliasRules | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known.
         known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
         max_pages: URLs found in the batch join while it holds fewer (admission.py).
         dated_refresh: pages a sitemap or feed dates after our copy, fetched the same day (dated_refresh.py).
         https_hosts: hosts known to serve their pages over https (url_policy/https_hosts.py).
+        aliases: URL aliases learnt so far: links are folded by them (url_policy/url_aliases.py).
         clock, connections: injectable for tests (clock.py, clients.py)."""
         self.settings = settings
         traps = traps or TrapDefences()
@@ -100,7 +103,7 @@ class FetchEngine:
                                    rng=rng, clock=self.clock, new_host=self._new_host)
         self.https = HttpsHosts(https_hosts)  # learns from the batch's answers too
         self.admission = Admission(self.workbench, settings.max_depth, settings.max_pages_per_host, traps,
-                                   follows_links_to, seen, max_pages, self.https)
+                                   follows_links_to, seen, max_pages, self.https, aliases)
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
         # What the first requests would otherwise load inside the event loop, while answers wait
         # (a timeout must measure the server, not our stall): the TLS trust store, the sketches.

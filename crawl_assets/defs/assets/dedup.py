@@ -1,7 +1,8 @@
 """simhash_index[D]: the SimHash fingerprints of every page fetched up to day D and their
 near-duplicate pairs; near_duplicate_clusters[D]: groups of pages within the threshold, a
-representative for each, and each host's near-duplicate ratio, which tomorrow's fetch
-batches use to demote hosts."""
+representative for each, and each host's near-duplicate and copy ratios, which tomorrow's fetch
+batches use to demote hosts, and the URL aliases each host's answers taught (url_alias_step.py),
+which tomorrow's frontier and batches fold URLs by."""
 
 from dagster import AssetExecutionContext, AssetKey, Config, MaterializeResult, MetadataValue, asset
 
@@ -13,11 +14,13 @@ from ...pipeline.dedup_step import (
     load_simhash_index,
     warc_text_reader,
 )
+from ...pipeline.url_alias_step import learn_url_aliases, previous_aliases
 from ...storage.layout import (
     fingerprints_file,
     host_dup_ratio_file,
     near_clusters_file,
     near_pairs_file,
+    url_aliases_file,
     write_parquet_atomic,
 )
 from ..partitions import daily_partitions
@@ -62,8 +65,11 @@ def near_duplicate_clusters(context: AssetExecutionContext, config: ClusterConfi
     result = build_clusters(settings, fingerprints, pairs, text_of, config.min_jaccard, links_inputs(root, date))
     write_parquet_atomic(result.clusters, near_clusters_file(root, date))
     write_parquet_atomic(result.host_quality, host_dup_ratio_file(root, date))
+    aliases = learn_url_aliases([str(p) for p in dedup_inputs(root, date)], date, previous_aliases(root, date))
+    write_parquet_atomic(aliases, url_aliases_file(root, date))
     return MaterializeResult(metadata={
         **vars(result.counts),
+        "url_alias_rules_active": sum(aliases["active"].to_pylist()),
         "near_duplicate_share": result.counts.near_duplicate_share,
         "path": MetadataValue.path(str(near_clusters_file(root, date))),
     })
