@@ -5,11 +5,12 @@ nothing else; every other page it learns from the links of the pages it fetched
 (site_graph.py). Each day the simulator writes what the crawl's fetch batch would have written,
 under a data root laid out as the crawl's (storage/layout.py): the fetch log, and the links and
 dropped-URL tables with the trap defences' verdicts on every link (crawler/url_policy/
-trap_defences.py, the hosts demoted the day before included). It then runs the project's
-steps as the day's close does: change_stats, the SimHash index and near-duplicate clusters
-(host quality: a demoted host's links are refused and it gets flagged_host_budget fetches a
-day), the known URLs (pipeline/recrawl_inputs.known_urls), the trap flags, and
-recrawl_priorities for the next day. The first day follows links within the day's budget as
+trap_defences.py, the hosts demoted the day before included) after folding it by the URL
+aliases learnt (url_policy/url_aliases.py). It then runs the project's steps as the day's
+close does: change_stats, the SimHash index and near-duplicate clusters (host quality: a
+demoted host's links are refused and it gets flagged_host_budget fetches a day), the URL
+aliases (pipeline/url_alias_step.py), the known URLs (pipeline/recrawl_inputs.known_urls),
+the trap flags, and recrawl_priorities for the next day. The first day follows links within the day's budget as
 the fetch batch does without a plan: links are admitted as they are found (while the batch
 holds fewer than the budget, each host within its cap and max_depth), fetched shallowest first,
 the hosts in turn.
@@ -37,7 +38,9 @@ from crawl_assets.pipeline.crawl_history import CrawlHistory
 from crawl_assets.pipeline.dedup_step import build_clusters, build_simhash_index, dedup_inputs, links_inputs
 from crawl_assets.pipeline.fetch_step import demoted_hosts
 from crawl_assets.pipeline.recrawl_inputs import known_urls, trap_hosts
-from crawl_assets.storage.layout import seeds_file, shard_files
+from crawl_assets.crawler.url_policy.url_aliases import AliasRules
+from crawl_assets.pipeline.url_alias_step import learn_url_aliases, previous_aliases
+from crawl_assets.storage.layout import seeds_file, shard_files, url_aliases_file, write_parquet_atomic
 
 from bench.bursty_web import Changes
 from bench.site_graph import SITEMAP_HOST_SHARE, SiteGraph, build_site_graph, outlinks
@@ -56,8 +59,9 @@ class Batch:
     batch's own limits when it follows links), the links and dropped-URL rows."""
 
     def __init__(self, settings, demoted: frozenset[str], seen: set[str], follow: bool, budget: int,
-                 host_cap: np.ndarray, hosts: list[str]):
+                 host_cap: np.ndarray, hosts: list[str], aliases: AliasRules | None = None):
         self.traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist(), demoted)
+        self.aliases = aliases or AliasRules()
         self.settings, self.seen, self.follow, self.budget = settings, seen, follow, budget
         self.host_cap, self.hosts = host_cap, hosts
         self.decided: dict[str, str] = {}  # URL -> why it was refused
@@ -89,6 +93,7 @@ class Batch:
         admitted = []
         for target, h in zip(targets, target_hosts):
             host = self.hosts[h]
+            target = self.aliases.fold(target, host)  # (the batch folds a link first)
             if target in self.queued or target in self.decided:
                 reason = self.decided.get(target)
                 self.rows.append((source_url, target, host, source_depth + 1, False,
@@ -123,6 +128,7 @@ class ColdCrawl:
         self.url_depth: dict[str, int] = {}
         self.seen: set[str] = set()  # every URL known before the day
         self.demoted: frozenset[str] = frozenset()
+        self.aliases = AliasRules()  # learnt up to the day before
         sitemaps = graph.sitemap_of_host[graph.sitemap_of_host >= 0]
         # The bursty web's sitemaps date their pages: listings, as the warm run marks them.
         self.listings = {graph.urls[s] for s in sitemaps} if sitemaps_dated else set()
@@ -180,7 +186,8 @@ class ColdCrawl:
 
     def plan_day(self, planned_urls: list[str], demoted: frozenset[str]) -> np.ndarray:
         """A planned day: the plan's URLs (no links followed); returns the distinct pages."""
-        self.batch = Batch(self.settings, demoted, self.seen, False, 0, self.web.host_cap, self.web.hosts)
+        self.batch = Batch(self.settings, demoted, self.seen, False, 0, self.web.host_cap, self.web.hosts,
+                           self.aliases)
         pages = np.fromiter((self.url_page[u] for u in planned_urls), np.int64, len(planned_urls))
         self.today = (planned_urls, pages)
         return np.unique(pages)
@@ -206,13 +213,19 @@ class ColdCrawl:
 
     def close_day(self, day_name: str) -> tuple[pa.Table, frozenset[str], frozenset[str]]:
         """The day's close: the known URLs (url, host, inlinks, listing), the hosts demoted for
-        near-duplicates (host quality) and the trap hosts."""
-        index = build_simhash_index(self.settings, dedup_inputs(self.root, day_name))
+        copying (host quality) and the trap hosts; the URL aliases learnt (the next day's batch
+        folds by them)."""
+        logs = dedup_inputs(self.root, day_name)
+        index = build_simhash_index(self.settings, logs)
         quality = build_clusters(self.settings, index.fingerprints, index.pairs,
                                  links=links_inputs(self.root, day_name)).host_quality
         demoted = demoted_hosts(quality, self.settings)
         traps = trap_hosts(self.root, day_name, self.settings)
-        history = CrawlHistory(seeds_file(self.root), shard_files(self.root, "links", through=day_name))
+        aliases = learn_url_aliases([str(p) for p in logs], day_name, previous_aliases(self.root, day_name))
+        write_parquet_atomic(aliases, url_aliases_file(self.root, day_name))
+        self.aliases = AliasRules.from_table(aliases)
+        history = CrawlHistory(seeds_file(self.root), shard_files(self.root, "links", through=day_name),
+                               url_aliases=url_aliases_file(self.root, day_name))
         known = known_urls(history, self.settings)
         listing = pa.array([u in self.listings for u in known["url"].to_pylist()]) if self.listings else \
             pa.array(np.zeros(len(known), bool))

@@ -619,6 +619,7 @@ def main() -> int:
     if cold is not None:
         coverage = cover_keys(results["adaptive"].first_fetched, cold.born, args.days)
         print(f"  adaptive: {coverage_line(results['adaptive'].first_fetched, cold.born)}")
+        print(f"  adaptive: {late_pages(results['adaptive'].first_fetched, cold, web, budget)}")
     print(load_line(load_at_start))
     scenario = "" if args.scenario == "poisson" else f"scenario={args.scenario} "
     print(f"freshness {scenario}urls={n} budget_per_day={budget} days={args.days} adaptive={fresh['adaptive']:.4f} "
@@ -642,6 +643,17 @@ def cover_keys(first_fetched: np.ndarray, born: np.ndarray, days: int) -> str:
     day = initial[int(np.ceil(COVERED * len(initial))) - 1]
     return f" cold_start=1 coverage_d7={coverage_d7:.3f} days_to_cover={day:.0f}" if np.isfinite(day) else \
         f" cold_start=1 coverage_d7={coverage_d7:.3f} days_to_cover=nan"
+
+
+def late_pages(first_fetched: np.ndarray, cold, web: Web, budget: int) -> str:
+    """Which pages there on day 0 were not fetched by day ceil(pages / budget) + 3 (the goal)."""
+    goal = int(np.ceil(len(web.rate) / budget)) + 3
+    late = (cold.born <= 0) & (first_fetched > goal)
+    g = cold.graph
+    kinds = {"on slow hosts": web.host_cap[web.host] < 100, "on template hosts": g.template_host[web.host],
+             "on alias hosts": g.alias_kind[web.host] > 0, "deeper than 6": g.depth > 6}
+    return (f"{int(late.sum())} pages there on day 0 not fetched by day {goal}: "
+            + ", ".join(f"{int((late & m).sum())} {name}" for name, m in kinds.items()))
 
 
 def coverage_line(first_fetched: np.ndarray, born: np.ndarray) -> str:

@@ -113,11 +113,13 @@ class CrawlSettings:
     # The first day (no plan yet) fetches at most this many pages, all shards together; 0 (a
     # day that fetches nothing would start no crawl): the daily budget holds then too.
     first_day_fetch_budget: int = 0
-    # Never-fetched URLs compete with refreshes by expected gain (pipeline/priorities/); this
-    # share of the daily budget is theirs at least while any is known (a floor: what a new page's
-    # links lead to is not in its gain), and this share goes first to revisits of URLs still on
-    # their pool's prior rate, where a revisit teaches the pool most (exploration, bounded).
+    # Never-fetched URLs compete with refreshes by expected gain (pipeline/priorities/). A floor
+    # is theirs while any is known: discovery_share of the daily budget, or what fetches the
+    # known ones within discovery_days (up to half the budget): what a new page's links lead to,
+    # and a web known whole, are not in its gain. exploration_share goes first to revisits of
+    # URLs still on their pool's prior rate, where a revisit teaches the pool most (bounded).
     discovery_share: float = 0.05
+    discovery_days: int = 3
     exploration_share: float = 0.05
     # What counts as a change of a page (change_stats): "archive", the payload an archive
     # stores, byte for byte, less the values that change on every fetch by design
@@ -255,6 +257,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 raise ValueError("needs at least one weight, all positive")
             return weights
         if key in ("daily_fetch_budget", "first_day_fetch_budget", "flagged_host_budget", "trap_min_refused",
+                   "discovery_days",
                    "not_found_retry_days", "render_daily_budget", "render_clicks",
                    "not_found_max_days", "gone_retry_days"):
             number = _whole_number(value)

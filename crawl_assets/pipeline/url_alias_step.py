@@ -14,8 +14,9 @@ day with different content. A rule is learnt when its classes agree ALIAS_MIN_PA
 - QUERY: with the URL without a query among the class (the page itself was fetched).
 
 A learnt rule stays until a fetch contradicts it; then it is dropped for good (kept in the
-table with the day). Every rule with evidence is a row (active or not), so the catalog shows
-why a rule holds or does not. Everything runs in DuckDB over the fetch logs up to D.
+table with the day). A rule learnt once, or with ALIAS_MIN_PAIRS agreeing pairs, is a row
+(active or not), so the catalog shows why it holds or does not. Everything runs in DuckDB
+over the fetch logs up to D.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ FROM (SELECT *, coalesce(agreeing_pairs >= $min_pairs AND CASE WHEN kind = $quer
                                                              ELSE class_contents >= $min_classes END, false) AS learnt
       FROM evidence) e
 LEFT JOIN before b USING (host, kind, name)
+WHERE e.learnt OR b.learnt_on IS NOT NULL OR e.agreeing_pairs >= $min_pairs  -- (not every lone pair: a row)
 ORDER BY e.host, e.kind, e.name
 """
 

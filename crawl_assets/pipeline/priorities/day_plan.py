@@ -74,7 +74,7 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -
     used = np.zeros(len(cap), dtype=np.int64)
     listed = listing[order] if listing is not None else np.zeros(len(order), dtype=bool)
     discovery = is_discovery[order] & ~listed
-    floor = round(settings.discovery_share * budget)
+    floor = discovery_floor(int(is_discovery.sum()), settings)
     reserve = round(settings.listing_reserve_share * budget)
     exploring = round(settings.exploration_share * budget)
     explore = order[:0] if explore is None else explore
@@ -98,6 +98,20 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -
     ranked = np.concatenate([ranked, explore[planned[explore] & outside[explore]]])
     assert len(ranked) == planned.sum()
     return DayPlan(planned, ranked, short, explored)
+
+
+# The floor of never-fetched URLs: at most this share of the budget covers the known ones in
+# settings.discovery_days (a new crawl learns its web fast; the rest of the budget is the value
+# pass's, where new URLs compete too).
+DISCOVERY_MAX_SHARE = 0.5
+
+
+def discovery_floor(never_fetched: int, settings) -> int:
+    """Fetches a day kept for never-fetched URLs: settings.discovery_share of the budget, or
+    what fetches the known ones in settings.discovery_days, up to DISCOVERY_MAX_SHARE of it."""
+    budget = settings.daily_fetch_budget
+    cover = -(-never_fetched // settings.discovery_days) if settings.discovery_days > 0 else 0
+    return min(max(round(settings.discovery_share * budget), cover), round(DISCOVERY_MAX_SHARE * budget))
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:

@@ -173,9 +173,10 @@ def test_priorities_are_deterministic():
     second = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
     assert first.urls.equals(second.urls)
     # 60 fetches, allocated over the 540 pages: the 40 new URLs (no in-links) lose to the
-    # stale copies of pages with up to 50 in-links, all but the discovery floor (5 %: 3).
+    # stale copies of pages with up to 50 in-links, all but the discovery floor (what covers
+    # the 40 in discovery_days = 3: 14).
     totals = check_budget(first.urls, None, config)
-    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 3, 57)
+    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 14, 46)
     assert totals["to_spend"] == 60
     assert first.urls["url"].to_pylist() == sorted(first.urls["url"].to_pylist())
     levels = first.urls.filter(first.urls["planned"])["level"].to_pylist()
@@ -243,17 +244,19 @@ def test_on_a_web_of_mostly_unknown_pages_the_plan_takes_the_unknown_pages_first
 
 def test_unknown_pages_get_the_discovery_floor_when_refreshes_are_worth_more(tmp_path):
     # 1,000 pages a week stale (a change a day: nearly surely stale) with 20 in-links each
-    # against 1,000 new pages without: refreshes are worth far more, the floor (5 %) is
-    # what new pages get; with 3 new pages, those 3.
+    # against new pages without: refreshes are worth far more, new pages get the floor:
+    # what covers them in discovery_days (3), at least discovery_share (5 %), at most half
+    # the budget.
     stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 1.0, 7) for i in range(1000)])
     inlinks = pa.table({"url": stats["url"], "inlinks": np.full(1000, 20)})
     new = [f"https://h{i % 5}.test/new/{i}" for i in range(1000)]
     config = settings(daily_fetch_budget=100)
-    result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new), PLAN_DAY, config)
-    assert (result.counts.discovery_planned, result.counts.refresh_planned) == (5, 95)
-    result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new[:3]), PLAN_DAY, config)
-    assert (result.counts.discovery_planned, result.counts.refresh_planned) == (3, 97)
-    none = settings(daily_fetch_budget=100, discovery_share=0.0)
+    floors = {}
+    for count in (1000, 60, 9, 3):
+        result, _, _ = written_plan(tmp_path, stats, inlinks, None, known(stats, new[:count]), PLAN_DAY, config)
+        floors[count] = (result.counts.discovery_planned, result.counts.refresh_planned)
+    assert floors == {1000: (50, 50), 60: (20, 80), 9: (5, 95), 3: (3, 97)}
+    none = settings(daily_fetch_budget=100, discovery_share=0.0, discovery_days=0)
     result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new), PLAN_DAY, none)
     assert (result.counts.discovery_planned, result.counts.refresh_planned) == (0, 100)
 
@@ -415,7 +418,7 @@ def test_known_urls_in_any_order_give_the_plan_of_url_order():
     second = recrawl_priorities(stats, None, None, shuffled, PLAN_DAY, config).urls
     assert first.equals(second)
     totals = check_budget(first, None, config)
-    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 20, 400)
+    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 100, 400)
     assert first["url"].to_pylist() == sorted(first["url"].to_pylist())
 
 
