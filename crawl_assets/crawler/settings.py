@@ -115,11 +115,11 @@ class CrawlSettings:
     first_day_fetch_budget: int = 0
     # Never-fetched URLs compete with refreshes by expected gain (pipeline/priorities/). A floor
     # is theirs while any is known: discovery_share of the daily budget, or what fetches the
-    # known ones within discovery_days (up to half the budget): what a new page's links lead to,
-    # and a web known whole, are not in its gain. exploration_share goes first to revisits of
+    # known ones within discovery_days (all of them the next day by default), up to half the
+    # budget: what a new page's links lead to, and a web known whole, are not in its gain. exploration_share goes first to revisits of
     # URLs still on their pool's prior rate, where a revisit teaches the pool most (bounded).
     discovery_share: float = 0.05
-    discovery_days: int = 3
+    discovery_days: int = 1
     exploration_share: float = 0.05
     # What counts as a change of a page (change_stats): "archive", the payload an archive
     # stores, byte for byte, less the values that change on every fetch by design

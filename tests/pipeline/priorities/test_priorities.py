@@ -173,10 +173,10 @@ def test_priorities_are_deterministic():
     second = recrawl_priorities(stats, inlinks, None, known(stats, new), PLAN_DAY, config)
     assert first.urls.equals(second.urls)
     # 60 fetches, allocated over the 540 pages: the 40 new URLs (no in-links) lose to the
-    # stale copies of pages with up to 50 in-links, all but the discovery floor (what covers
-    # the 40 in discovery_days = 3: 14).
+    # stale copies of pages with up to 50 in-links, all but the discovery floor (all of them
+    # in discovery_days = 1, but at most half the budget: 30).
     totals = check_budget(first.urls, None, config)
-    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 14, 46)
+    assert (totals["planned"], totals["discovery"], totals["refresh"]) == (60, 30, 30)
     assert totals["to_spend"] == 60
     assert first.urls["url"].to_pylist() == sorted(first.urls["url"].to_pylist())
     levels = first.urls.filter(first.urls["planned"])["level"].to_pylist()
@@ -245,20 +245,42 @@ def test_on_a_web_of_mostly_unknown_pages_the_plan_takes_the_unknown_pages_first
 def test_unknown_pages_get_the_discovery_floor_when_refreshes_are_worth_more(tmp_path):
     # 1,000 pages a week stale (a change a day: nearly surely stale) with 20 in-links each
     # against new pages without: refreshes are worth far more, new pages get the floor:
-    # what covers them in discovery_days (3), at least discovery_share (5 %), at most half
-    # the budget.
+    # what covers them in discovery_days, at least discovery_share (5 %), at most half the
+    # budget.
     stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 1.0, 7) for i in range(1000)])
     inlinks = pa.table({"url": stats["url"], "inlinks": np.full(1000, 20)})
     new = [f"https://h{i % 5}.test/new/{i}" for i in range(1000)]
-    config = settings(daily_fetch_budget=100)
-    floors = {}
-    for count in (1000, 60, 9, 3):
-        result, _, _ = written_plan(tmp_path, stats, inlinks, None, known(stats, new[:count]), PLAN_DAY, config)
-        floors[count] = (result.counts.discovery_planned, result.counts.refresh_planned)
-    assert floors == {1000: (50, 50), 60: (20, 80), 9: (5, 95), 3: (3, 97)}
+    for days, expected in ((1, {1000: (50, 50), 60: (50, 50), 9: (9, 91), 3: (3, 97)}),  # (the default)
+                           (3, {1000: (50, 50), 60: (20, 80), 9: (5, 95), 3: (3, 97)})):
+        config = settings(daily_fetch_budget=100, discovery_days=days)
+        floors = {}
+        for count in expected:
+            result, _, _ = written_plan(tmp_path, stats, inlinks, None, known(stats, new[:count]), PLAN_DAY, config)
+            floors[count] = (result.counts.discovery_planned, result.counts.refresh_planned)
+        assert floors == expected, days
     none = settings(daily_fetch_budget=100, discovery_share=0.0, discovery_days=0)
     result, _, totals = written_plan(tmp_path, stats, inlinks, None, known(stats, new), PLAN_DAY, none)
     assert (result.counts.discovery_planned, result.counts.refresh_planned) == (0, 100)
+
+
+def test_a_trap_host_cannot_take_the_budget_ordinary_hosts_unknown_pages_need(tmp_path):
+    # A trap host knows 5,000 URLs never fetched, each linked from 5 of its pages (worth more
+    # than anything else by gain); three ordinary hosts know 100 new pages each, without in-links.
+    stats = stats_table([(f"https://o{i % 3}.test/p/{i}", 0.05, 1) for i in range(30)])
+    trap = [f"https://trap.test/cal/{i}" for i in range(5000)]
+    new = [f"https://o{i % 3}.test/new/{i}" for i in range(300)]
+    inlinks = pa.table({"url": trap, "inlinks": np.full(5000, 5)})
+    config = settings(daily_fetch_budget=200, flagged_host_budget=10, max_pages_per_host=150)
+    flagged = pa.table({"host": ["trap.test"], "delay_s": [1.0], "flagged": [True]})
+    result, rows, totals = written_plan(tmp_path, stats, inlinks, flagged, known(stats, trap + new), PLAN_DAY, config)
+    # The flag holds the trap to its 10 a day; the ordinary hosts' new pages take the other 190.
+    assert totals["per_host"]["trap.test"] == 10
+    assert sum(n for h, n in totals["per_host"].items() if h != "trap.test") == 190
+    assert sum(r["planned"] for r in rows.values() if "/new/" in r["url"]) == 190
+    # Unflagged (before the day its trap defences' refusals flag it), only its host cap holds it.
+    free = pa.table({"host": ["trap.test"], "delay_s": [1.0], "flagged": [False]})
+    result, rows, totals = written_plan(tmp_path, stats, inlinks, free, known(stats, trap + new), PLAN_DAY, config)
+    assert totals["per_host"]["trap.test"] == 150 and result.counts.planned == 200
 
 
 def test_404_comes_back_on_a_growing_interval_and_410_rarely():
@@ -418,7 +440,7 @@ def test_known_urls_in_any_order_give_the_plan_of_url_order():
     second = recrawl_priorities(stats, None, None, shuffled, PLAN_DAY, config).urls
     assert first.equals(second)
     totals = check_budget(first, None, config)
-    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 100, 400)
+    assert (totals["planned"], totals["discovery"], totals["to_spend"]) == (400, 200, 400)
     assert first["url"].to_pylist() == sorted(first["url"].to_pylist())
 
 
