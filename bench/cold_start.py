@@ -9,7 +9,7 @@ trap_defences.py, the hosts demoted the day before included) after folding it by
 aliases learnt (url_policy/url_aliases.py). It then runs the project's steps as the day's
 close does: change_stats, the SimHash index and near-duplicate clusters (host quality: a
 demoted host's links are refused and it gets flagged_host_budget fetches a day), the URL
-aliases (pipeline/url_alias_step.py), the known URLs (pipeline/recrawl_inputs.known_urls),
+aliases (pipeline/alias_rules/alias_learning.py), the known URLs (pipeline/recrawl_inputs.known_urls),
 the trap flags, and recrawl_priorities for the next day. The first day follows links within the day's budget as
 the fetch batch does without a plan: links are admitted as they are found (while the batch
 holds fewer than the budget, each host within its cap and max_depth), fetched shallowest first,
@@ -39,7 +39,7 @@ from crawl_assets.pipeline.dedup_step import build_clusters, build_simhash_index
 from crawl_assets.pipeline.fetch_step import demoted_hosts
 from crawl_assets.pipeline.recrawl_inputs import known_urls, trap_hosts
 from crawl_assets.crawler.url_policy.url_aliases import AliasRules
-from crawl_assets.pipeline.url_alias_step import learn_url_aliases, previous_aliases
+from crawl_assets.pipeline.alias_rules.alias_learning import learn_url_aliases, previous_aliases
 from crawl_assets.storage.layout import seeds_file, shard_files, url_aliases_file, write_parquet_atomic
 
 from bench.bursty_web import Changes

@@ -66,7 +66,7 @@ LATEST_SNAPSHOT_VIEWS = {
     "urls": "url_registry",
     "near_duplicates": "near_duplicates",
     "host_near_dup_ratio": "host_quality",
-    "url_aliases": "url_aliases",  # the URL aliases each host's answers taught (url_alias_step.py)
+    "url_aliases": "url_aliases",  # the URL aliases each host's answers taught (alias_learning.py)
 }
 LATEST_SQL = """
 CREATE VIEW {view} AS

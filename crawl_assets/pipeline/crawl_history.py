@@ -42,7 +42,7 @@ class CrawlHistory:
     seeds: Path
     links: tuple[Path, ...] = ()
     fetch_logs: tuple[Path, ...] = ()
-    url_aliases: Path | None = None  # the URL aliases to fold link targets with (url_alias_step.py)
+    url_aliases: Path | None = None  # the URL aliases to fold link targets with (alias_learning.py)
 
 
 def _seeds(root: Path) -> Path:

@@ -37,7 +37,7 @@ from .input_files import read_table_checked, readable_parquet
 from .payload_index import PayloadIndex, payload_index
 from .priorities.recrawl_plan import plan_path, previous_day
 from .seen_filter_files import read_seen_filter
-from .url_alias_step import alias_rules_before
+from .alias_rules.alias_learning import alias_rules_before
 from .warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
@@ -153,7 +153,7 @@ class FetchInputs:
     render_memory: Mapping[str, Decision] = field(default_factory=dict)
     # Hosts known to serve their pages over https (crawl_history.https_hosts): their http links are https.
     https_hosts: frozenset[str] = frozenset()
-    # The URL aliases learnt up to the day before (url_alias_step.alias_rules_before): links are folded.
+    # The URL aliases learnt up to the day before (alias_learning.alias_rules_before): links are folded.
     url_aliases: AliasRules | None = None
 
 

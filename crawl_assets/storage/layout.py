@@ -62,7 +62,7 @@ fingerprints_file = PartitionFile("simhash_index", "fingerprints.parquet")
 near_pairs_file = PartitionFile("simhash_index", "near_pairs.parquet")
 near_clusters_file = PartitionFile("near_duplicates", "clusters.parquet")
 host_dup_ratio_file = PartitionFile("host_quality", "host_near_dup_ratio.parquet")
-# ... and the URL aliases each host's answers taught (pipeline/url_alias_step.py)
+# ... and the URL aliases each host's answers taught (pipeline/alias_rules/alias_learning.py)
 url_aliases_file = PartitionFile("url_aliases", "url_aliases.parquet")
 # change_stats[D]. Its per-URL state is a base (every URL) or a delta (the URLs that changed
 # state on day D, over the last base and the deltas after it): pipeline/change_stats/url_change_state.py.

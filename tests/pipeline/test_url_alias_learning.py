@@ -1,4 +1,4 @@
-"""URL aliases learnt per host from the crawl's own fetches (pipeline/url_alias_step.py): a
+"""URL aliases learnt per host from the crawl's own fetches (pipeline/alias_rules/alias_learning.py): a
 query parameter that changes nothing is learnt from pairs of fetched URLs with the same
 content, folds the URLs known later (the priorities step's and the frontier's), and is
 dropped when a fetch contradicts it; javadoc's frame links fold to the frame page."""
@@ -6,7 +6,7 @@ dropped when a fetch contradicts it; javadoc's frame links fold to the frame pag
 from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.pipeline.recrawl_inputs import known_urls
-from crawl_assets.pipeline.url_alias_step import learn_url_aliases, previous_aliases
+from crawl_assets.pipeline.alias_rules.alias_learning import learn_url_aliases, previous_aliases
 from crawl_assets.storage.layout import shard_files, url_aliases_file, write_parquet_atomic
 from crawl_files import fetch_row, settings_for, write_fetch_log, write_links, write_seeds
 

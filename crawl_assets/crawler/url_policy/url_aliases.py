@@ -4,7 +4,7 @@ folding the URLs of one page to one before anything asks whether a URL was seen.
 After Bar-Yossef, Keidar and Schonfeld, "Do not crawl in the DUST" (WWW 2007): a host that
 answers a query parameter, a whole query or a path variant with the same content has URLs
 that are aliases of one page, and a crawler can learn so from pairs of URLs it fetched
-(pipeline/url_alias_step.py learns and drops the rules; this module applies them). Three kinds
+(pipeline/alias_rules/alias_learning.py learns and drops the rules; this module applies them). Three kinds
 of rule, each for one host:
 
 - PARAMETER name: the parameter changes nothing there; it is removed from the query
@@ -57,7 +57,7 @@ _DANGLING = r"[?&]$"
 
 
 class AliasRules:
-    """The active rules of every host (url_alias_step writes them; fetch_step and the
+    """The active rules of every host (pipeline/alias_rules/alias_learning.py writes them; fetch_step and the
     frontier read them), applied by `fold` and `fold_urls`."""
 
     def __init__(self, rules: list[AliasRule] = ()):

@@ -1,7 +1,7 @@
 """simhash_index[D]: the SimHash fingerprints of every page fetched up to day D and their
 near-duplicate pairs; near_duplicate_clusters[D]: groups of pages within the threshold, a
 representative for each, and each host's near-duplicate and copy ratios, which tomorrow's fetch
-batches use to demote hosts, and the URL aliases each host's answers taught (url_alias_step.py),
+batches use to demote hosts, and the URL aliases each host's answers taught (alias_learning.py),
 which tomorrow's frontier and batches fold URLs by."""
 
 from dagster import AssetExecutionContext, AssetKey, Config, MaterializeResult, MetadataValue, asset
@@ -14,7 +14,7 @@ from ...pipeline.dedup_step import (
     load_simhash_index,
     warc_text_reader,
 )
-from ...pipeline.url_alias_step import learn_url_aliases, previous_aliases
+from ...pipeline.alias_rules.alias_learning import learn_url_aliases, previous_aliases
 from ...storage.layout import (
     fingerprints_file,
     host_dup_ratio_file,

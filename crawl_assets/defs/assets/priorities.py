@@ -41,8 +41,7 @@ def recrawl_priorities(context: AssetExecutionContext, crawl_settings: CrawlSett
         "planned_by_kind": counts_table({"refresh": counts.refresh_planned, "discovery": counts.discovery_planned,
                                          "gone (404/410 back-off)": counts.gone_planned}, "kind", "urls",
                                         counted="URLs of the kind in the next day's plan."),
-        "listings_read_first": counts.listings_planned,  # sitemaps and feeds of trusted hosts (the reserve)
-        "explored": counts.explored,  # revisits of URLs on their pool's prior, for what they teach it
+        **_passes(counts),
         "due": counts.due,
         "flagged_hosts": counts_table(_flags(hosts), "flag", "hosts", counted="Hosts with the flag."),
         "hosts_at_their_cap": counts.capped_hosts,
@@ -56,6 +55,12 @@ def _shares_of_plan(counts) -> dict[str, float]:
     planned = max(counts.planned, 1)
     return {f"{kind}_share_of_plan": round(urls / planned, 4) for kind, urls in (
         ("refresh", counts.refresh_planned), ("discovery", counts.discovery_planned), ("gone", counts.gone_planned))}
+
+
+def _passes(counts) -> dict[str, int]:
+    """What the plan's first passes took: the listings of trusted hosts (the reserve) and the
+    revisits of URLs on their pool's prior, for what they teach it (exploration)."""
+    return {"listings_read_first": counts.listings_planned, "explored": counts.explored}
 
 
 def _flags(hosts) -> dict[str, int]:

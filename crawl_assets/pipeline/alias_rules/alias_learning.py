@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..crawler.url_policy.url_aliases import AliasKind, AliasRules
-from ..storage.layout import latest_before, url_aliases_file
-from ..storage.shared_root import query_connection, read_table
+from ...crawler.url_policy.url_aliases import AliasKind, AliasRules
+from ...storage.layout import latest_before, url_aliases_file
+from ...storage.shared_root import query_connection, read_table
 
 ALIAS_MIN_PAIRS = 2
 ALIAS_MIN_CLASSES = 2
