@@ -2,6 +2,7 @@
 
 import dataclasses
 import email.utils
+import gzip
 import random
 from datetime import datetime, timezone
 
@@ -10,7 +11,7 @@ import pytest
 from crawl_assets.crawler.archive.warc import Exchange
 from crawl_assets.crawler.fetching.answer_policy import (
     OUTCOME, DeadEndRedirect, LeaveHostAlone, Outcome, Redirect, Retry, RobotsAnswer, RobotsHop, judge_answer, judge_robots_answer,
-    status_class_of)
+    retry_after_seconds, status_class_of)
 from crawl_assets.crawler.fetching.http_exchange import HopResult
 from crawl_assets.crawler.fetching.workbench import FetchTask
 from crawl_assets.crawler.settings import load_settings
@@ -122,3 +123,51 @@ def test_robots_answers_hops_and_dead_ends():
     assert no_location.response.status == 302 and no_location.failure is None
     down = judge_robots_answer(robots_task(), failure(StatusClass.DNS_ERROR))
     assert down.response.status is None and down.failure == (StatusClass.DNS_ERROR, "robots.txt: it broke")
+
+
+@pytest.mark.parametrize(("status", "expected"), [
+    (199, StatusClass.HTTP_OTHER), (200, StatusClass.OK), (299, StatusClass.OK),
+    (300, StatusClass.REDIRECT), (399, StatusClass.REDIRECT), (400, StatusClass.HTTP_4XX), (499, StatusClass.HTTP_4XX),
+    (500, StatusClass.HTTP_5XX), (599, StatusClass.HTTP_5XX), (600, StatusClass.HTTP_OTHER)])
+def test_each_status_class_holds_its_hundred_from_edge_to_edge(status, expected):
+    assert status_class_of(status) == expected
+
+
+def test_a_retry_after_date_counts_from_now_and_a_past_one_is_no_wait():
+    now = 1_800_000_000.0
+    assert retry_after_seconds(email.utils.formatdate(now + 90, usegmt=True), now=now) == 90.0
+    assert retry_after_seconds(email.utils.formatdate(now - 90, usegmt=True), now=now) == 0.0
+    # A date without a zone is read as UTC (RFC 9110 dates are GMT): the same 90 s.
+    naive = datetime.fromtimestamp(now + 90, timezone.utc).strftime("%a, %d %b %Y %H:%M:%S")
+    assert retry_after_seconds(naive, now=now) == 90.0
+    assert retry_after_seconds(" 30 ", now=now) == 30.0 and retry_after_seconds("soon", now=now) is None
+
+
+def test_the_backoff_is_the_base_doubled_each_attempt_times_a_draw_from_half_to_one_and_a_half():
+    """attempt 2 of base 2 s: 4 s, drawn over [2, 6] s, both halves of it; a Retry-After of 0 and
+    a short backoff stay short (no second is added)."""
+    rng = random.Random(11)
+    waits = [judge_answer(FetchTask(URL, "a.test", attempt=2), answer(500), SETTINGS, rng, now=NOW).wait_s
+             for _ in range(400)]
+    assert 2.0 <= min(waits) < 2.2 and 5.8 < max(waits) <= 6.0, (min(waits), max(waits))
+    short = dataclasses.replace(SETTINGS, retry_base_s=0.1)
+    assert judge_answer(FetchTask(URL, "a.test"), answer(503, {"Retry-After": "0"}), short, rng, now=NOW).wait_s <= 0.15
+
+
+def test_a_retry_after_of_exactly_the_cap_is_waited_for_and_the_refusal_says_why():
+    assert judge(answer(429, {"Retry-After": "120"})) == Retry(120.0)
+    refused = judge(answer(429, {"Retry-After": "121"}))
+    assert refused.error == ("429 with Retry-After '121' (121 s), above max_retry_after_s (120 s): not retried, "
+                             "and the host is left alone for the rest of the batch")
+
+
+def test_robots_redirects_are_the_3xx_with_a_location_and_a_compressed_robots_txt_is_read():
+    at_300 = judge_robots_answer(robots_task(), answer(300, {"Location": "http://b.test/robots.txt"}))
+    assert at_300 == RobotsHop("http://b.test/robots.txt", ("http://a.test/robots.txt",))
+    at_400 = judge_robots_answer(robots_task(), answer(400, {"Location": "http://b.test/robots.txt"}))
+    assert at_400.response.status == 400 and at_400.failure is None
+    rules = b"User-agent: *\nDisallow: /private/\n"
+    gzipped = judge_robots_answer(robots_task(), answer(200, {"Content-Encoding": "gzip"}, body=gzip.compress(rules)))
+    assert gzipped.response.body == rules
+    broken = judge_robots_answer(robots_task(), answer(200, {"Content-Encoding": "gzip"}, body=b"not gzip"))
+    assert broken.response.status == 200 and broken.response.body == b""  # undecodable: read as empty
