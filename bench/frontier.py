@@ -68,17 +68,20 @@ FROM numbered
 
 
 # The plan for DAY: every known URL (seeds and link targets), a tenth planned, ranked by a hash.
+# (the known URLs kept once, in a temporary table DuckDB spills; only the planned tenth is
+# ranked: a window over every known URL does not spill and outgrew 6 GB at 100M)
 PLAN_SQL = """
+CREATE TEMP TABLE marked AS
+SELECT url, hash(url) % 10 = 0 AS planned, hash(url || '#') AS gain
+FROM (SELECT url FROM read_parquet('{seeds}') UNION SELECT target FROM read_parquet('{links}'));
 COPY (
-    WITH known AS (SELECT url FROM read_parquet('{seeds}') UNION SELECT target FROM read_parquet('{links}')),
-    marked AS (SELECT url, hash(url) % 10 = 0 AS planned, hash(url || '#') AS gain FROM known),
-    ranked AS (SELECT *, CASE WHEN planned THEN row_number() OVER (PARTITION BY planned ORDER BY gain) END
-                           AS plan_rank FROM marked)
-    SELECT url, 'refresh' AS kind, planned, plan_rank,
-           CASE WHEN planned THEN 1 + (plan_rank - 1) * 5 // (SELECT count(*) FROM marked WHERE planned)
-                ELSE 5 END::INTEGER AS level
-    FROM ranked
-) TO '{plan}' (FORMAT parquet)
+    SELECT url, 'refresh' AS kind, true AS planned, plan_rank,
+           (1 + (plan_rank - 1) * 5 // (SELECT count(*) FROM marked WHERE planned))::INTEGER AS level
+    FROM (SELECT url, row_number() OVER (ORDER BY gain) AS plan_rank FROM marked WHERE planned)
+    UNION ALL
+    SELECT url, 'refresh', false, NULL, 5 FROM marked WHERE NOT planned
+) TO '{plan}' (FORMAT parquet);
+DROP TABLE marked;
 """
 # DuckDB's memory while generating: it spills beyond (at 100 million links, the plan's distinct
 # URLs and their ranking); the machine is shared, and the step measured runs alone afterwards.
@@ -88,7 +91,7 @@ GENERATE_MEMORY_LIMIT = "6GB"
 def generate(root: Path, urls: int, hosts: int) -> None:
     import duckdb
 
-    from crawl_assets.storage.layout import fetch_log_file, links_file, priorities_file, seeds_file
+    from crawl_assets.storage.layout import fetch_log_file, links_file, seeds_file
 
     seeds = seeds_file(root)
     seeds.parent.mkdir(parents=True)
@@ -112,11 +115,18 @@ def generate(root: Path, urls: int, hosts: int) -> None:
             'sha1:' || md5(target) AS payload_digest, NULL::VARCHAR AS redirect_to, NULL::BOOLEAN AS hsts
             FROM ({links}) WHERE hash(target) % 5 = 0)
             TO '{log}' (FORMAT parquet)""")
-    plan = priorities_file(root, "2026-11-28")
-    plan.parent.mkdir(parents=True)
-    con.execute(PLAN_SQL.format(seeds=seeds, links=root / "links" / "date=*" / "shard=*" / "*.parquet", plan=plan))
+    write_plan(con, root)
     con.close()
     shutil.rmtree(root / ".spill", ignore_errors=True)
+
+
+def write_plan(con, root: Path) -> None:
+    from crawl_assets.storage.layout import priorities_file, seeds_file
+
+    plan = priorities_file(root, "2026-11-28")
+    plan.parent.mkdir(parents=True, exist_ok=True)
+    con.execute(PLAN_SQL.format(seeds=seeds_file(root), links=root / "links" / "date=*" / "shard=*" / "*.parquet",
+                                plan=plan))
 
 
 def bytes_written() -> int:
