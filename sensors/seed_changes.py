@@ -1,32 +1,26 @@
 """Changed seed files start today's seeds and frontier (frontier_job); the fetch and the rest
-of the day follow through the day-chain sensors. While a command (make crawl, make demo) is
-submitting its days, a change is only recorded: the command's frontiers read the seed files
-themselves, and a frontier for today in the middle of the demo's earlier days would put a later
-day before them (the day order refuses the earlier days then)."""
+of the day follow through the day-chain sensors. While a person drives days (a cycle command is
+alive, or earlier days are being crawled by hand: crawl_assets/defs/day_triggers.py), a change
+is recorded and waits: a frontier of today in the middle of earlier days would put a later day
+before them (the day order refuses the earlier days then). The waiting change starts today's
+cycle once nothing holds it, unless today's has started by then (its frontier read the seeds)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from pathlib import Path
 
-from dagster import (
-    DagsterRunStatus,
-    DefaultSensorStatus,
-    RunRequest,
-    RunsFilter,
-    SensorEvaluationContext,
-    SensorResult,
-    SkipReason,
-    sensor,
-)
+from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, SkipReason, sensor
 
 from crawl_assets.crawler.settings import load_settings
-from crawl_assets.defs.jobs import CLI_DRIVER, DRIVER_TAG, frontier_job
+from crawl_assets.defs.day_triggers import started_by, trigger_hold
+from crawl_assets.defs.jobs import frontier_job
+
+from .pace import SEED_INTERVAL_S
 
 SEED_PATTERNS = ("*.txt", "*.csv")
-UNFINISHED = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
-              DagsterRunStatus.STARTED]
 
 
 def seed_fingerprint(seeds_dir: Path) -> str:
@@ -38,23 +32,32 @@ def seed_fingerprint(seeds_dir: Path) -> str:
     return digest.hexdigest()
 
 
-@sensor(job=frontier_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=60)
+def read_cursor(cursor: str | None) -> dict | None:
+    """{"files": fingerprint, "waiting": a change not acted on yet}; an older cursor held the
+    fingerprint alone."""
+    if cursor is None:
+        return None
+    return json.loads(cursor) if cursor.startswith("{") else {"files": cursor, "waiting": False}
+
+
+@sensor(job=frontier_job, default_status=DefaultSensorStatus.RUNNING, minimum_interval_seconds=SEED_INTERVAL_S)
 def seed_files_changed(context: SensorEvaluationContext):
     """The first tick records the seed files as they are (opening the UI starts no crawl);
-    each later change requests today's frontier_job run, once per content."""
+    each later change requests today's frontier_job run, once per content, when nothing holds it."""
     fingerprint = seed_fingerprint(load_settings().seeds_dir)
-    if context.cursor is None:
-        return SensorResult(cursor=fingerprint, skip_reason="recorded the seed files as they are now")
-    if context.cursor == fingerprint:
+    state = read_cursor(context.cursor)
+    if state is None:
+        return SensorResult(cursor=json.dumps({"files": fingerprint, "waiting": False}),
+                            skip_reason="recorded the seed files as they are now")
+    if state["files"] == fingerprint and not state["waiting"]:
         return SkipReason("the seed files have not changed")
-    if command_running(context.instance):
-        return SensorResult(cursor=fingerprint, skip_reason="a command is crawling: its frontiers read the seed files")
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    if hold := trigger_hold(context.instance, today):
+        return SensorResult(cursor=json.dumps({"files": fingerprint, "waiting": True}),
+                            skip_reason=f"the seed files changed and wait: {hold}")
+    done = json.dumps({"files": fingerprint, "waiting": False})
+    if run_id := started_by(context.instance, today):
+        return SensorResult(cursor=done, skip_reason=f"the seed files changed, but {today}'s cycle was started "
+                                                     f"already (run {run_id[:8]}): the new seeds enter the next day")
     return SensorResult(run_requests=[RunRequest(run_key=f"seeds-{fingerprint[:16]}-{today}", partition_key=today)],
-                        cursor=fingerprint)
-
-
-def command_running(instance) -> bool:
-    """A run a command submitted (tagged DRIVER_TAG) is queued or running."""
-    unfinished = RunsFilter(statuses=UNFINISHED, tags={DRIVER_TAG: CLI_DRIVER})
-    return bool(instance.get_run_records(unfinished, limit=1))
+                        cursor=done)

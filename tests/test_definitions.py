@@ -41,13 +41,14 @@ def test_definitions_load_and_validate():
         ("warc_archive", "warc_offsets_match"), ("seen_url_filter", "fp_rate_within_target"),
         ("crawl_catalog", "row_counts_match_files"), ("crawl_catalog", "warc_files_whole")}
     # The jobs (and Dagster's implicit asset job), the nightly schedule starting a day's
-    # frontier_job at 02:00 UTC, and the sensors chaining a day's stages after it.
+    # frontier_job from 02:00 UTC (it looks again each hour while a person drives days), and the
+    # sensors chaining a day's stages after it.
     assert {job.name for job in defs.resolve_all_job_defs()} == {
         "__ASSET_JOB", "seeds_job", "frontier_job", "fetch_job", "day_close_job", "seen_job", "seen_filter_job", "dedup_job",
         "catalog_job"}
     (schedule,) = defs.schedules
     assert (schedule.name, schedule.job_name, schedule.cron_schedule, schedule.execution_timezone,
-            schedule.default_status) == ("nightly_cycle", "frontier_job", "0 2 * * *", "UTC",
+            schedule.default_status) == ("nightly_cycle", "frontier_job", "0 2-23 * * *", "UTC",
                                          DefaultScheduleStatus.RUNNING)
     assert {(s.name, s.job_name, s.default_status) for s in defs.sensors} == {
         ("seed_files_changed", "frontier_job", DefaultSensorStatus.RUNNING),

@@ -58,6 +58,7 @@ from ..defs.run_status import failed_fetch_runs, landed_shards, no_shard_landed,
 from ..pipeline.day_order import check_in_order, check_seeds_for, previous_day
 from ..pipeline.seen_filter_files import seen_filter_lost
 from ..pipeline.warc_quarantine import quarantine_warc
+from ..deployment.home_locks import command_lock
 from .launcher import (
     DagsterService,
     LaunchError,
@@ -318,7 +319,9 @@ def run_days(days: list[str], shards: list[str] | None = None,
     shards = shards or settings.shard_keys()
     whole_day = set(shards) == set(settings.shard_keys())
     reports = []
-    with DagsterService(home) as service:
+    what = f"cycle of {days[0]}" + (f" to {days[-1]}" if len(days) > 1 else "")
+    # Held for the whole command, between its runs too: the triggers wait while it drives days.
+    with command_lock(home, what), DagsterService(home) as service:
         progress(f"submitting runs through {service.url} "
                  f"({'dagster dev started for this command' if service.with_daemon else 'the running daemon'})")
         queue = RunQueue(service.url, instance, settings_run_config(), {DRIVER_TAG: CLI_DRIVER})

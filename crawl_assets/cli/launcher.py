@@ -5,9 +5,12 @@ Runs are submitted through the webserver's GraphQL API, the path the UI itself u
 daemon dequeues them. `DagsterService` starts what is missing for the length of one command:
 `dagster dev` (webserver and daemon) when no daemon serves this DAGSTER_HOME, a webserver alone
 when one does (two daemons on one instance would both dequeue, and the limits would not hold).
-Either runs under supervisor.py, so it stops with the command, even one killed by SIGKILL, and a
-daemon's heartbeats go when it stops. A run left queued with no daemon alive fails the command
-(DaemonWatch) instead of waiting forever.
+Either runs under supervisor.py, so it stops with the command, even one killed by SIGKILL, with
+every process it started, and a daemon's heartbeats go when it stops. Whether a daemon serves
+the home is known at once from the lock the supervisor holds (deployment/home_locks.py): a
+command run right after a crash that killed everything starts its own `dagster dev` without
+waiting, and that daemon's run monitoring marks the killed runs failed as it starts. A run left
+queued with no daemon alive fails the command (DaemonWatch) instead of waiting forever.
 
 A run launched through GraphQL with only the `dagster/partition` tag gets no dimension tags,
 and the limit in dagster.yaml is keyed on one: `partition_tags` (defs/partitions.py) gives every
@@ -35,6 +38,7 @@ from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 from ..crawler.settings import PROJECT_ROOT, SETTINGS_ENV
 from ..defs.jobs import SHARD_TAG
 from ..defs.run_status import FINISHED
+from ..deployment.home_locks import SERVING, daemon_lock_path, pid_alive, probe, wait_released
 from . import supervisor
 
 DAGSTER_URL_ENV = "RECRAWL_DAGSTER_URL"  # a running webserver, for runs that launch runs
@@ -51,6 +55,9 @@ LIVE_HEARTBEAT_S = 4 * HEARTBEAT_INTERVAL_S
 # How long a run may stay queued while no daemon is alive before the command gives up: longer
 # than a daemon that was just started takes to write its first heartbeats.
 NO_DAEMON_WAIT_S = 60.0
+# How long terminated runs get to stop (their steps interrupted, the runs marked cancelled)
+# before the command stops the services it started, and with them whatever is left.
+TERMINATE_WAIT_S = 60.0
 
 
 class LaunchError(RuntimeError):
@@ -84,8 +91,15 @@ def settings_run_config(env: Mapping[str, str] = os.environ) -> dict:
 
 
 def daemon_running(instance: DagsterInstance, now: float | None = None) -> bool:
-    """Every daemon the instance needs has written a heartbeat lately. A heartbeat that reports
-    errors still comes from a live daemon: starting a second one would dequeue runs twice."""
+    """A daemon serves the instance: the supervisor of a `dagster dev` holds the home's daemon
+    lock and serves (known at once, also right after it was killed); where no supervisor ever
+    held it (a daemon started by hand), every daemon the instance needs has written a heartbeat
+    lately. A heartbeat that reports errors still comes from a live daemon: starting a second
+    one would dequeue runs twice."""
+    lock = probe(daemon_lock_path(instance.root_directory))
+    if lock.record is not None:  # a supervised daemon: serving, stopping, or dead
+        record = lock.record
+        return lock.held and record.get("state") == SERVING and pid_alive(record.get("pid"))
     now = time.time() if now is None else now
     heartbeats = instance.get_daemon_heartbeats()
     required = instance.get_required_daemon_types()
@@ -163,6 +177,8 @@ class DagsterService:
         instance = open_instance(self.home)
         if self.with_daemon is None:
             self.with_daemon = not daemon_running(instance)
+        if self.with_daemon:
+            make_way_for_a_daemon(instance)
         bin_dir = Path(sys.executable).parent
         address = ["-h", "127.0.0.1", "-p", str(self.port), "-w", str(PROJECT_ROOT / "workspace.yaml")]
         command = ([str(bin_dir / "dagster"), "dev", *address] if self.with_daemon
@@ -194,6 +210,20 @@ class DagsterService:
             self._process.wait(timeout=STOP_GRACE_S)
             if self.with_daemon:
                 supervisor.wipe_own_heartbeats(str(self.home), self._started)
+
+
+def make_way_for_a_daemon(instance: DagsterInstance) -> None:
+    """Before this command's `dagster dev` starts: a supervised daemon stopping (or whose
+    supervisor was killed while its dagster dev winds down) is waited for, and one that died
+    without stopping (killed) leaves a lock record and heartbeats that are removed, so the UI
+    and the next command see no dead daemon as alive."""
+    path = daemon_lock_path(instance.root_directory)
+    if not wait_released(path, STOP_GRACE_S + 10):
+        raise LaunchError(f"the daemon serving DAGSTER_HOME={instance.root_directory} ({probe(path).record}) is "
+                          f"stopping but did not stop within {STOP_GRACE_S + 10:.0f} s: stop it, then run this again")
+    if probe(path).record is not None:
+        instance.wipe_daemon_heartbeats()
+        path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -276,6 +306,20 @@ class RunQueue:
         except (KeyboardInterrupt, LaunchError):
             if in_flight:
                 self.client.terminate_runs(list(in_flight))
-                progress(f"terminated {len(in_flight)} unfinished run(s)")
+                self.wait_finished(list(in_flight), progress)
             raise
         return done
+
+    def wait_finished(self, run_ids: list[str], progress: Callable[[str], None],
+                      wait_s: float = TERMINATE_WAIT_S) -> None:
+        """After terminating them: wait until the runs are over (cancelled, their processes
+        gone), so nothing of theirs is still fetching when the command says they stopped."""
+        deadline = time.monotonic() + wait_s
+        while (left := [run_id for run_id in run_ids
+                        if self.instance.get_run_by_id(run_id).status not in FINISHED]):
+            if time.monotonic() > deadline:
+                progress(f"terminated {len(run_ids)} unfinished run(s); {len(left)} still stopping after "
+                         f"{wait_s:.0f} s, ended with the services: {', '.join(r[:8] for r in left)}")
+                return
+            time.sleep(0.5)
+        progress(f"terminated {len(run_ids)} unfinished run(s): their runs are over")

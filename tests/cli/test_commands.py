@@ -1,10 +1,20 @@
-"""The commands as an operator runs them on one DAGSTER_HOME: `make ui` in the background stopped
-by SIGTERM, a cycle command right after it, killed by SIGKILL. None hangs, and none leaves a
-Dagster process or a live-looking heartbeat behind. (Whole cycles through a daemon are
-tests/orchestration's; these tests stop at what the commands start.)
+"""The commands as an operator runs them on one DAGSTER_HOME and one data root, in this order
+(each test goes on from the state the one before left; the days follow one another):
 
-Every wait here is bounded: a command that hangs fails its test instead of the suite."""
+1. `make ui` in the background (its sensors awake), and a catch-up of three past days with the
+   cycle command, one command a day, while the seed files change between them: the seed
+   sensor records each change and waits, so every day is crawled and none is refused.
+2. `make ui` stopped by SIGTERM: nothing of it left, no live-looking heartbeat.
+3. A command right after starts its own `dagster dev` (a second command uses that daemon), and
+   Ctrl-C stops it mid-fetch: its runs cancelled, not retried, every process of it gone before
+   it exits, and no WARC file growing after.
+4. The same day again, killed with its `dagster dev` by SIGKILL mid-fetch (a machine crash),
+   and run again at once: it starts its own daemon without waiting, the killed runs are failed,
+   and the day ends equal to the same day crawled without interruption from the same start.
 
+Every wait is bounded: a command that hangs fails its test instead of the suite."""
+
+import json
 import os
 import shutil
 import signal
@@ -14,18 +24,25 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
-from dagster import DagsterInstance
+from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
 
 from crawl_assets.cli.launcher import daemon_running, open_instance
 from crawl_assets.crawler.settings import PROJECT_ROOT
+from crawl_assets.deployment.home_locks import daemon_lock_path
+from crawl_assets.storage.layout import url_registry_file, warc_dir
 
 from dagster_deployment import PRELOADED_RUNS_ENV
-from support import DEMO_SETTINGS
+from sensors.seed_changes import seed_fingerprint
+from support import DEMO_SETTINGS, DemoWebProcess, assert_warcio_check_passes
 
-DAY1 = "2026-11-20"
-STOP_BOUND_S = 60  # dagster dev stops in seconds; this bounds a loaded machine
-pytestmark = pytest.mark.timeout(1800)
+CATCH_UP = ["2026-11-20", "2026-11-21", "2026-11-22"]  # past days, one command each
+DAY4 = "2026-11-23"  # stopped by Ctrl-C, killed with everything, run again
+STOP_BOUND_S = 90  # dagster dev stops in seconds; this bounds a loaded machine
+COMMAND_BOUND_S = 600  # one small day through the run queue, dagster dev's start included
+DELAY_S = 1.0  # twelve pages a host, a second apart: a day's fetch lasts long enough to stop it midway
+pytestmark = pytest.mark.timeout(3600)
 
 
 def session_processes(sid: int) -> list[str]:
@@ -39,6 +56,22 @@ def session_processes(sid: int) -> list[str]:
             continue
         if int(fields[3]) == sid and fields[0] != "Z":
             found.append(f"{pid} {command[:120]}")
+    return found
+
+
+def processes_of_home(home: Path) -> list[str]:
+    """Live processes started with DAGSTER_HOME=home in their environment (wherever they moved)."""
+    needle = f"DAGSTER_HOME={home}\0".encode()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if needle in Path(f"/proc/{pid}/environ").read_bytes() + b"\0":
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                if state != "Z":
+                    found.append(f"{pid} {command[:120]}")
+        except OSError:
+            continue
     return found
 
 
@@ -68,26 +101,36 @@ def free_port() -> int:
 
 
 class Crawl:
-    """Settings of a one-shard crawl and its DAGSTER_HOME (nothing is fetched: the commands
-    are stopped once their services are up)."""
+    """One shard of a small demo web, its data root, seeds and DAGSTER_HOME."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, web: DemoWebProcess):
+        self.folder, self.web = folder, web
         self.home = folder / "dagster_home"
         self.home.mkdir()
         shutil.copy(PROJECT_ROOT / "dagster.yaml", self.home / "dagster.yaml")
-        seeds = folder / "seeds"
-        seeds.mkdir()
-        (seeds / "demo.txt").write_text("http://h0000.demo.test/\n")
-        overlay = folder / "commands.toml"
-        overlay.write_text(f'[crawl]\ndata_root = "{folder / "data"}"\nseeds_dir = "{seeds}"\nshard_count = 1\n'
-                           'default_delay_s = 0.05\nstart_date = "2026-11-01"\n')
-        self.settings = f"{DEMO_SETTINGS}:{overlay}"
-        self.env = os.environ | PRELOADED_RUNS_ENV | {"DAGSTER_HOME": str(self.home),
-                                                       "RECRAWL_SETTINGS": self.settings}
+        self.seeds = folder / "seeds"
+        self.seeds.mkdir()
+        self.write_seeds(web.web.seed_urls()[:2])
+        self.root = folder / "data"
+        self.settings = f"{DEMO_SETTINGS}:{self.overlay('commands.toml', DELAY_S)}"
+        self.quick_settings = f"{DEMO_SETTINGS}:{self.overlay('quick.toml', 0.05)}"  # same crawl, shorter delay
+        self.env = os.environ | PRELOADED_RUNS_ENV | {"DAGSTER_HOME": str(self.home), "RECRAWL_SETTINGS": self.settings,
+                                                       "RECRAWL_SENSOR_INTERVAL_S": "5"}  # seed files every 10 s
 
-    def cycle(self, day: str, **popen) -> subprocess.Popen:
+    def overlay(self, name: str, delay_s: float) -> Path:
+        path = self.folder / name
+        path.write_text(f'[crawl]\ndata_root = "{self.root}"\nseeds_dir = "{self.seeds}"\nshard_count = 1\n'
+                        f'default_delay_s = {delay_s}\nstart_date = "2026-11-01"\ncheckpoint_interval_s = 1\n'
+                        'fetch_retry_delay_s = 5\nmax_pages_per_host = 12\nrender_hosts = []\n')
+        return path
+
+    def write_seeds(self, urls: list[str]) -> None:
+        (self.seeds / "demo.txt").write_text("\n".join(urls) + "\n")
+
+    def cycle(self, day: str, settings: str | None = None, **popen) -> subprocess.Popen:
+        env = self.env | {"RECRAWL_SETTINGS": settings or self.settings}
         return subprocess.Popen([sys.executable, "-m", "crawl_assets.cli.cycle", "--date", day], cwd=PROJECT_ROOT,
-                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
 
     def instance(self) -> DagsterInstance:
         return open_instance(self.home)
@@ -95,68 +138,230 @@ class Crawl:
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
-    return Crawl(tmp_path_factory.mktemp("commands"))
+    with DemoWebProcess(seed=2, hosts=3, pages_per_host=12) as web:
+        yield Crawl(tmp_path_factory.mktemp("commands"), web)
 
 
 def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a shell's `&` does to a background job
 
 
-def test_make_ui_in_the_background_stops_on_sigterm(crawl, tmp_path):
-    port = free_port()
-    with open(tmp_path / "make_ui.log", "wb") as log:
+@pytest.fixture(scope="module")
+def make_ui(crawl):
+    """`make ui` in the background, its daemon alive; stopped by the test that checks it stops."""
+    port, log = free_port(), crawl.folder / "make_ui.log"
+    with open(log, "wb") as out:
         ui = subprocess.Popen(["make", "ui", f"DAGSTER_HOME={crawl.home}", f"UI_PORT={port}",
-                               f"SETTINGS={crawl.settings}"], cwd=PROJECT_ROOT, env=crawl.env, stdout=log,
+                               f"SETTINGS={crawl.settings}"], cwd=PROJECT_ROOT, env=crawl.env, stdout=out,
                               stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=ignore_sigint)
-    try:
-        instance = crawl.instance()
-        deadline = time.monotonic() + 300
-        while not daemon_running(instance):
-            assert ui.poll() is None and time.monotonic() < deadline, (tmp_path / "make_ui.log").read_text()
-            time.sleep(1)
-    finally:
-        ui.send_signal(signal.SIGTERM)  # to make alone, as `kill $!` in a script
-        ui.wait(timeout=STOP_BOUND_S)
-    wait_until_gone(ui.pid)  # dagster dev, its webserver, daemon and code servers
-    # Its daemon's heartbeats went with it: the next command must not take it for alive.
-    assert instance.get_daemon_heartbeats() == {}
+    instance = crawl.instance()
+    deadline = time.monotonic() + 300
+    while not daemon_running(instance):
+        assert ui.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(1)
+    yield ui
+    if ui.poll() is None:  # the stopping test failed before it stopped it
+        os.killpg(ui.pid, signal.SIGKILL)
     instance.dispose()
 
 
-def services_line(command: subprocess.Popen) -> str:
+def finish(command: subprocess.Popen) -> str:
+    output, _ = command.communicate(timeout=COMMAND_BOUND_S)
+    return output
+
+
+def seed_sensor_cursor(instance) -> dict | None:
+    states = [s for s in instance.all_instigator_state() if s.instigator_name == "seed_files_changed"]
+    cursor = states[0].instigator_data.cursor if states and states[0].instigator_data else None
+    if cursor is None:
+        return None
+    return json.loads(cursor) if cursor.startswith("{") else {"files": cursor}
+
+
+def wait_for_seed_tick(instance, fingerprint: str) -> dict:
+    """The seed sensor's cursor once it has seen the seed files as they are now."""
+    deadline = time.monotonic() + 300
+    while (cursor := seed_sensor_cursor(instance)) is None or cursor["files"] != fingerprint:
+        assert time.monotonic() < deadline, f"the seed sensor never looked at the changed seed files: {cursor}"
+        time.sleep(1)
+    return cursor
+
+
+def test_a_catch_up_by_hand_is_not_overtaken_by_a_seed_change(crawl, make_ui):
+    """Three past days, one cycle command each, with `make ui`'s daemon and sensors awake; the
+    seed files change between the commands. The sensor once started today's frontier in such a
+    gap (no command's run was queued then), and every earlier day after it was refused."""
+    instance = crawl.instance()
+    wait_for_seed_tick(instance, seed_fingerprint(crawl.seeds))  # its first tick: the files as they are
+    seeds = [crawl.web.web.seed_urls()[:2], crawl.web.web.seed_urls()[:3], crawl.web.web.seed_urls()[1:3]]
+    for day, day_seeds in zip(CATCH_UP, seeds):
+        if day != CATCH_UP[0]:  # between two commands: a change the sensor sees while none runs
+            crawl.write_seeds(day_seeds)
+            cursor = wait_for_seed_tick(instance, seed_fingerprint(crawl.seeds))
+            assert cursor.get("waiting") is True, cursor
+        command = crawl.cycle(day, crawl.quick_settings)
+        output = finish(command)
+        assert command.returncode == 0 and "(the running daemon)" in output, output
+        assert (crawl.root / "fetch_log" / f"date={day}").exists()
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    assert not (crawl.root / "frontier" / f"date={today}").exists()
+    assert not instance.get_run_records(RunsFilter(job_name="frontier_job", tags={"dagster/partition": today}))
+    # The last change still waits, and says why and what to run.
+    crawl.write_seeds(crawl.web.web.seed_urls()[:3])
+    assert wait_for_seed_tick(instance, seed_fingerprint(crawl.seeds))["waiting"] is True
+    ticks = instance.get_ticks(*next((s.instigator_origin_id, s.selector_id) for s in instance.all_instigator_state()
+                                     if s.instigator_name == "seed_files_changed"), limit=1)
+    assert "earlier days are being crawled by hand (the last cycle command crawled 2026-11-22" in \
+        ticks[0].skip_reason, ticks[0].skip_reason
+    instance.dispose()
+
+
+def test_make_ui_in_the_background_stops_on_sigterm(crawl, make_ui):
+    instance = crawl.instance()
+    make_ui.send_signal(signal.SIGTERM)  # to make alone, as `kill $!` in a script
+    make_ui.wait(timeout=STOP_BOUND_S)
+    wait_until_gone(make_ui.pid)  # dagster dev, its webserver, daemon and code servers
+    # Its daemon's heartbeats and lock went with it: the next command must not take it for alive.
+    assert instance.get_daemon_heartbeats() == {} and not daemon_lock_path(crawl.home).exists()
+    assert not daemon_running(instance)
+    instance.dispose()
+    # The uninterrupted crawl of DAY4 starts from here (test 4 compares with it).
+    shutil.copytree(crawl.root, crawl.folder / "before_day4")
+
+
+def services_line(command: subprocess.Popen) -> tuple[str, list[str]]:
     """The line in which a cycle command says through which services it submits its runs."""
     lines = []
     while not any(line.startswith("submitting runs through") for line in lines):
         line = command.stdout.readline()
         assert line, lines  # the command ended before its services came up
         lines.append(line)
-    return lines[-1]
+    return lines[-1], lines
 
 
-def test_a_command_right_after_starts_its_own_daemon_which_goes_when_the_command_is_killed(crawl):
-    """Run after make ui stopped on the same DAGSTER_HOME (the test above): the command starts
-    its own dagster dev, where it used to take the stopped daemon for alive and wait for ever.
-    A second command started while that dagster dev is up uses its daemon (two daemons on one
-    instance would both dequeue) and starts a webserver only."""
-    cycle = crawl.cycle(DAY1)
-    assert "(dagster dev started for this command)" in services_line(cycle)
-    (supervisor,) = children(cycle.pid)
-    assert any("dagster dev" in p for p in session_processes(supervisor))
-    second = crawl.cycle(DAY1)
+def size_of(path: Path) -> int:
     try:
-        assert "(the running daemon)" in services_line(second)
+        return path.stat().st_size
+    except FileNotFoundError:  # closed (renamed) meanwhile
+        return 0
+
+
+def wait_fetching(crawl, command: subprocess.Popen) -> list[Path]:
+    """Once the command's fetch run of DAY4 is fetching: its open WARC files (named after the
+    run: an earlier run's left open is not this one's)."""
+    folder = warc_dir(crawl.root, DAY4, "s00")
+    earlier = set(folder.glob("*")) if folder.exists() else set()
+    deadline = time.monotonic() + COMMAND_BOUND_S
+    while not any(size_of(p) > 10_000 for p in (opened := sorted(set(folder.glob("*.open")) - earlier))):
+        assert command.poll() is None and time.monotonic() < deadline, command.stdout.read()
+        time.sleep(0.2)
+    return opened
+
+
+def test_a_command_right_after_starts_its_own_daemon_and_ctrl_c_stops_all_it_started(crawl):
+    """Run after make ui stopped: the command starts its own dagster dev; a second command uses
+    its daemon. Ctrl-C mid-fetch used to print that the runs were terminated while the fetch
+    step's retry policy ran the step again a minute later, and the code server and run workers
+    went on fetching (with WARC files open) long after the command had exited."""
+    instance = crawl.instance()
+    cycle = crawl.cycle(DAY4, start_new_session=True)  # its own process group, as a terminal's job
+    line, lines = services_line(cycle)
+    assert "(dagster dev started for this command)" in line, lines
+    (supervisor,) = children(cycle.pid)
+    second = crawl.cycle(DAY4)
+    try:
+        assert "(the running daemon)" in services_line(second)[0]
         (second_supervisor,) = children(second.pid)
         assert not any("dagster dev" in p or "dagster-daemon" in p for p in session_processes(second_supervisor))
     finally:
         second.send_signal(signal.SIGKILL)
         second.wait()
     wait_until_gone(second_supervisor)  # its webserver
-    instance = crawl.instance()
-    assert daemon_running(instance)  # the first command's daemon is untouched
+
+    opened = wait_fetching(crawl, cycle)
+    os.killpg(cycle.pid, signal.SIGINT)  # Ctrl-C at the terminal
+    output = "".join(lines) + cycle.communicate(timeout=STOP_BOUND_S * 2)[0]
+    assert cycle.returncode == 130, output
+    assert "terminated 1 unfinished run(s): their runs are over" in output, output
+    assert output.rstrip().endswith("its unfinished runs were terminated, the services it started stopped"), output
+    # Everything it started is gone before it exited: dagster dev, its code server, run workers.
+    assert session_processes(supervisor) == [] and processes_of_home(crawl.home) == []
+    sizes = {p: p.stat().st_size for p in opened if p.exists()}
+    time.sleep(2)
+    assert {p: p.stat().st_size for p in sizes if p.exists()} == sizes  # nothing writes to them any more
+    (fetch,) = instance.get_run_records(RunsFilter(job_name="fetch_job", tags={"dagster/partition": f"{DAY4}|s00"}))
+    kinds = [e.dagster_event.event_type for e in instance.all_logs(fetch.dagster_run.run_id) if e.dagster_event]
+    assert fetch.dagster_run.status == DagsterRunStatus.CANCELED
+    assert DagsterEventType.STEP_UP_FOR_RETRY not in kinds and kinds.count(DagsterEventType.STEP_START) == 1
+    assert instance.get_daemon_heartbeats() == {} and not daemon_lock_path(crawl.home).exists()
     instance.dispose()
-    cycle.send_signal(signal.SIGKILL)
-    cycle.wait()
-    wait_until_gone(supervisor)  # dagster dev, its webserver, daemon and code servers
+
+
+# DAY4 crawled without interruption by the same stages in one process, from a copy of the root
+# taken before DAY4 began; RECRAWL_SETTINGS (one shard) as the commands' own.
+UNINTERRUPTED = """import sys
+from dagster import DagsterInstance
+from crawl_assets.cli.cycle import run_cycle
+from crawl_assets.defs.resources import CrawlSettingsResource
+with DagsterInstance.ephemeral() as instance:
+    run_cycle(sys.argv[2], instance, CrawlSettingsResource(data_root=sys.argv[1]))
+"""
+
+
+def day_of(root: Path, day: str) -> dict:
+    """What a day left, without the moments it ran: its frontier, every fetched URL with its
+    answer and record kind, the registry, and the records its WARC files hold."""
+    def rows(table: str, columns: list[str]) -> list[tuple]:
+        files = sorted((root / table / f"date={day}").glob("shard=*/*.parquet"))
+        assert files, (table, day)
+        return sorted(tuple(r.values()) for f in files for r in pq.read_table(f, columns=columns).to_pylist())
+
+    captures = sorted((r["url"], r["warc_type"], r["digest"]) for p in sorted(warc_dir(root, day, "s00").glob("*.parquet"))
+                      for r in pq.read_table(p, columns=["url", "warc_type", "digest"]).to_pylist())
+    return {"frontier": rows("frontier", ["url", "depth", "priority", "etag", "last_modified"]),
+            "fetched": rows("fetch_log", ["url", "status", "status_class", "warc_type", "payload_digest"]),
+            "registry": sorted(tuple(r.values()) for r in pq.read_table(
+                url_registry_file(root, day), columns=["url", "first_seen", "depth"]).to_pylist()),
+            "captures": captures}
+
+
+def test_a_crash_that_kills_everything_is_recovered_by_running_the_command_again_at_once(crawl):
+    """SIGKILL of the command and its whole dagster dev mid-fetch, as a machine crash, then the
+    same command at once: it used to take the killed daemon (heartbeats under two minutes old)
+    for alive, wait 63 s on runs nobody dequeued, and fail."""
     instance = crawl.instance()
-    assert instance.get_daemon_heartbeats() == {} and not daemon_running(instance)
+    killed = crawl.cycle(DAY4, start_new_session=True)
+    assert "(dagster dev started for this command)" in services_line(killed)[0]
+    (supervisor,) = children(killed.pid)
+    wait_fetching(crawl, killed)
+    os.killpg(killed.pid, signal.SIGKILL)
+    os.killpg(supervisor, signal.SIGKILL)  # dagster dev, its webserver, daemon, code server, run workers
+    crashed_at = time.monotonic()
+    rerun = crawl.cycle(DAY4)
+    started_s = time.monotonic() - crashed_at
+    killed.wait()
+    output = finish(rerun)
+    recovered_s = time.monotonic() - crashed_at
+    print(f"recovery after a SIGKILL of everything: rerun started {started_s:.2f} s after, day {DAY4} done "
+          f"{recovered_s:.1f} s after")
+    assert started_s < 1.0
+    assert rerun.returncode == 0, output
+    assert "(dagster dev started for this command)" in output, output
+    assert f"{DAY4} was crawled before: the frontier of {DAY4} is kept as it was" in output, output
+    # The killed fetch run was failed by run monitoring as the new daemon started, with why.
+    runs = [r.dagster_run for r in instance.get_run_records(RunsFilter(
+        job_name="fetch_job", tags={"dagster/partition": f"{DAY4}|s00"}))]
+    statuses = [run.status for run in reversed(runs)]  # oldest first: Ctrl-C's, the killed one, the rerun's
+    assert statuses == [DagsterRunStatus.CANCELED, DagsterRunStatus.FAILURE, DagsterRunStatus.SUCCESS], statuses
+    failure = instance.all_logs(runs[1].run_id, of_type=DagsterEventType.RUN_FAILURE)[0].dagster_event.message
+    assert "is gone: it was killed or crashed" in failure, failure
+    # The day equals DAY4 crawled without interruption from the same start.
+    baseline = crawl.folder / "before_day4"
+    uninterrupted = subprocess.run([sys.executable, "-c", UNINTERRUPTED, str(baseline), DAY4], cwd=PROJECT_ROOT,
+                                   env=crawl.env, capture_output=True, text=True, timeout=COMMAND_BOUND_S)
+    assert uninterrupted.returncode == 0, uninterrupted.stdout[-3000:] + uninterrupted.stderr[-3000:]
+    assert day_of(crawl.root, DAY4) == day_of(baseline, DAY4)
+    warcs = sorted(warc_dir(crawl.root, DAY4, "s00").glob("*.warc.gz"))
+    assert warcs and not list(warc_dir(crawl.root, DAY4, "s00").rglob("*.open"))
+    assert_warcio_check_passes(*warcs)
     instance.dispose()

@@ -200,3 +200,55 @@ def test_an_instance_without_one_run_per_shard_is_refused_with_a_sentence(tmp_pa
             open_instance(home)
         assert str(refusal.value) == (f"{home / 'dagster.yaml'} does not limit runs to one per dagster/partition/shard: "
                                       f"copy {PROJECT_ROOT / 'dagster.yaml'} there (make setup does)"), name
+
+
+HOLDER = """import sys, time
+from crawl_assets.deployment.home_locks import HeldLock, daemon_lock_path
+with HeldLock(daemon_lock_path(sys.argv[1]), "dagster dev"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_supervised_daemon_killed_by_sigkill_is_known_dead_at_once(instance):
+    """The supervisor of a dagster dev holds the home's daemon lock: while it lives the daemon
+    serves, heartbeats or not; the moment it is SIGKILLed (a crash), the daemon is dead though
+    its heartbeats are seconds old (they counted as alive for two minutes), and the next command
+    clears them and starts its own without waiting."""
+    import signal
+    import subprocess
+    import sys
+
+    from crawl_assets.cli.launcher import make_way_for_a_daemon
+    from crawl_assets.deployment.home_locks import daemon_lock_path, probe
+
+    home = instance.root_directory
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, home], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert daemon_running(instance)  # no heartbeat written yet: the lock says it serves
+        beat(instance, time.time())
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    finally:
+        holder.kill()
+    state = probe(daemon_lock_path(home))
+    assert not state.held and state.record["what"] == "dagster dev"  # the record of a daemon that died
+    assert not daemon_running(instance)  # at once, with heartbeats a second old
+    make_way_for_a_daemon(instance)
+    assert instance.get_daemon_heartbeats() == {} and probe(daemon_lock_path(home)).record is None
+    beat(instance, time.time())  # a daemon started by hand (no lock): its heartbeats judge it
+    assert daemon_running(instance)
+
+
+def test_a_daemon_that_is_stopping_is_not_served_by_and_is_waited_for(instance):
+    from crawl_assets.deployment.home_locks import STOPPING, HeldLock, daemon_lock_path, wait_released
+
+    path = daemon_lock_path(instance.root_directory)
+    with HeldLock(path, "dagster dev") as lock:
+        beat(instance, time.time())
+        assert daemon_running(instance)
+        lock.mark(STOPPING)  # the supervisor got SIGTERM: its dagster dev is winding down
+        assert not daemon_running(instance)
+        assert not wait_released(path, 0.3)
+    assert wait_released(path, 0.3) and not path.exists()

@@ -2,7 +2,7 @@
 holding real runs of stand-in assets (same keys and partitions, no crawling)."""
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from dagster import (
@@ -21,6 +21,7 @@ from crawl_assets.definitions import defs
 from crawl_assets.defs.assets.fetch import FETCH_LOG, REFETCH_TAG
 from crawl_assets.defs.assets.frontier import KEPT_METADATA
 from crawl_assets.defs.jobs import CLI_DRIVER, DRIVER_TAG, SHARD_TAG
+from crawl_assets.deployment.home_locks import command_lock
 from crawl_assets.defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
 from crawl_assets.defs.schedules import NIGHTLY_HOUR, nightly_cycle
 from sensors.day_chain import BACKFILL_TAG, close_day_after_fetch, fetch_after_frontier
@@ -128,27 +129,60 @@ def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch, ins
     assert changed.cursor != first.cursor
 
 
-def test_a_seed_change_while_a_command_crawls_is_recorded_without_a_run(tmp_path, monkeypatch, instance):
-    """make demo crawls earlier days first: a frontier of today launched meanwhile would refuse them."""
+def test_a_seed_change_waits_while_a_command_is_alive_then_starts_today(tmp_path, monkeypatch, instance):
+    """A command between its runs (or between its days) queues nothing, yet drives the days: the
+    change is recorded, and today's cycle starts once the command has ended."""
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "a.txt").write_text("https://example.org/\n")
     monkeypatch.setenv("RECRAWL_SETTINGS", str(tmp_path / "seeds.toml"))
     (tmp_path / "seeds.toml").write_text(f'[crawl]\nseeds_dir = "{seeds}"\n')
-    first = seed_files_changed(build_sensor_context(definitions=defs))
+    first = seed_files_changed(build_sensor_context(instance=instance, definitions=defs))
+    assert not first.run_requests
     (seeds / "b.txt").write_text("https://example.com/\n")
-    run = instance.create_run_for_job(defs.get_job_def("frontier_job"), tags={DRIVER_TAG: CLI_DRIVER})
-    during = seed_files_changed(build_sensor_context(instance=instance, cursor=first.cursor, definitions=defs))
-    assert not during.run_requests and during.cursor != first.cursor
-    instance.report_run_failed(run)  # the command ended: a later change starts today's frontier again
-    (seeds / "c.txt").write_text("https://example.net/\n")
+    with command_lock(instance.root_directory, "cycle of 2026-11-20"):  # alive, no run of it queued
+        during = seed_files_changed(build_sensor_context(instance=instance, cursor=first.cursor, definitions=defs))
+        assert not during.run_requests
+        assert during.skip_reason.skip_message.startswith(
+            "the seed files changed and wait: a command is driving days (cycle of 2026-11-20 (pid ")
     after = seed_files_changed(build_sensor_context(instance=instance, cursor=during.cursor, definitions=defs))
-    assert len(after.run_requests) == 1
+    (request,) = after.run_requests  # the recorded change, now that the command has ended
+    assert request.partition_key == datetime.now(timezone.utc).date().isoformat()
+    again = seed_files_changed(build_sensor_context(instance=instance, cursor=after.cursor, definitions=defs))
+    assert not getattr(again, "run_requests", None)
+
+
+def nightly_tick(instance, day: str):
+    tick = datetime.fromisoformat(day).replace(hour=NIGHTLY_HOUR, tzinfo=timezone.utc)
+    context = build_schedule_context(instance=instance, scheduled_execution_time=tick,
+                                     repository_def=defs.get_repository_def())
+    return nightly_cycle.evaluate_tick(context)
 
 
 def test_the_nightly_schedule_runs_by_default_and_launches_that_day(instance):
     assert nightly_cycle.default_status.value == "RUNNING"
-    tick = datetime(2026, 11, 20, NIGHTLY_HOUR, tzinfo=timezone.utc)
-    context = build_schedule_context(instance=instance, scheduled_execution_time=tick)
-    (request,) = nightly_cycle.evaluate_tick(context).run_requests
+    (request,) = nightly_tick(instance, "2026-11-20").run_requests
     assert request.partition_key == "2026-11-20"  # today's cycle, not yesterday's
+    with command_lock(instance.root_directory, "cycle of 2026-11-20"):
+        held = nightly_tick(instance, "2026-11-20")
+    assert not held.run_requests and "a command is driving days" in held.skip_message
+
+
+def test_no_trigger_starts_a_day_ahead_of_days_crawled_by_hand(instance):
+    """A catch-up, one command a day: between two commands nothing is alive, and the schedule
+    must not start today (the next command's earlier day would be refused); it may start the
+    catch-up's next day, and once a later day started otherwise, there is no catch-up."""
+    frontier = defs.resolve_job_def("frontier_job")
+    today = datetime.now(timezone.utc).date()
+    crawled = (today - timedelta(days=20)).isoformat()  # a past day, crawled by a command today
+    instance.create_run_for_job(frontier, tags={DRIVER_TAG: CLI_DRIVER, "dagster/partition": crawled})
+    held = nightly_tick(instance, today.isoformat())
+    assert not held.run_requests
+    next_day, before = (today - timedelta(days=19)).isoformat(), (today - timedelta(days=1)).isoformat()
+    assert held.skip_message.startswith(f"earlier days are being crawled by hand (the last cycle command crawled "
+                                        f"{crawled}, on {today.isoformat()}): starting {today.isoformat()} now")
+    assert f"python -m crawl_assets.cli.cycle --date {next_day} --until {before}" in held.skip_message
+    (request,) = nightly_tick(instance, next_day).run_requests  # the catch-up's next day is no day ahead
+    assert request.partition_key == next_day
+    instance.create_run_for_job(frontier, tags={"dagster/partition": (today - timedelta(days=2)).isoformat()})
+    (request,) = nightly_tick(instance, today.isoformat()).run_requests  # a later day started: no catch-up

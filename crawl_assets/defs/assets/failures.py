@@ -1,7 +1,12 @@
 """How a crawl error ends a Dagster run: it fails with the error's own sentence, and an error
 that running again cannot help (a missing, unreadable or corrupt input; a full disk) skips the
 asset's retry policy, so the command that launched it hears at once instead of after minutes.
-A full disk met by any writer (pyarrow, DuckDB, a plain file) counts as one."""
+A full disk met by any writer (pyarrow, DuckDB, a plain file) counts as one.
+
+A run terminated while an asset with a retry policy runs (Ctrl-C of a cycle command, Terminate
+in the UI, its services stopping) must stop: Dagster's op boundary takes the interrupt for a
+failure and runs the step again after the policy's delay, so the "terminated" runs went on
+fetching minutes after the command had exited (terminations_not_retried)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import functools
 import re
 from pathlib import Path
 
-from dagster import Failure
+from dagster import DagsterExecutionInterruptedError, Failure
 
 from ...crawler.crawl_errors import CrawlError, DiskFull, disk_full_reason
 
@@ -35,6 +40,24 @@ def fails_with_crawl_errors(body):
 
 # DuckDB names the file it could not write: IO Error: Could not write file "PATH": ...
 DUCKDB_FILE = re.compile(r'file "([^"]+)"')
+
+
+TERMINATED = "terminated before it finished: run the partition again and a fetch batch resumes from its last checkpoint"
+
+
+def terminations_not_retried(body):
+    """Decorate the body of an asset that has a retry policy (under fails_with_crawl_errors):
+    an interrupt fails its step for good. Only for a run of that one step: the Failure ends the
+    step, not the run, which a plain interrupt (no retry policy) does."""
+
+    @functools.wraps(body)
+    def run(*args, **kwargs):
+        try:
+            return body(*args, **kwargs)
+        except (KeyboardInterrupt, DagsterExecutionInterruptedError) as exc:
+            raise Failure(description=TERMINATED, allow_retries=False) from exc
+
+    return run
 
 
 def disk_full_error(asset: str, args: tuple, kwargs: dict, reason: str, exc: BaseException) -> DiskFull:

@@ -50,7 +50,7 @@ from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metada
 from ..partitions import fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 from ..run_policies import fetch_retry_policy
-from .failures import fails_with_crawl_errors
+from .failures import fails_with_crawl_errors, terminations_not_retried
 
 FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS = "fetch_log", "warc_archive", "links", "dropped_urls"
 CHANGE_EVIDENCE = "change_evidence"
@@ -94,6 +94,7 @@ def _spec(key: str, description: str, *deps: AssetDep) -> AssetSpec:
     retry_policy=fetch_retry_policy(),
 )
 @fails_with_crawl_errors
+@terminations_not_retried  # Ctrl-C or Terminate ends the run: the retry policy is for failures
 def fetch_batch(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource):
     """Fetches every frontier URL of one host shard for one day, one request in flight per host."""
     settings = crawl_settings.load()
