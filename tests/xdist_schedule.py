@@ -32,6 +32,7 @@ DEPLOYMENT_GROUPS = {
 # is a chain of crawl days or Dagster runs.
 LONG_GROUPS = (
     "deployment",  # a two-day backfill beside two nightly cycles, the run queue, the partial day, the UI
+    "tests/cli/test_commands.py",  # make ui and three small days, then Ctrl-C, a crash and its rerun: four dagster devs
     "tests/cluster/test_celery_cluster.py",  # PostgreSQL, Redis, two Celery workers, a day twice
     "tests/storage/test_shared_root.py",  # two days crawled twice, one root on S3
     "analyst",  # a two-day crawl, pywb, cdxj-indexer
@@ -40,7 +41,6 @@ LONG_GROUPS = (
     "tests/test_traps_over_cycles.py",
     "tests/test_recrawl_over_days.py",
     "tests/test_near_duplicates.py",
-    "tests/cli/test_commands.py",  # make ui's dagster dev, then a cycle command's
 )
 
 

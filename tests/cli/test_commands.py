@@ -5,8 +5,7 @@
    cycle command, one command a day, while the seed files change between them: the seed
    sensor records each change and waits, so every day is crawled and none is refused.
 2. `make ui` stopped by SIGTERM: nothing of it left, no live-looking heartbeat.
-3. A command right after starts its own `dagster dev` (a second command uses that daemon), and
-   Ctrl-C stops it mid-fetch: its runs cancelled, not retried, every process of it gone before
+3. A command right after starts its own `dagster dev`, and Ctrl-C stops it mid-fetch: its runs cancelled, not retried, every process of it gone before
    it exits, and no WARC file growing after.
 4. The same day again, killed with its `dagster dev` by SIGKILL mid-fetch (a machine crash),
    and run again at once: it starts its own daemon without waiting, the killed runs are failed,
@@ -18,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,120 +24,29 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
 
-from crawl_assets.cli.launcher import daemon_running, open_instance
+from command_support import (
+    COMMAND_BOUND_S, STOP_BOUND_S, Crawl, children, finish, free_port, processes_of_home, services_line,
+    session_processes, wait_fetching, wait_until_gone, warc_files,
+)
+from crawl_assets.cli.launcher import daemon_running
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.deployment.home_locks import daemon_lock_path
 from crawl_assets.storage.layout import url_registry_file, warc_dir
-
-from dagster_deployment import PRELOADED_RUNS_ENV
 from sensors.seed_changes import seed_fingerprint
-from support import DEMO_SETTINGS, DemoWebProcess, assert_warcio_check_passes
+from support import DemoWebProcess, assert_warcio_check_passes
 
 CATCH_UP = ["2026-11-20", "2026-11-21", "2026-11-22"]  # past days, one command each
 DAY4 = "2026-11-23"  # stopped by Ctrl-C, killed with everything, run again
-STOP_BOUND_S = 90  # dagster dev stops in seconds; this bounds a loaded machine
-COMMAND_BOUND_S = 600  # one small day through the run queue, dagster dev's start included
 DELAY_S = 1.0  # twelve pages a host, a second apart: a day's fetch lasts long enough to stop it midway
 pytestmark = pytest.mark.timeout(3600)
-
-
-def session_processes(sid: int) -> list[str]:
-    """The command lines of the live processes in session `sid` (zombies are gone already)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            found.append(f"{pid} {command[:120]}")
-    return found
-
-
-def processes_of_home(home: Path) -> list[str]:
-    """Live processes started with DAGSTER_HOME=home in their environment (wherever they moved)."""
-    needle = f"DAGSTER_HOME={home}\0".encode()
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if needle in Path(f"/proc/{pid}/environ").read_bytes() + b"\0":
-                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-                if state != "Z":
-                    found.append(f"{pid} {command[:120]}")
-        except OSError:
-            continue
-    return found
-
-
-def children(pid: int) -> list[int]:
-    return [int(p) for p in filter(str.isdigit, os.listdir("/proc"))
-            if Path(f"/proc/{p}/stat").exists() and _parent(int(p)) == pid]
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return None
-
-
-def wait_until_gone(sid: int, bound_s: float = STOP_BOUND_S) -> None:
-    deadline = time.monotonic() + bound_s
-    while (left := session_processes(sid)) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not left, left
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Crawl:
-    """One shard of a small demo web, its data root, seeds and DAGSTER_HOME."""
-
-    def __init__(self, folder: Path, web: DemoWebProcess):
-        self.folder, self.web = folder, web
-        self.home = folder / "dagster_home"
-        self.home.mkdir()
-        shutil.copy(PROJECT_ROOT / "dagster.yaml", self.home / "dagster.yaml")
-        self.seeds = folder / "seeds"
-        self.seeds.mkdir()
-        self.write_seeds(web.web.seed_urls()[:2])
-        self.root = folder / "data"
-        self.settings = f"{DEMO_SETTINGS}:{self.overlay('commands.toml', DELAY_S)}"
-        self.quick_settings = f"{DEMO_SETTINGS}:{self.overlay('quick.toml', 0.05)}"  # same crawl, shorter delay
-        self.env = os.environ | PRELOADED_RUNS_ENV | {"DAGSTER_HOME": str(self.home), "RECRAWL_SETTINGS": self.settings,
-                                                       "RECRAWL_SENSOR_INTERVAL_S": "5"}  # seed files every 10 s
-
-    def overlay(self, name: str, delay_s: float) -> Path:
-        path = self.folder / name
-        path.write_text(f'[crawl]\ndata_root = "{self.root}"\nseeds_dir = "{self.seeds}"\nshard_count = 1\n'
-                        f'default_delay_s = {delay_s}\nstart_date = "2026-11-01"\ncheckpoint_interval_s = 1\n'
-                        'fetch_retry_delay_s = 5\nmax_pages_per_host = 12\nrender_hosts = []\n')
-        return path
-
-    def write_seeds(self, urls: list[str]) -> None:
-        (self.seeds / "demo.txt").write_text("\n".join(urls) + "\n")
-
-    def cycle(self, day: str, settings: str | None = None, **popen) -> subprocess.Popen:
-        env = self.env | {"RECRAWL_SETTINGS": settings or self.settings}
-        return subprocess.Popen([sys.executable, "-m", "crawl_assets.cli.cycle", "--date", day], cwd=PROJECT_ROOT,
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen)
-
-    def instance(self) -> DagsterInstance:
-        return open_instance(self.home)
 
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
     with DemoWebProcess(seed=2, hosts=3, pages_per_host=12) as web:
-        yield Crawl(tmp_path_factory.mktemp("commands"), web)
+        yield Crawl(tmp_path_factory.mktemp("commands"), web, DELAY_S)
 
 
 def ignore_sigint() -> None:
@@ -155,19 +62,16 @@ def make_ui(crawl):
                                f"SETTINGS={crawl.settings}"], cwd=PROJECT_ROOT, env=crawl.env, stdout=out,
                               stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=ignore_sigint)
     instance = crawl.instance()
-    deadline = time.monotonic() + 300
-    while not daemon_running(instance):
+    deadline = time.monotonic() + COMMAND_BOUND_S
+    # Its lock says at once that a daemon serves the home; its heartbeats, that the daemon is up.
+    while not (daemon_running(instance) and set(instance.get_daemon_heartbeats()) >= set(
+            instance.get_required_daemon_types())):
         assert ui.poll() is None and time.monotonic() < deadline, log.read_text()
         time.sleep(1)
     yield ui
     if ui.poll() is None:  # the stopping test failed before it stopped it
         os.killpg(ui.pid, signal.SIGKILL)
     instance.dispose()
-
-
-def finish(command: subprocess.Popen) -> str:
-    output, _ = command.communicate(timeout=COMMAND_BOUND_S)
-    return output
 
 
 def seed_sensor_cursor(instance) -> dict | None:
@@ -180,7 +84,7 @@ def seed_sensor_cursor(instance) -> dict | None:
 
 def wait_for_seed_tick(instance, fingerprint: str) -> dict:
     """The seed sensor's cursor once it has seen the seed files as they are now."""
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + COMMAND_BOUND_S
     while (cursor := seed_sensor_cursor(instance)) is None or cursor["files"] != fingerprint:
         assert time.monotonic() < deadline, f"the seed sensor never looked at the changed seed files: {cursor}"
         time.sleep(1)
@@ -229,56 +133,18 @@ def test_make_ui_in_the_background_stops_on_sigterm(crawl, make_ui):
     shutil.copytree(crawl.root, crawl.folder / "before_day4")
 
 
-def services_line(command: subprocess.Popen) -> tuple[str, list[str]]:
-    """The line in which a cycle command says through which services it submits its runs."""
-    lines = []
-    while not any(line.startswith("submitting runs through") for line in lines):
-        line = command.stdout.readline()
-        assert line, lines  # the command ended before its services came up
-        lines.append(line)
-    return lines[-1], lines
-
-
-def size_of(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:  # closed (renamed) meanwhile
-        return 0
-
-
-def wait_fetching(crawl, command: subprocess.Popen) -> list[Path]:
-    """Once the command's fetch run of DAY4 is fetching: its open WARC files (named after the
-    run: an earlier run's left open is not this one's)."""
-    folder = warc_dir(crawl.root, DAY4, "s00")
-    earlier = set(folder.glob("*")) if folder.exists() else set()
-    deadline = time.monotonic() + COMMAND_BOUND_S
-    while not any(size_of(p) > 10_000 for p in (opened := sorted(set(folder.glob("*.open")) - earlier))):
-        assert command.poll() is None and time.monotonic() < deadline, command.stdout.read()
-        time.sleep(0.2)
-    return opened
-
-
 def test_a_command_right_after_starts_its_own_daemon_and_ctrl_c_stops_all_it_started(crawl):
-    """Run after make ui stopped: the command starts its own dagster dev; a second command uses
-    its daemon. Ctrl-C mid-fetch used to print that the runs were terminated while the fetch
+    """Run after make ui stopped: the command starts its own dagster dev (the catch-up's commands
+    used make ui's daemon, starting a webserver only). Ctrl-C mid-fetch used to print that the runs were terminated while the fetch
     step's retry policy ran the step again a minute later, and the code server and run workers
     went on fetching (with WARC files open) long after the command had exited."""
     instance = crawl.instance()
+    before = warc_files(crawl, DAY4)
     cycle = crawl.cycle(DAY4, start_new_session=True)  # its own process group, as a terminal's job
     line, lines = services_line(cycle)
     assert "(dagster dev started for this command)" in line, lines
     (supervisor,) = children(cycle.pid)
-    second = crawl.cycle(DAY4)
-    try:
-        assert "(the running daemon)" in services_line(second)[0]
-        (second_supervisor,) = children(second.pid)
-        assert not any("dagster dev" in p or "dagster-daemon" in p for p in session_processes(second_supervisor))
-    finally:
-        second.send_signal(signal.SIGKILL)
-        second.wait()
-    wait_until_gone(second_supervisor)  # its webserver
-
-    opened = wait_fetching(crawl, cycle)
+    opened = wait_fetching(crawl, DAY4, cycle, before)
     os.killpg(cycle.pid, signal.SIGINT)  # Ctrl-C at the terminal
     output = "".join(lines) + cycle.communicate(timeout=STOP_BOUND_S * 2)[0]
     assert cycle.returncode == 130, output
@@ -330,10 +196,11 @@ def test_a_crash_that_kills_everything_is_recovered_by_running_the_command_again
     same command at once: it used to take the killed daemon (heartbeats under two minutes old)
     for alive, wait 63 s on runs nobody dequeued, and fail."""
     instance = crawl.instance()
+    before = warc_files(crawl, DAY4)
     killed = crawl.cycle(DAY4, start_new_session=True)
     assert "(dagster dev started for this command)" in services_line(killed)[0]
     (supervisor,) = children(killed.pid)
-    wait_fetching(crawl, killed)
+    wait_fetching(crawl, DAY4, killed, before)
     os.killpg(killed.pid, signal.SIGKILL)
     os.killpg(supervisor, signal.SIGKILL)  # dagster dev, its webserver, daemon, code server, run workers
     crashed_at = time.monotonic()
