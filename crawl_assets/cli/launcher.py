@@ -109,7 +109,8 @@ def daemon_running(instance: DagsterInstance, now: float | None = None) -> bool:
 
 class DaemonWatch:
     """Notices queued runs that no daemon will dequeue: `check` raises LaunchError once runs
-    have stayed queued for `wait_s` with no live daemon at any look (one every few seconds)."""
+    have stayed queued for `wait_s` with no live daemon at any look (one every few seconds), and
+    at once when the supervised daemon serving the home died (its lock let go, its record left)."""
 
     def __init__(self, instance: DagsterInstance, wait_s: float = NO_DAEMON_WAIT_S):
         self.instance = instance
@@ -130,8 +131,12 @@ class DaemonWatch:
             self.unserved_since = None
             return
         self.unserved_since = now if self.unserved_since is None else self.unserved_since
+        home = self.instance.root_directory
+        if (dead := died_daemon(home)) is not None:
+            raise LaunchError(f"{', '.join(queued)} will not be dequeued: the daemon serving DAGSTER_HOME={home} "
+                              f"(pid {dead.get('pid')}, {dead.get('what')}) died; run this command again, which "
+                              "starts its own")
         if now - self.unserved_since >= self.wait_s:
-            home = self.instance.root_directory
             raise LaunchError(f"{', '.join(queued)} stayed queued {now - self.unserved_since:.0f} s with no "
                               f"Dagster daemon alive for DAGSTER_HOME={home}: start one (`make ui`, or "
                               f"`DAGSTER_HOME={home} dagster-daemon run`) or run this command again, "
@@ -210,6 +215,13 @@ class DagsterService:
             self._process.wait(timeout=STOP_GRACE_S)
             if self.with_daemon:
                 supervisor.wipe_own_heartbeats(str(self.home), self._started)
+
+
+def died_daemon(home) -> dict | None:
+    """What the supervised daemon that served `home` recorded, if it died without stopping (its
+    lock free, its record left: killed); None otherwise."""
+    lock = probe(daemon_lock_path(home))
+    return lock.record if lock.record is not None and not lock.held else None
 
 
 def make_way_for_a_daemon(instance: DagsterInstance) -> None:
