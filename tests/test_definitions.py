@@ -90,13 +90,15 @@ def parents_of(asset: str, partition: str) -> set[tuple[str, str]]:
 
 
 def test_days_are_declared_in_order():
-    # fetch_log[D|s] reads every shard's fetch log of the day before (payloads archived before).
-    assert {("fetch_log", f"2026-11-28|{s}") for s in SHARD_KEYS} <= parents_of("fetch_log", "2026-11-29|s03")
+    # warc_archive[D|s] reads every shard's capture indexes of the day before (payloads archived
+    # before, the render tier's subresources among them); the fetch log no longer waits on its own.
+    assert {("warc_archive", f"2026-11-28|{s}") for s in SHARD_KEYS} <= parents_of("warc_archive", "2026-11-29|s03")
+    assert not {p for p in parents_of("fetch_log", "2026-11-29|s03") if p[0] == "fetch_log"}
     assert ("frontier_snapshot", "2026-11-29") in parents_of("fetch_log", "2026-11-29|s03")
     # frontier_snapshot[D] follows frontier_snapshot[D-1]; the crawl's first day has no day before.
     assert ("frontier_snapshot", "2026-11-28") in parents_of("frontier_snapshot", "2026-11-29")
     assert {p for p in parents_of("frontier_snapshot", "2026-11-01") if p[0] == "frontier_snapshot"} == set()
-    assert not {p for p in parents_of("fetch_log", "2026-11-01|s00") if p[0] == "fetch_log"}
+    assert not {p for p in parents_of("warc_archive", "2026-11-01|s00") if p[0] == "warc_archive"}
     # The catalog of a day waits for that day's outputs only, so it never looks stale.
     catalog = parents_of("crawl_catalog", "2026-11-29")
     assert {("fetch_log", f"2026-11-29|{s}") for s in SHARD_KEYS} <= catalog

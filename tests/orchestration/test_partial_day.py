@@ -13,10 +13,9 @@ import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterRun, DagsterRunStatus, RunsFilter
 
 from crawl_assets.cli.cycle import daily_spec, fetch_spec
-from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA
 from crawl_assets.defs.jobs import SHARD_TAG, day_close_job, fetch_job, frontier_job
 from crawl_assets.defs.run_policies import FETCH_RETRIES
-from crawl_assets.storage.layout import fetch_log_file, url_registry_file
+from crawl_assets.storage.layout import day_report_dir, fetch_log_file, url_registry_file
 
 DAY = "2026-11-23"
 GOOD, BROKEN = "s00", "s01"
@@ -88,8 +87,12 @@ def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
     landed = pq.read_table(fetch_log_file(root, DAY, GOOD))
     statuses = landed.column("status_class").to_pylist()
     assert table_rows(report["status_classes"]) == {c: statuses.count(c) for c in set(statuses)}
-    assert report["dagster/row_count"].value == landed.num_rows
-    assert [c.name for c in report["dagster/column_schema"].schema.columns] == FETCH_LOG_SCHEMA.names
+    # its own table: the day in one row, its columns the asset's column schema
+    own = pq.read_table(day_report_dir(root, DAY) / "day_report.parquet")
+    assert report["dagster/row_count"].value == own.num_rows == 1
+    assert [c.name for c in report["dagster/column_schema"].schema.columns] == own.column_names
+    assert own.to_pylist()[0]["pages_fetched"] == report["pages_fetched"].value == sum(
+        status is not None for status in landed.column("status").to_pylist())
     timed = [row["host"] for row in landed.to_pylist() if row["fetched_at"] is not None]
     spacing = report["hosts_widest_spacing"].records  # hosts asked twice or more have a spacing
     assert {r.data["host"] for r in spacing} == {host for host in timed if timed.count(host) > 1}
@@ -108,5 +111,5 @@ def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
     assert second.status == DagsterRunStatus.SUCCESS and "crawl/failed_shards" not in second.tags
     report = latest_report(instance, DAY)
     assert report["partial"].value is False and report["missing_shards"].value == "none"
-    assert report["dagster/row_count"].value == landed.num_rows + pq.read_table(
-        fetch_log_file(root, DAY, BROKEN)).num_rows
+    both = landed.column("status").to_pylist() + pq.read_table(fetch_log_file(root, DAY, BROKEN)).column("status").to_pylist()
+    assert report["pages_fetched"].value == sum(status is not None for status in both)
