@@ -4,6 +4,7 @@ import dataclasses
 import email.utils
 import gzip
 import random
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -141,6 +142,12 @@ def test_a_retry_after_date_counts_from_now_and_a_past_one_is_no_wait():
     naive = datetime.fromtimestamp(now + 90, timezone.utc).strftime("%a, %d %b %Y %H:%M:%S")
     assert retry_after_seconds(naive, now=now) == 90.0
     assert retry_after_seconds(" 30 ", now=now) == 30.0 and retry_after_seconds("soon", now=now) is None
+    in_a_minute = retry_after_seconds(email.utils.formatdate(time.time() + 60, usegmt=True))  # from the clock
+    assert 58 <= in_a_minute <= 61
+
+
+def test_a_redirect_without_a_location_leads_back_to_the_page_itself():
+    assert judge(answer(302)) == DeadEndRedirect(StatusClass.REDIRECT_LOOP, f"redirects back to {URL}", URL)
 
 
 def test_the_backoff_is_the_base_doubled_each_attempt_times_a_draw_from_half_to_one_and_a_half():
