@@ -134,13 +134,19 @@ def test_each_status_class_holds_its_hundred_from_edge_to_edge(status, expected)
     assert status_class_of(status) == expected
 
 
-def test_a_retry_after_date_counts_from_now_and_a_past_one_is_no_wait():
+def test_a_retry_after_date_counts_from_now_and_a_past_one_is_no_wait(monkeypatch):
     now = 1_800_000_000.0
     assert retry_after_seconds(email.utils.formatdate(now + 90, usegmt=True), now=now) == 90.0
     assert retry_after_seconds(email.utils.formatdate(now - 90, usegmt=True), now=now) == 0.0
-    # A date without a zone is read as UTC (RFC 9110 dates are GMT): the same 90 s.
+    # A date without a zone is read as UTC (RFC 9110 dates are GMT), wherever the crawler runs.
     naive = datetime.fromtimestamp(now + 90, timezone.utc).strftime("%a, %d %b %Y %H:%M:%S")
-    assert retry_after_seconds(naive, now=now) == 90.0
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert retry_after_seconds(naive, now=now) == 90.0
+    finally:
+        monkeypatch.undo()
+        time.tzset()
     assert retry_after_seconds(" 30 ", now=now) == 30.0 and retry_after_seconds("soon", now=now) is None
     in_a_minute = retry_after_seconds(email.utils.formatdate(time.time() + 60, usegmt=True))  # from the clock
     assert 58 <= in_a_minute <= 61
