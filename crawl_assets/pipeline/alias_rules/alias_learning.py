@@ -144,7 +144,7 @@ def previous_aliases(root: Path, date: str) -> pa.Table | None:
 
 def load_alias_rules(path: Path | None) -> AliasRules:
     """The active rules of a url_aliases file (none without one)."""
-    if path is None or not Path(path).exists():
+    if path is None or not path.exists():  # a local Path or an S3Path: both know exists()
         return AliasRules()
     return AliasRules.from_table(read_table(path))
 
