@@ -23,7 +23,7 @@ ROUNDS = int(os.environ.get("RECRAWL_CRASH_ROUNDS", "6"))  # random kill points
 
 
 def test_killed_at_each_kind_of_point_and_at_random_the_rerun_loses_nothing(tmp_path):
-    with DemoWebProcess(hosts=4, pages_per_host=30) as server:
+    with DemoWebProcess(hosts=4, pages_per_host=50) as server:
         config, shard, root = prepared(tmp_path / "killed", server)
         baseline_config, _, baseline_root = prepared(tmp_path / "baseline", server)
         frontier_urls = set(pq.read_table(frontier_file(root, DAY, shard))["url"].to_pylist())
@@ -31,7 +31,9 @@ def test_killed_at_each_kind_of_point_and_at_random_the_rerun_loses_nothing(tmp_
 
         started = time.time()
         kills = 0
-        for point in ("warc:5", "checkpoint:2", "parquet:3", "warc:40", "checkpoint:6"):
+        # The points needing most work first: a faster machine writes fewer checkpoints in what
+        # is left of the batch (the sixth checkpoint after four kills was past its end on CI).
+        for point in ("warc:5", "checkpoint:6", "checkpoint:2", "parquet:3", "warc:40"):
             died = run(config, shard, "--die-at", point)
             assert died.returncode == -signal.SIGKILL, (point, died.stderr[-2000:])
             kills += 1
