@@ -3,6 +3,10 @@ shard; once every shard of a day has finished (landed, or failed after its retri
 closes on what landed (day_close_job). Runs tagged by a driver (`make crawl`) and runs of a
 backfill are left alone: the driver, or the backfill, launches their next stage itself.
 
+A run launched over another data root than the settings' (run config of crawl_settings, as a
+backfill or a test passes it) passes that config on to the runs it starts, so the day's fetch and
+close read and write where its frontier was built, not in the settings' root.
+
 Both sensors read the instance's event log from a cursor (the last storage id seen), so each
 materialisation is acted on once; run keys make a repeated request harmless.
 """
@@ -37,17 +41,23 @@ BACKFILL_TAG = "dagster/backfill"  # on every run a backfill launches (UI, `dags
 
 
 def _new_materialisations(instance: DagsterInstance, asset: str, cursor: int | None):
-    """([(record, its run's tags)] of runs nobody else follows up, the last storage id read)."""
+    """([(record, its run or None)] of runs nobody else follows up, the last storage id read)."""
     result = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=AssetKey(asset), after_storage_id=cursor), limit=BATCH, ascending=True)
     undriven = []
     for record in result.records:
         run = instance.get_run_by_id(record.run_id) if record.run_id else None
-        tags = run.tags if run is not None else {}
-        if not {DRIVER_TAG, BACKFILL_TAG} & set(tags):
-            undriven.append((record, tags))
+        if run is None or not {DRIVER_TAG, BACKFILL_TAG} & set(run.tags):
+            undriven.append((record, run))
     last = result.records[-1].storage_id if result.records else cursor
     return undriven, last
+
+
+def settings_config(run_config: dict) -> dict:
+    """The crawl_settings part of a run's config (its data root, seeds), to run the day's next
+    stage with; {} for a run on the settings' own."""
+    settings = (run_config or {}).get("resources", {}).get("crawl_settings")
+    return {"resources": {"crawl_settings": settings}} if settings else {}
 
 
 def _kept(record) -> bool:
@@ -64,14 +74,15 @@ def fetch_after_frontier(context: SensorEvaluationContext):
     cursor = int(context.cursor) if context.cursor else None
     records, last = _new_materialisations(context.instance, "frontier_snapshot", cursor)
     requests = []
-    for record, run_tags in records:
+    for record, run in records:
         if _kept(record):
             continue
-        refetch = {REFETCH_TAG: "true"} if run_tags.get(REFETCH_TAG) == "true" else {}
+        refetch = {REFETCH_TAG: "true"} if run is not None and run.tags.get(REFETCH_TAG) == "true" else {}
+        config = settings_config(run.run_config) if run is not None else {}
         for shard in SHARD_KEYS:
             key = str(fetch_partition_key(record.partition_key, shard))
             requests.append(RunRequest(run_key=f"fetch-{key}-after-{record.storage_id}", partition_key=key,
-                                       tags=partition_tags(fetch_partitions, key) | refetch))
+                                       tags=partition_tags(fetch_partitions, key) | refetch, run_config=config))
     return SensorResult(run_requests=requests, cursor=str(last) if last is not None else None)
 
 
@@ -91,12 +102,15 @@ def close_day_after_fetch(context: SensorEvaluationContext):
             still_open.append(date)
             continue
         failed = failed_fetch_runs(context.instance, date, SHARD_KEYS)
-        if not landed_shards(context.instance, date, SHARD_KEYS):
+        landed = landed_shards(context.instance, date, SHARD_KEYS)
+        if not landed:
             still_open.append(date)
             nothing_landed.append(no_shard_landed(date, failed))
             continue
+        landed_run = next(run for shard, run in zip(SHARD_KEYS, runs) if shard == landed[0])
         requests.append(RunRequest(run_key=f"close-{date}-{state['after']}", partition_key=date,
-                                   tags={"crawl/failed_shards": ",".join(sorted(failed))} if failed else {}))
+                                   tags={"crawl/failed_shards": ",".join(sorted(failed))} if failed else {},
+                                   run_config=settings_config(landed_run.run_config)))  # where it was fetched
     state["open"] = still_open
     for sentence in nothing_landed:
         context.log.info(sentence)

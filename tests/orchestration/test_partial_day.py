@@ -3,7 +3,11 @@ driver starts every shard's fetch run (sensor), the broken shard's run retries t
 fetch retry policy) and fails, and the day-close sensor then closes the day on what landed;
 the day report says the day is partial and names the shard and its run. Once the shard is repaired and
 run again, the sensor closes the day again, complete. Every figure is read back from the
-instance's materialisation events, as the UI shows them."""
+instance's materialisation events, as the UI shows them.
+
+The day is crawled into a data root of the test's own (run config, which the sensors pass on to
+the runs they start): on the deployment's root, the UI test's later day (tests/ui) made this
+one an earlier day, refused, whenever it ran first."""
 
 import time
 from pathlib import Path
@@ -51,8 +55,8 @@ def table_rows(value) -> dict:
 
 
 @pytest.mark.timeout(SENSOR_TIMEOUT_S * 4 + 900)  # dagster dev may start for this test first
-def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
-    instance, root = deployment.instance, deployment.settings.data_root
+def test_a_failing_shard_retries_then_the_day_closes_partial(deployment, tmp_path):
+    instance, root = deployment.instance, tmp_path / "data"
     # The broken shard's fetch-log folder is a plain file: every attempt fetches the shard and
     # then fails writing its fetch log (as on a full or broken disk).
     blocker = fetch_log_file(root, DAY, BROKEN).parent
@@ -61,7 +65,7 @@ def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
 
     # The day's frontier launched without a driver, as from the UI or the nightly schedule:
     # the sensors fetch every shard, then close the day.
-    (frontier,) = deployment.queue().run_all([daily_spec(frontier_job.name, DAY)], 1)
+    (frontier,) = deployment.queue(root).run_all([daily_spec(frontier_job.name, DAY)], 1)
     assert frontier.succeeded
     runs = {shard: wait_for_runs(instance, fetch_job.name, f"{DAY}|{shard}", 1)[0] for shard in (GOOD, BROKEN)}
     assert {shard: run.tags["dagster/sensor_name"] for shard, run in runs.items()} == {
@@ -105,7 +109,7 @@ def test_a_failing_shard_retries_then_the_day_closes_partial(deployment):
 
     # Repaired and run again: the sensor closes the day a second time, now complete.
     blocker.unlink()
-    (rerun,) = deployment.queue().run_all([fetch_spec(DAY, BROKEN)], 1)  # as from the UI
+    (rerun,) = deployment.queue(root).run_all([fetch_spec(DAY, BROKEN)], 1)  # as from the UI
     assert rerun.succeeded
     second = wait_for_runs(instance, day_close_job.name, DAY, 2)[-1]
     assert second.status == DagsterRunStatus.SUCCESS and "crawl/failed_shards" not in second.tags

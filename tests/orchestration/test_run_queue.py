@@ -1,5 +1,5 @@
 """Runs through a real instance: `dagster dev` dequeues them under dagster.yaml's limits, into a
-data root of the module's own (the deployment's is the partial-day and UI tests' crawl)."""
+data root of the module's own (the deployment's is the UI test's crawl)."""
 
 from dataclasses import dataclass
 

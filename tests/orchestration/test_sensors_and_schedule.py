@@ -20,6 +20,7 @@ from dagster import (
 from crawl_assets.definitions import defs
 from crawl_assets.defs.assets.fetch import FETCH_LOG, REFETCH_TAG
 from crawl_assets.defs.assets.frontier import KEPT_METADATA
+from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.defs.jobs import CLI_DRIVER, DRIVER_TAG, SHARD_TAG
 from crawl_assets.deployment.home_locks import command_lock
 from crawl_assets.defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions
@@ -108,6 +109,35 @@ def test_a_day_where_no_shard_landed_stays_open_and_the_tick_names_the_runs_and_
     assert land(instance, stand_in_fetch, str(fetch_partition_key(DAY, "s00")))  # retried: the day closes
     again = close_day_after_fetch(build_sensor_context(instance=instance, cursor=result.cursor, definitions=defs))
     assert [r.partition_key for r in again.run_requests] == [DAY]
+
+
+@asset(name="frontier_snapshot", partitions_def=daily_partitions)
+def stand_in_frontier_over_a_root(crawl_settings: CrawlSettingsResource) -> None:
+    pass
+
+
+@asset(name=FETCH_LOG, partitions_def=fetch_partitions)
+def stand_in_fetch_over_a_root(crawl_settings: CrawlSettingsResource) -> None:
+    pass
+
+
+def test_a_day_launched_over_another_data_root_is_fetched_and_closed_there(tmp_path, instance):
+    """A frontier launched with its own data root (run config, as a backfill or a test passes
+    it): its fetch runs and its close carry that root on. Without it they wrote in the settings'
+    root, where that day's frontier was never built, and one crawl's days ran into another's."""
+    config = {"resources": {"crawl_settings": {"config": {"data_root": str(tmp_path / "data")}}}}
+    assert materialize([stand_in_frontier_over_a_root], partition_key=DAY, instance=instance, run_config=config,
+                       resources={"crawl_settings": CrawlSettingsResource.configure_at_launch()}).success
+    land(instance, stand_in_frontier, "2026-11-21")  # one on the settings' root: no config added
+    requests = fetch_after_frontier(build_sensor_context(instance=instance, definitions=defs)).run_requests
+    assert [(r.partition_key, r.run_config) for r in requests] == (
+        [(f"{DAY}|{s}", config) for s in SHARD_KEYS] + [(f"2026-11-21|{s}", {}) for s in SHARD_KEYS])
+    for request in requests[:len(SHARD_KEYS)]:  # the fetch runs, as the daemon launches them
+        assert materialize([stand_in_fetch_over_a_root], partition_key=request.partition_key, instance=instance,
+                           run_config=request.run_config,
+                           resources={"crawl_settings": CrawlSettingsResource.configure_at_launch()}).success
+    (close,) = close_day_after_fetch(build_sensor_context(instance=instance, definitions=defs)).run_requests
+    assert (close.partition_key, close.run_config) == (DAY, config)
 
 
 def test_changed_seed_files_start_today_frontier_once(tmp_path, monkeypatch, instance):
