@@ -63,18 +63,20 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
     return rows[key <= np.partition(key, n - 1)[n - 1]]
 
 
-def plan(order, is_discovery, host, cap, settings, listing=None, explore=None) -> DayPlan:
+def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, never_fetched=None) -> DayPlan:
     """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
     head of `order`) within their reserve, then the `explore` rows (in their own order, all of
     them) within the exploration share, then never-fetched URLs up to the discovery floor, then
     every other row of `order` (never fetched, refresh and gone together, by value), then
-    listings past their reserve; never more than a host's cap (DayPlan says what it returns)."""
+    listings past their reserve; never more than a host's cap (DayPlan says what it returns).
+    never_fetched: the crawl's never-fetched URLs, for the discovery floor (default: the
+    is_discovery rows; a crawl planned over its parts' offers has more than those)."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
     listed = listing[order] if listing is not None else np.zeros(len(order), dtype=bool)
     discovery = is_discovery[order] & ~listed
-    floor = discovery_floor(int(is_discovery.sum()), settings)
+    floor = discovery_floor(int(is_discovery.sum()) if never_fetched is None else never_fetched, settings)
     reserve = round(settings.listing_reserve_share * budget)
     exploring = round(settings.exploration_share * budget)
     explore = order[:0] if explore is None else explore

@@ -47,7 +47,7 @@ from .priority_queries import KIND_CODES, SECONDS_A_DAY, STATS_COLUMNS, Kind, ho
 from .refresh_allocation import OBJECTIVES
 from .slices import over_slices
 from .url_order import UrlOrder, host_numbers, in_url_order
-from .url_schedule import schedule
+from .url_schedule import PartSchedule, schedule_parts
 
 DEFAULT_RATE = 1 / 30  # changes a day assumed for a host the crawl has no history of
 
@@ -92,50 +92,120 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     marks the sitemaps and feeds of hosts whose dates are trusted (change_evidence.weigh_listings),
     read first within settings.listing_reserve_share of the budget.
     urls_out: a Parquet file to stream the URL table to (written under a temporary name and
-    renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order."""
+    renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order.
+    The whole crawl as one part (priorities_of_parts)."""
+    crawl = priorities_of_parts([PartInputs(change_stats, inlinks, hosts, known_urls)], plan_date, settings,
+                                [urls_out])
+    (part,) = crawl.parts
+    return Priorities(urls=part.urls, counts=crawl.counts, hosts=part.hosts)
+
+
+@dataclass(frozen=True)
+class PartInputs:
+    """recrawl_priorities' inputs for one part of the crawl (a shard's hosts, or all of them):
+    known_urls and hosts hold the part's hosts only; only_hosts (the part's host names) keeps
+    change_stats to them (None: the whole crawl)."""
+
+    change_stats: object
+    inlinks: pa.Table | None
+    hosts: pa.Table | None
+    known_urls: pa.Table
+    only_hosts: pa.Array | None = None
+
+
+@dataclass(frozen=True)
+class CrawlPriorities:
+    parts: list[Priorities]  # each part's URLs (or None: written) and hosts; counts: the crawl's
+    counts: PriorityCounts
+
+
+def priorities_of_parts(parts: list[PartInputs], plan_date: str | Date, settings, urls_out=None) -> CrawlPriorities:
+    """recrawl_priorities over a crawl held in parts (hosts whole within a part, as shards hold
+    them): each part's pages prepared from its own inputs; the crawl's few shared figures (the
+    typical change rate, the price, the plan) from the parts' summaries; each part's table of
+    its URLs in URL order, the same rows the whole crawl in one part gives. urls_out: a Parquet
+    file per part, or None (tables returned)."""
     if settings.recrawl_objective not in OBJECTIVES:
         raise ValueError(f"setting recrawl_objective must be one of {OBJECTIVES}, "
                          f"not {settings.recrawl_objective!r}")
-    if isinstance(change_stats, pa.Table):
-        _require(change_stats, "change_stats", STATS_COLUMNS)
-    _require(known_urls, "known_urls", {"url", "host"})
-    if inlinks is not None:
-        _require(inlinks, "inlinks", {"url", "inlinks"})
-    if hosts is not None:
-        _require(hosts, "hosts", {"host", "delay_s", "flagged"})
     day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
     now = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
-    known = in_url_order(known_urls)
-    facts = _host_facts(hosts)
-    pages, extras, host_rates, inlink_counts = page_numbers(change_stats, known, inlinks, facts)
+    prepared = [_prepare(part, settings) for part in parts]
+    own = [p.columns["own_change_rate"] for p in prepared]
+    everyone = _typical_rate([rates[~np.isnan(rates)] for rates in own])
+    schedules = [_part_schedule(p, everyone, now, settings) for p in prepared]
+    del own
+    figures = schedule_parts(schedules, settings, [p.rows.url for p in prepared] if len(parts) > 1 else None)
+    outputs, part_counts = [], []
+    for i, planned in enumerate(figures[0]):
+        part, columns = prepared[i], prepared[i].columns
+        per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
+                               minlength=len(part.caps))
+        hosts = part.caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
+        part_counts.append(_part_counts(columns["kind_code"], columns["listing"], planned, schedules[i].due))
+        kinds = pa.array([k.value for k in KIND_CODES])
+        table = pa.table({"url": part.rows.url,
+                          "host": pa.DictionaryArray.from_arrays(columns["host_index"], part.host_names),
+                          "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
+                          "change_rate": columns["change_rate"], "importance": columns["importance"], **planned})
+        prepared[i] = schedules[i] = figures[0][i] = None  # (each part's arrays freed once its table is made)
+        del columns, planned, part
+        if urls_out is None or urls_out[i] is None:
+            urls = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
+                                         for f in table.schema]))
+        else:
+            urls = None
+            _write(table, urls_out[i])
+        del table
+        outputs.append((urls, hosts))
+    counts = _counts(part_counts, settings, figures[1])
+    return CrawlPriorities(parts=[Priorities(urls=urls, counts=counts, hosts=hosts) for urls, hosts in outputs],
+                           counts=counts)
+
+
+@dataclass
+class _Prepared:
+    """One part's pages before the crawl's typical rate is known."""
+
+    rows: UrlOrder
+    columns: dict
+    host_names: pa.Array
+    caps: pa.Table
+    host_rates: pa.Table
+    facts: pa.Table
+    inlinks: np.ndarray
+
+
+def _prepare(part: PartInputs, settings) -> _Prepared:
+    if isinstance(part.change_stats, pa.Table):
+        _require(part.change_stats, "change_stats", STATS_COLUMNS)
+    _require(part.known_urls, "known_urls", {"url", "host"})
+    if part.inlinks is not None:
+        _require(part.inlinks, "inlinks", {"url", "inlinks"})
+    if part.hosts is not None:
+        _require(part.hosts, "hosts", {"host", "delay_s", "flagged"})
+    known = in_url_order(part.known_urls)
+    facts = _host_facts(part.hosts)
+    pages, extras, host_rates, inlink_counts = page_numbers(part.change_stats, known, part.inlinks, facts,
+                                                            part.only_hosts)
     rows = UrlOrder(known, dict(zip(pages.column_names, pages.columns)), extras)
     del pages
     host_names, host_index = host_numbers(rows.host)
-    caps = host_caps(host_names, facts, settings)
     columns = rows.columns
     columns["host_index"] = host_index
-    columns["change_rate"] = _rates_or_typical(columns.pop("own_change_rate"), host_index,
-                                               _per_host(host_rates, "median_rate", host_names, np.nan))
-    columns["importance"] = _importance(_per_host(facts, "importance", host_names, 1.0), host_index,
-                                        rows.known(inlink_counts))
     columns["listing"] = rows.known(_listings(known))
-    planned, allocation_counts = schedule(columns, caps, now, settings)
-    per_host = np.bincount(host_index, weights=planned["planned"].to_numpy(zero_copy_only=False),
-                           minlength=len(caps))
-    counts = _counts(columns["kind_code"], columns["listing"], planned, settings, allocation_counts)
-    kinds = pa.array([k.value for k in KIND_CODES])
-    table = pa.table({"url": rows.url, "host": pa.DictionaryArray.from_arrays(host_index, host_names),
-                      "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
-                      "change_rate": columns["change_rate"], "importance": columns["importance"], **planned})
-    del columns, planned, rows
-    if urls_out is None:
-        urls = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
-                                     for f in table.schema]))
-    else:
-        urls = None
-        _write(table, urls_out)
-    hosts = caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
-    return Priorities(urls=urls, counts=counts, hosts=hosts)
+    return _Prepared(rows, columns, host_names, host_caps(host_names, facts, settings), host_rates, facts,
+                     rows.known(inlink_counts))
+
+
+def _part_schedule(part: _Prepared, everyone: float, now: float, settings) -> PartSchedule:
+    """The part's rates (its own, its host's typical, else the crawl's) and importance, scheduled."""
+    columns, host_index = part.columns, part.columns["host_index"]
+    columns["change_rate"] = _rates_or_typical(columns.pop("own_change_rate"), host_index, everyone,
+                                               _per_host(part.host_rates, "median_rate", part.host_names, np.nan))
+    columns["importance"] = _importance(_per_host(part.facts, "importance", part.host_names, 1.0), host_index,
+                                        part.inlinks)
+    return PartSchedule(columns, part.caps, now, settings)
 
 
 # Columns of few distinct values: dictionary pages (the others would try a dictionary and
@@ -171,12 +241,16 @@ def _per_host(table: pa.Table, column: str, host_names: pa.Array, default: float
         else np.full(len(host_names), default)
 
 
-def _rates_or_typical(own: np.ndarray, host_index: np.ndarray, host_median: np.ndarray) -> np.ndarray:
+def _typical_rate(own_rates: list[np.ndarray]) -> float:
+    """Everyone's typical change rate: the median over every URL of the crawl with an estimate
+    (each part's own), else DEFAULT_RATE."""
+    known_rates = np.concatenate(own_rates) if own_rates else np.zeros(0)
+    return _median(known_rates) if len(known_rates) else DEFAULT_RATE
+
+
+def _rates_or_typical(own: np.ndarray, host_index: np.ndarray, everyone: float, host_median: np.ndarray) -> np.ndarray:
     """Each URL's change rate: its own estimate (change_stats), else its host's median, else
-    everyone's (the median over every URL with an estimate), else DEFAULT_RATE."""
-    known_rates = own[~np.isnan(own)]
-    everyone = _median(known_rates) if len(known_rates) else DEFAULT_RATE
-    del known_rates
+    everyone's (_typical_rate)."""
     typical = np.where(np.isnan(host_median), everyone, host_median)
     rate = np.empty(len(own))
 
@@ -221,14 +295,18 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
                          if c in hosts.column_names])
 
 
-def _counts(kind_code: np.ndarray, listing: np.ndarray, scheduled: dict, settings, allocation_counts) -> PriorityCounts:
-    capped_hosts, price, expected, explored = allocation_counts
+def _part_counts(kind_code: np.ndarray, listing: np.ndarray, scheduled: dict, due: np.ndarray) -> dict[str, int]:
+    """A part's counts of URLs (PriorityCounts' integer fields but the crawl's figures)."""
     planned = scheduled["planned"].to_numpy(zero_copy_only=False)
     per_kind = {k: int((planned & (kind_code == KIND_CODES.index(k))).sum()) for k in Kind}
-    assert planned.sum() <= settings.daily_fetch_budget
-    return PriorityCounts(urls=len(planned), budget=settings.daily_fetch_budget, planned=int(planned.sum()),
-                          refresh_planned=per_kind[Kind.REFRESH], discovery_planned=per_kind[Kind.DISCOVERY],
-                          gone_planned=per_kind[Kind.GONE], listings_planned=int((planned & listing).sum()),
-                          explored=explored,
-                          due=int(scheduled["due"].to_numpy(zero_copy_only=False).sum()),
+    return {"urls": len(planned), "planned": int(planned.sum()), "refresh_planned": per_kind[Kind.REFRESH],
+            "discovery_planned": per_kind[Kind.DISCOVERY], "gone_planned": per_kind[Kind.GONE],
+            "listings_planned": int((planned & listing).sum()), "due": int(due.sum())}
+
+
+def _counts(parts: list[dict[str, int]], settings, figures) -> PriorityCounts:
+    capped_hosts, price, expected, explored = figures
+    summed = {name: sum(part[name] for part in parts) for name in parts[0]} if parts else {}
+    assert summed.get("planned", 0) <= settings.daily_fetch_budget
+    return PriorityCounts(**summed, budget=settings.daily_fetch_budget, explored=explored,
                           capped_hosts=capped_hosts, price=price, expected_freshness=expected)

@@ -55,14 +55,19 @@ class PageNumbers(NamedTuple):
     inlinks: np.ndarray  # each known URL's in-links, in known_urls' order
 
 
-def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts: pa.Table) -> PageNumbers:
+def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts: pa.Table,
+                 only_hosts: pa.Array | None = None) -> PageNumbers:
     """What change_stats and known_urls (in URL order) say of every page, in one DuckDB
     connection: facts is the hosts table (host_facts), whose median_rate column is used when
-    it has one."""
+    it has one. only_hosts: the hosts of one part of the crawl (a shard): change_stats' URLs
+    of the others are left out (known_urls holds the part's URLs already)."""
     # Without a limit DuckDB may take 80 % of the machine's memory for the URL-sized joins.
     con = connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     try:
-        register_stats(con, change_stats, STATS_COLUMNS)
+        if only_hosts is not None:
+            con.register("part_hosts", pa.table({"host": only_hosts}))
+        register_stats(con, change_stats, STATS_COLUMNS,
+                       where="" if only_hosts is None else " WHERE host IN (SELECT host FROM part_hosts)")
         with_priors = _register_pool_priors(con, change_stats)
         host_rates = facts.select(["host", "median_rate"]) if "median_rate" in facts.column_names \
             else con.sql(_HOST_RATES_SQL).to_arrow_table()
@@ -81,12 +86,13 @@ def page_numbers(change_stats, known: pa.Table, inlinks: pa.Table | None, facts:
         con.close()  # (frees DuckDB's memory before the URL-sized arrays the step builds next)
 
 
-def register_stats(con, change_stats, columns: set[str]) -> None:
+def register_stats(con, change_stats, columns: set[str], where: str = "") -> None:
     """View change_stats over change_stats' state files (url_change_state.UrlState), an Arrow
     table or a Parquet file (the columns used, OPTIONAL_STATS_COLUMNS where the source has
     them, else their defaults; the URL's hashes k1, k2: read from the state, which keeps them,
     or computed; and the visit times in days since the epoch); view change_stats_names (k1,
-    k2, url, host) of its URLs, read from the state without the rates."""
+    k2, url, host) of its URLs, read from the state without the rates. where: a condition on
+    the rows' host column that both views keep to (" WHERE ...")."""
     names = ", ".join(sorted(columns))
 
     def optional(present: set[str]) -> str:
@@ -96,9 +102,9 @@ def register_stats(con, change_stats, columns: set[str]) -> None:
     if isinstance(change_stats, UrlState):  # change_stats' state files: the view computes the rates
         register_change_stats(con, change_stats, "change_stats_urls")
         con.execute(f"CREATE VIEW change_stats AS SELECT k1, k2, {names}{optional(set(OPTIONAL_STATS_COLUMNS))}, "
-                    "last_visit_t, last_fetch_t FROM change_stats_urls")
+                    f"last_visit_t, last_fetch_t FROM change_stats_urls{where}")
         register_latest_state(con, change_stats, "change_stats_state")
-        con.execute("CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats_state")
+        con.execute(f"CREATE VIEW change_stats_names AS SELECT k1, k2, url, host FROM change_stats_state{where}")
         _register_host_events(con, change_stats.host_events)
         return
     _register_host_events(con, None)
@@ -107,13 +113,14 @@ def register_stats(con, change_stats, columns: set[str]) -> None:
         present = set(change_stats.column_names) & set(OPTIONAL_STATS_COLUMNS)
         con.register("change_stats_table", change_stats.select(sorted(columns | present)))
         con.execute(f"CREATE VIEW change_stats AS SELECT hash(url) AS k1, hash(url, 1) AS k2, {names}"
-                    f"{optional(present)}, {times} FROM change_stats_table")
+                    f"{optional(present)}, {times} FROM change_stats_table{where}")
     else:
         source = f"read_parquet({sql_literal(str(change_stats))})"
         try:
             stored = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
             keys = "k1, k2" if {"k1", "k2"} <= stored else "hash(url) AS k1, hash(url, 1) AS k2"
-            con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names}{optional(stored)}, {times} FROM {source}")
+            con.execute(f"CREATE VIEW change_stats AS SELECT {keys}, {names}{optional(stored)}, {times} "
+                        f"FROM {source}{where}")
         except duckdb.Error as exc:
             raise ValueError(f"change_stats file {str(change_stats)!r} cannot be read as change_stats' URL table "
                              f"(materialise change_stats first): {exc}") from None

@@ -20,10 +20,13 @@ changes far faster than we can afford to revisit it is not worth chasing. The ag
 (mean time a copy has been stale) has marginal value (w/λ²) h(x) with h(x) = x²/2 - g(x),
 unbounded, so every changing page gets some share there.
 
-Hosts at their cap are found by water-filling: solve μ over the free hosts, fix every host
-whose demand exceeds its cap at exactly its cap (its own price, found by bisection for all
-such hosts at once), and repeat with the budget left; μ only falls as hosts are fixed, so a
-fixed host never needs to be released. Everything is vectorised numpy.
+Hosts at their cap: at price μ a host takes min(its pages' demand, its cap); the price is the μ
+at which the hosts take the budget, and a host over its cap there is held at it by a price
+ν_h >= μ of its own (bisection for all such hosts at once). That is the water-filling optimum,
+and it splits by host: the crawl's pages may be held in parts (one per shard, AllocationPart),
+each answering "what would your hosts take at μ?" from its own pages, and one search over the
+parts' answers finds the crawl's price (crawl_log_price), the same as over the whole crawl at
+once. Everything is vectorised numpy.
 """
 
 from __future__ import annotations
@@ -32,8 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...crawler.runtime import NUMPY_THREADS
-from .slices import SLICE, over_slices
+from .slices import over_slices
 
 FRESHNESS = "freshness"
 AGE = "age"
@@ -162,14 +164,13 @@ class _Pages:
         over_slices(len(rate), log_ratio)
         self.max_per_day = max_per_day
         self.curve = _curve(objective)
-        self.spent = {}  # log price -> spend: the price search asks for some more than once
 
     def take(self, index) -> "_Pages":
         if len(index) == len(self.rate):  # every page (index is increasing): no copy
             return self
         part = object.__new__(_Pages)
         part.rate, part.log_ratio = self.rate[index], self.log_ratio[index]
-        part.max_per_day, part.curve, part.spent = self.max_per_day, self.curve, {}
+        part.max_per_day, part.curve = self.max_per_day, self.curve
         return part
 
     def frequencies(self, log_price) -> np.ndarray:
@@ -180,19 +181,6 @@ class _Pages:
         over_slices(len(f), lambda s: self.curve.frequencies_into(
             f[s], self.log_ratio[s], log_price, self.rate[s], self.max_per_day))
         return f
-
-    def spend(self, log_price: float) -> float:
-        """Σ f at the price, one full pass over the pages (in slices, on every core)."""
-        if log_price == -np.inf and len(self.rate) and \
-                self.rate.min() * self.curve.inverse_x[0] >= self.max_per_day:
-            return float(len(self.rate) * self.max_per_day)  # every page at max_per_day
-        if log_price not in self.spent:
-            buffers = [np.empty(min(SLICE, len(self.rate))) for _ in range(NUMPY_THREADS)]
-            sums = over_slices(len(self.rate), lambda s, i: float(self.curve.frequencies_into(
-                buffers[i][:s.stop - s.start], self.log_ratio[s], log_price, self.rate[s],
-                self.max_per_day).sum()), with_worker=True)
-            self.spent[log_price] = float(sum(sums))
-        return self.spent[log_price]
 
 
 def frequencies_at_price(price, rate, weight, max_per_day=1.0, objective=FRESHNESS):
@@ -213,84 +201,138 @@ def allocate(rate, weight, host, host_cap, budget: float, max_per_day: float = 1
     """The optimal fetch frequencies; see the module docstring.
 
     rate, weight: per page (λ in changes a day, importance w); host: each page's host index
-    into host_cap (the most fetches a day that host may take)."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
-    rate = np.asarray(rate, dtype=np.float64)
-    weight = np.asarray(weight, dtype=np.float64)
-    host = np.asarray(host, dtype=np.int64)
-    host_cap = np.asarray(host_cap, dtype=np.float64)
-    assert rate.shape == weight.shape == host.shape
-    assert budget >= 0 and (host_cap >= 0).all()
-    n_hosts = len(host_cap)
-    # Pages with λ > 0 and w > 0 are priced, the others get f = 0 (no copies when that is all).
-    positive = (rate > 0) & (weight > 0)
-    active = None if positive.all() else np.flatnonzero(positive)
-    pages = _Pages(*((rate, weight) if active is None else (rate[active], weight[active])), max_per_day, objective)
-    page_host = host if active is None else host[active]
-    capped = np.zeros(n_hosts, dtype=bool)
-    # A host that could not use its cap even at max_per_day for every page never binds.
-    reachable = np.bincount(page_host, minlength=n_hosts) * max_per_day
-    f = np.zeros(len(page_host))
-    left = float(budget)
-    log_price = -np.inf
-    while True:
-        if capped.any():  # price the pages of the hosts not yet at their cap
-            free = np.flatnonzero(~capped[page_host])
-            part = pages.take(free)
-            log_price = _log_price_for_budget(part, left)
-            f[free] = _at_the_edge(part, part.frequencies(log_price), log_price, np.zeros(len(free), np.int64),
-                                   np.array([left]))
-        else:
-            log_price = _log_price_for_budget(pages, left)
-            f = _at_the_edge(pages, pages.frequencies(log_price), log_price, np.zeros(len(page_host), np.int64),
-                             np.array([left]))
-        # (every page's f: a capped host's sum is not looked at, the others' are as summed alone)
-        demand = np.bincount(page_host, weights=f, minlength=n_hosts)
-        over = (~capped) & (host_cap < reachable) & (demand > host_cap * (1 + _TOLERANCE))
-        if not over.any():
-            break
-        chosen = np.flatnonzero(over[page_host])
-        f[chosen] = _fill_hosts_to_cap(pages.take(chosen), page_host[chosen], host_cap, log_price)
-        capped |= over
-        left = max(0.0, budget - host_cap[capped].sum())
-    if active is None:
-        frequency = f
-    else:
-        frequency = np.zeros(len(rate))
-        frequency[active] = f
+    into host_cap (the most fetches a day that host may take). The whole crawl as one part:
+    the price is found as for the parts of a crawl split by shard (crawl_log_price)."""
+    part = AllocationPart(rate, weight, host, host_cap, max_per_day, objective)
+    log_price = crawl_log_price([part], budget)
+    frequency, capped = part.frequencies(log_price, edge_share([part], log_price, budget))
     assert frequency.sum() <= budget * (1 + 1e-3) + 1e-9, (frequency.sum(), budget)
-    return Allocation(frequency=frequency, price=float(np.exp(log_price)), capped_hosts=np.flatnonzero(capped))
+    return Allocation(frequency=frequency, price=float(np.exp(log_price)), capped_hosts=capped)
 
 
-def _log_price_for_budget(pages: _Pages, budget: float, sample: int = 200_000) -> float:
-    """log μ with Σ f(μ) = budget (the spend falls as μ rises)."""
-    if len(pages.rate) == 0 or pages.spend(-np.inf) <= budget:
-        return -np.inf  # every page at max_per_day: nothing to ration
-    guess = None
-    if len(pages.rate) > 4 * sample:  # bracket on an evenly spaced subsample first
-        step = len(pages.rate) // sample
-        part = pages.take(np.arange(0, len(pages.rate), step))
-        guess = _solve(part, budget * len(part.rate) / len(pages.rate), None)
-    return _solve(pages, budget, guess)
+# A part's spend is counted in whole units of 2^-24 fetches a day: integers add up to the same
+# total in any order, so the parts of a crawl split by shard find the price the whole crawl
+# finds in one process, to the last bit (a sum of floats would depend on the split).
+_SPEND_UNIT = float(1 << 24)
 
 
-def _solve(pages: _Pages, budget: float, guess: float | None) -> float:
-    """Bracket log μ (around `guess`, if any), then regula falsi (Illinois variant)."""
+class AllocationPart:
+    """The pages of some hosts (one shard's, or the whole crawl's): what the search for the
+    crawl's one price asks of them, each answer from these pages alone. A host's pages are all
+    in one part (its cap binds them together).
+
+    At price μ a host takes min(demand, cap) fetches a day, its demand being the sum of its
+    pages' f at μ: the crawl's price is the μ at which the hosts take the budget. That is the
+    water-filling optimum (a host over its cap at μ is held at its cap by a price ν_h >= μ of
+    its own, found within the part: _fill_hosts_to_cap)."""
+
+    def __init__(self, rate, weight, host, host_cap, max_per_day: float = 1.0, objective: str = FRESHNESS):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+        rate = np.asarray(rate, dtype=np.float64)
+        weight = np.asarray(weight, dtype=np.float64)
+        host = np.asarray(host, dtype=np.int64)
+        self.cap = np.asarray(host_cap, dtype=np.float64)
+        assert rate.shape == weight.shape == host.shape
+        assert (self.cap >= 0).all()
+        self.size = len(rate)
+        # Pages with λ > 0 and w > 0 are priced, the others get f = 0 (no copies when that is all).
+        positive = (rate > 0) & (weight > 0)
+        self.active = None if positive.all() else np.flatnonzero(positive)
+        self.pages = _Pages(*((rate, weight) if self.active is None else (rate[self.active], weight[self.active])),
+                            max_per_day, objective)
+        self.page_host = host if self.active is None else host[self.active]
+        # A host that could not use its cap even at max_per_day for every page never binds.
+        self.binds = self.cap < np.bincount(self.page_host, minlength=len(self.cap)) * max_per_day
+        self._spent: dict[float, int] = {}
+
+    def _demand(self, log_price: float) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's f at the price (the free price), and each host's sum of them."""
+        f = self.pages.frequencies(log_price)
+        return f, np.bincount(self.page_host, weights=f, minlength=len(self.cap))
+
+    def spend(self, log_price: float) -> int:
+        """Fetches a day the part's hosts take at the price, in _SPEND_UNITs."""
+        if log_price not in self._spent:
+            _, demand = self._demand(log_price)
+            taken = np.where(self.binds, np.minimum(demand, self.cap), demand)
+            self._spent[log_price] = int(np.rint(taken * _SPEND_UNIT).astype(np.int64).sum())
+        return self._spent[log_price]
+
+    def _at_edge(self, f: np.ndarray, log_price: float, free: np.ndarray) -> np.ndarray:
+        """Pages of hosts under their cap at the price's edge (freshness only: _at_the_edge)."""
+        if self.pages.curve.u_near == np.inf or not np.isfinite(log_price):
+            return np.zeros(len(f), dtype=bool)
+        return free & (f == 0) & (np.abs(self.pages.log_ratio + log_price) < _EDGE)
+
+    def edge_pages(self, log_price: float) -> int:
+        f, demand = self._demand(log_price)
+        return int(self._at_edge(f, log_price, ~self._over(demand)[self.page_host]).sum())
+
+    def _over(self, demand: np.ndarray) -> np.ndarray:
+        return self.binds & (demand > self.cap)
+
+    def frequencies(self, log_price: float, share: float) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's f at the crawl's price (every page of the part, in its order), and the
+        hosts held at their cap. share: what each page at the price's edge gets of what the
+        crawl left unspent (edge_share)."""
+        f, demand = self._demand(log_price)
+        over = self._over(demand)
+        edge = self._at_edge(f, log_price, ~over[self.page_host])
+        if edge.any():
+            f[edge] = np.minimum(share, self.pages.rate[edge] * self.pages.curve.inverse_x_near[0])
+        chosen = np.flatnonzero(over[self.page_host])
+        if len(chosen):
+            f[chosen] = _fill_hosts_to_cap(self.pages.take(chosen), self.page_host[chosen], self.cap, log_price)
+        if self.active is None:
+            return f, np.flatnonzero(over)
+        frequency = np.zeros(self.size)
+        frequency[self.active] = f
+        return frequency, np.flatnonzero(over)
+
+
+def crawl_log_price(parts: list[AllocationPart], budget: float) -> float:
+    """log μ, the crawl's one price: the price at which the parts' hosts take the budget (the
+    spend falls as the price rises), found by bracketing and regula falsi over the sum of the
+    parts' spends, each round one question to every part; -inf when every page can have
+    max_per_day within the budget."""
+    assert budget >= 0
+
+    def spend(log_price: float) -> float:
+        return sum(part.spend(log_price) for part in parts) / _SPEND_UNIT
+
+    if sum(part.pages.rate.size for part in parts) == 0 or spend(-np.inf) <= budget:
+        return -np.inf
+    return _solve(spend, budget, None)
+
+
+def edge_share(parts: list[AllocationPart], log_price: float, budget: float) -> float:
+    """What each page at the price's edge gets: the budget the hosts left at the price, shared
+    equally (0 when none is at the edge)."""
+    edge = sum(part.edge_pages(log_price) for part in parts)
+    if edge == 0:
+        return 0.0
+    left = budget - sum(part.spend(log_price) for part in parts) / _SPEND_UNIT
+    return max(left, 0.0) / edge
+
+
+def _solve(spend, budget: float, guess: float | None) -> float:
+    """Bracket log μ (around `guess`, if any), then regula falsi (Illinois variant) on
+    spend(log μ), which falls as μ rises."""
     width = 0.5 if guess is not None else 5.0
     lo, hi = (guess - width, guess + width) if guess is not None else (-width, width)
-    while pages.spend(hi) > budget:
+    while spend(hi) > budget:
         lo, hi = hi, hi + 2 * width
-    while pages.spend(lo) < budget:
+    while spend(lo) < budget:
         lo, hi = lo - 2 * width, lo
         if lo < -200:
             return lo  # budget beyond what the pages can take: the cheapest price
     a, b = lo, hi
-    fa, fb = pages.spend(a) - budget, pages.spend(b) - budget
+    fa, fb = spend(a) - budget, spend(b) - budget
     c, side = a, 0
     for _ in range(100):
         c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
-        fc = pages.spend(c) - budget
+        fc = spend(c) - budget
         if abs(fc) <= _TOLERANCE * budget or b - a < 1e-12:
             break
         if fc > 0:  # still over budget: price too low
@@ -303,7 +345,7 @@ def _solve(pages: _Pages, budget: float, guess: float | None) -> float:
             if side == 1:
                 fa /= 2
             side = 1
-    if pages.spend(c) > budget:  # end on the affordable side of the root
+    if spend(c) > budget:  # end on the affordable side of the root
         c = b
     return c
 

@@ -13,8 +13,9 @@ import numpy as np
 import pyarrow as pa
 
 from .day_plan import plan, plan_order
+from .plan_offers import PlanOffer, merge_offers
 from .priority_queries import GONE, KIND_CODES, Kind
-from .refresh_allocation import AGE, allocate, freshness
+from .refresh_allocation import AGE, AllocationPart, crawl_log_price, edge_share, freshness
 from .slices import over_slices
 
 GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of a new one
@@ -22,60 +23,121 @@ GONE_RETURN_ODDS = 0.1  # a 404/410 page that answers again is worth a tenth of 
 
 def schedule(pages: dict, caps: pa.Table, now: float, settings):
     """Frequencies, next-due dates and gains, per URL (numpy over the columns of the pages
-    table, in its order); returns the output columns, in that order, and the allocation's figures."""
-    # (copy=False: the columns are 10M long; most already have the type)
-    rate = pages["change_rate"].astype(np.float64, copy=False)
-    weight = pages["importance"].astype(np.float64, copy=False)
-    host = pages["host_index"].astype(np.int64, copy=False)
-    cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
-    assert len(cap) == 0 or host.max() < len(cap)
-    kind = pages["kind_code"]
-    refresh, discovery = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY))
+    table, in its order); returns the output columns, in that order, and the allocation's
+    figures. The whole crawl as one part (schedule_parts)."""
+    (columns,), figures = schedule_parts([PartSchedule(pages, caps, now, settings)], settings)
+    return columns, figures
 
-    # One allocation of the whole budget over the pages held (refresh) and those known but
-    # never fetched (discovery, at their pool's prior rate): both are pages to keep fresh, so
-    # both are priced alike; the day's plan then takes the best fetches of either kind.
+
+class PartSchedule:
+    """The schedule of one part of the crawl (a shard's URLs, or every URL): what the crawl's
+    price search, its plan and its figures ask of the part, each answer from its own pages.
+    pages: the part's columns, in URL order; caps: its hosts' (host, cap), host_index into it."""
+
+    def __init__(self, pages: dict, caps: pa.Table, now: float, settings):
+        # (copy=False: the columns are 10M long; most already have the type)
+        self.pages, self.now, self.settings = pages, now, settings
+        self.rate = pages["change_rate"].astype(np.float64, copy=False)
+        self.weight = pages["importance"].astype(np.float64, copy=False)
+        self.host = pages["host_index"].astype(np.int64, copy=False)
+        self.cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
+        assert len(self.cap) == 0 or len(self.host) == 0 or self.host.max() < len(self.cap)
+        kind = pages["kind_code"]
+        self.refresh, self.discovery = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY))
+        # One allocation of the whole budget over the pages held (refresh) and those known but
+        # never fetched (discovery, at their pool's prior rate): both are pages to keep fresh, so
+        # both are priced alike; the day's plan then takes the best fetches of either kind.
+        self.held = np.flatnonzero(self.refresh | self.discovery)
+        self.allocation = AllocationPart(self.rate[self.held], self.weight[self.held], self.host[self.held],
+                                         self.cap, objective=settings.recrawl_objective)
+
+    def price(self, log_price: float, share: float, mean_interval: float) -> None:
+        """The part's frequencies, due dates and gains at the crawl's price."""
+        self.frequency = np.zeros(len(self.rate))
+        self.frequency[self.held], self.capped = self.allocation.frequencies(log_price, share)
+        refresh = self.refresh
+        self.freshness_sums = freshness_sums(self.rate[refresh], self.weight[refresh], self.frequency[refresh])
+        # When each URL is next due (day numbers since the epoch, never before today: NaN is
+        # never), whether that is today, and the expected gain of fetching it on the plan date.
+        self.due_day, self.gain, self.due = _due_and_gain_by_slices(self.pages, self.frequency, self.now,
+                                                                    mean_interval, self.settings)
+        # Candidates: due URLs, refresh URLs the allocation wants (fetched early if budget is left)
+        # and every never-fetched URL.
+        self.candidate = self.due | (refresh & (self.frequency > 0)) | self.discovery
+        # Sitemaps and feeds of hosts whose dates are trusted: read first, within their reserve.
+        self.listing = self.pages["listing"].astype(bool, copy=False) & refresh
+        self.explore, self.explore_score = exploration_ranking(self.pages, refresh & ~self.due & ~self.listing,
+                                                               self.weight, self.now)
+
+    def offer(self, head: int, urls: pa.Array | None) -> PlanOffer:
+        """The head of the part's plan order and its exploration order (plan_offers.py).
+        urls: the part's URLs (needed when the crawl has several parts)."""
+        order, _ = plan_order(self.due, self.gain, self.candidate, head, first=self.listing)
+        rows = np.union1d(order, self.explore)
+        others = self.candidate & ~self.listing
+        due_candidates = int((others & self.due).sum())
+        return PlanOffer(rows=rows, head=np.searchsorted(rows, order), listings=int(self.listing.sum()),
+                         due=self.due[rows], gain=self.gain[rows],
+                         url=pa.array([], pa.string()) if urls is None else pa.array(urls).take(pa.array(rows)),
+                         discovery=self.discovery[rows], listing=self.listing[rows], host=self.host[rows],
+                         cap=self.cap, explore=np.searchsorted(rows, self.explore), explore_score=self.explore_score,
+                         due_candidates=due_candidates, other_candidates=int(others.sum()) - due_candidates)
+
+    def columns(self, planned_rows: np.ndarray, ranks: np.ndarray, ranked: int) -> dict:
+        """The part's output columns: planned_rows (its rows in the crawl's plan) have their
+        1-based rank in it (ranks) among the crawl's `ranked` planned rows; the rank cut into
+        len(priority_weights) equal groups gives the front-queue levels."""
+        n = len(self.rate)
+        planned = np.zeros(n, dtype=bool)
+        planned[planned_rows] = True
+        plan_rank = np.zeros(n, dtype=np.int64)
+        plan_rank[planned_rows] = ranks
+        levels = len(self.settings.priority_weights)
+        level = np.full(n, levels, dtype=np.int32)
+        level[planned_rows] = 1 + (ranks - 1) * levels // max(ranked, 1)
+        never = np.isnan(self.due_day)
+        return {"frequency": pa.array(self.frequency),
+                # (day numbers since the epoch are date32's own values: no datetime64 detour)
+                "next_due": pa.array(np.where(never, 0, self.due_day).astype(np.int32), mask=never).cast(pa.date32()),
+                "expected_gain": pa.array(self.gain), "due": pa.array(self.due), "planned": pa.array(planned),
+                "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
+
+
+def schedule_parts(parts: list[PartSchedule], settings, urls: list | None = None):
+    """The schedule of a crawl held in parts (each a PartSchedule, hosts whole within a part):
+    one price for the whole crawl from the parts' spends, then each part's frequencies, due
+    dates and gains at it, then one plan over the parts' offers. urls: each part's URLs (in its
+    order), needed for more than one part (the plan breaks ties by URL). Returns each part's
+    output columns and the crawl's figures (capped hosts, price, expected freshness, explored)."""
     budget = settings.daily_fetch_budget
-    held = refresh | discovery
-    idx = np.flatnonzero(held)
-    allocation = allocate(rate[idx], weight[idx], host[idx], cap, budget, objective=settings.recrawl_objective)
-    frequency = np.zeros(len(rate))
-    frequency[idx] = allocation.frequency
-    del idx
-    expected = expected_freshness(rate[refresh], weight[refresh], frequency[refresh])
-
-    # When each URL is next due (day numbers since the epoch, never before today: NaN is
-    # never), whether that is today, and the expected gain of fetching it on the plan date.
-    mean_interval = int(held.sum()) / budget if budget > 0 else 1.0
-    due_day, gain, due = _due_and_gain_by_slices(pages, frequency, now, max(mean_interval, 1.0), settings)
-    # Candidates: due URLs, refresh URLs the allocation wants (fetched early if budget is left)
-    # and every never-fetched URL. The plan reads only the head of their order: sort a head
-    # long enough for the budget, and a longer one if a pass of the plan ran out of rows
-    # before its limit.
-    candidate = due | (refresh & (frequency > 0)) | discovery
-    # Sitemaps and feeds of hosts whose dates are trusted: read first, within their reserve.
-    listing = pages["listing"].astype(bool, copy=False) & refresh
-    explore = exploration_order(pages, refresh & ~due & ~listing, weight, now)
-    head = 2 * settings.daily_fetch_budget + 1024
+    allocations = [part.allocation for part in parts]
+    log_price = crawl_log_price(allocations, budget)
+    share = edge_share(allocations, log_price, budget)
+    held = sum(len(part.held) for part in parts)
+    mean_interval = held / budget if budget > 0 else 1.0
+    for part in parts:
+        part.price(log_price, share, max(mean_interval, 1.0))
+    # The plan reads only the head of the order: offers long enough for the budget, and longer
+    # ones if a pass of the plan ran out of rows before its limit.
+    head = 2 * budget + 1024
     while True:
-        order, complete = plan_order(due, gain, candidate, head, first=listing)
-        day = plan(order, discovery, host, cap, settings, listing, explore)
-        if complete or not day.short:
+        offers = [part.offer(head, None if urls is None else urls[i]) for i, part in enumerate(parts)]
+        merged = merge_offers(offers, head)
+        day = plan(merged.order, merged.discovery, merged.host, merged.cap, settings, merged.listing, merged.explore,
+                   never_fetched=sum(int(part.discovery.sum()) for part in parts))
+        if merged.complete or not day.short:
             break
         head *= 4
-    planned, in_plan = day.planned, day.ranked
-    plan_rank = np.zeros(len(rate), dtype=np.int64)
-    plan_rank[in_plan] = np.arange(1, len(in_plan) + 1)
-    levels = len(settings.priority_weights)
-    level = np.full(len(rate), levels, dtype=np.int32)
-    level[in_plan] = 1 + np.arange(len(in_plan)) * levels // max(len(in_plan), 1)
-    never = np.isnan(due_day)
-    columns = {"frequency": pa.array(frequency),
-               # (day numbers since the epoch are date32's own values: no datetime64 detour)
-               "next_due": pa.array(np.where(never, 0, due_day).astype(np.int32), mask=never).cast(pa.date32()),
-               "expected_gain": pa.array(gain), "due": pa.array(due), "planned": pa.array(planned),
-               "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
-    return columns, (len(allocation.capped_hosts), allocation.price, expected, day.explored)
+    rank = np.zeros(len(day.planned), dtype=np.int64)
+    rank[day.ranked] = np.arange(1, len(day.ranked) + 1)
+    columns = []
+    for part, offer, start in zip(parts, offers, merged.starts):
+        mine = np.flatnonzero(day.planned[start:start + len(offer.rows)])
+        columns.append(part.columns(offer.rows[mine], rank[start + mine], len(day.ranked)))
+    sums = [part.freshness_sums for part in parts]
+    expected = sum(s for s, _ in sums) / max(sum(w for _, w in sums), 1e-300) \
+        if any(part.refresh.any() for part in parts) else 1.0
+    return columns, (sum(len(part.capped) for part in parts), float(np.exp(log_price)), expected, day.explored)
 
 
 # Exploration: a URL still on its pool's prior (visited once) is worth revisiting for what it
@@ -86,6 +148,12 @@ EXPLORE_AFTER_DAYS = 0.0
 
 def exploration_order(pages: Mapping[str, np.ndarray], eligible: np.ndarray, weight: np.ndarray,
                       now: float) -> np.ndarray:
+    """The rows of exploration_ranking, best first."""
+    return exploration_ranking(pages, eligible, weight, now)[0]
+
+
+def exploration_ranking(pages: Mapping[str, np.ndarray], eligible: np.ndarray, weight: np.ndarray,
+                        now: float) -> tuple[np.ndarray, np.ndarray]:
     """Rows to revisit for what they teach their pool, best first: the `eligible` rows still
     on their pool's prior (visited once, more than EXPLORE_AFTER_DAYS before the plan's day). A pool whose rate
     is a prior for URLs of much importance and rests on few URLs with intervals of their own
@@ -99,7 +167,7 @@ def exploration_order(pages: Mapping[str, np.ndarray], eligible: np.ndarray, wei
     with np.errstate(invalid="ignore"):
         rows = np.flatnonzero(eligible & on_prior & (now - last_visit > EXPLORE_AFTER_DAYS))
     if len(rows) == 0:
-        return rows
+        return rows, np.zeros(0)
     # Pools of the candidates: their importance on the prior, and their URLs with intervals.
     keys, inverse = np.unique(pool[rows], return_inverse=True)
     informed = np.flatnonzero(refresh & ~on_prior)
@@ -117,7 +185,8 @@ def exploration_order(pages: Mapping[str, np.ndarray], eligible: np.ndarray, wei
     sample = np.arange(len(rows)) - np.repeat(start, np.diff(np.r_[start, len(rows)])) + 1
     score = importance[sorted_pool] / (evidence[sorted_pool] + sample)
     ranked = rows[by_pool]
-    return ranked[np.lexsort((ranked, -score))]
+    best = np.lexsort((ranked, -score))
+    return ranked[best], score[best]
 
 
 # The pages table's columns due_and_gain reads.
@@ -185,10 +254,9 @@ def _due_and_gain_by_slices(pages: Mapping[str, np.ndarray], frequency: np.ndarr
     return due_day, gain, due
 
 
-def expected_freshness(rate, weight, frequency) -> float:
-    """Σ w F(λ, f) / Σ w over the refresh URLs, if the rates are right (summed slice by slice)."""
-    if len(rate) == 0:
-        return 1.0
+def freshness_sums(rate, weight, frequency) -> tuple[float, float]:
+    """(Σ w F(λ, f), Σ w) over the refresh URLs given (summed slice by slice): their ratio is
+    the expected freshness if the rates are right."""
     sums = over_slices(len(rate), lambda part: (float((weight[part] * freshness(rate[part], frequency[part])).sum()),
                                                 float(weight[part].sum())))
-    return sum(s for s, _ in sums) / max(sum(w for _, w in sums), 1e-300)
+    return sum(s for s, _ in sums), sum(w for _, w in sums)
