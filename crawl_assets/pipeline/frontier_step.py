@@ -29,7 +29,7 @@ from ..crawler.batches.batch import in_scope
 from ..crawler.batches.arrow_schemas import FRONTIER_SCHEMA
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
-from ..crawler.url_policy.sharding import shard_key, shard_of
+from ..crawler.url_policy.sharding import shard_index, shard_key, shard_of
 from ..crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..crawler.url_policy.urls import upgrade_sql
 from ..crawler.vocabulary import DropReason
@@ -86,7 +86,11 @@ CREATE TEMP TABLE hosts AS
 WITH {candidates}
 SELECT host, hash(host) AS host_hash, hash(host, 1) AS host_hash_1, scoped, shard_no, shard_key(shard_no) AS shard
 FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM (SELECT DISTINCT host FROM candidates))
+{of_shard}
 """
+# (a shard's frontier: its hosts only, and only their candidates are grouped)
+OF_SHARD = "WHERE shard_no = $shard_no"
+OF_SHARD_HOSTS = "SEMI JOIN hosts USING (host)"
 
 # Every known URL once, judged by the rules that need no ranking: `decided` is the reason a
 # URL is left out whatever the ranks (out of scope, a trap, too deep, or not planned without
@@ -101,7 +105,7 @@ WITH {candidates},
 known AS (
     SELECT any_value(url) AS url, any_value(hash(host)) AS host_hash, any_value(hash(host, 1)) AS host_hash_1,
            min(depth)::INTEGER AS depth
-    FROM candidates GROUP BY hash(url), hash(url, 1)
+    FROM candidates {of_shard_hosts} GROUP BY hash(url), hash(url, 1)
 ),
 -- rules: the trap defences' verdict (URL shape, blocklist) on the URLs in scope and the query
 -- shape of each URL with a query (one call a batch for both), and the plan's word on it (NULL:
@@ -235,13 +239,19 @@ MEMORY_LIMIT = "3GB"
 
 # The first day's budget (no plan holds it): the URLs still in are taken shallowest first and,
 # within a depth, each host's first before any host's second, so every seed host gets a turn.
+# Each URL's place in that order is its key (depth, host_rank, url); the crawl's budget-th key
+# is the cut (found from every shard's first keys: first_day_cut), and the URLs after it are
+# left out.
+FIRST_DAY_KEYS_SQL = """
+CREATE TEMP TABLE first_day AS
+SELECT url, depth, row_number() OVER (PARTITION BY host ORDER BY depth, url) AS host_rank
+FROM fates WHERE left_out IS NULL
+"""
 FIRST_DAY_BUDGET_SQL = """
 UPDATE fates SET left_out = $day_budget, url = NULL, host = NULL
 FROM (
-    SELECT url AS over_budget FROM (
-        SELECT url, depth, row_number() OVER (PARTITION BY host ORDER BY depth, url) AS host_rank
-        FROM fates WHERE left_out IS NULL
-    ) ORDER BY depth, host_rank, url OFFSET $budget
+    SELECT url AS over_budget FROM first_day
+    WHERE depth > $depth OR (depth = $depth AND (host_rank > $host_rank OR (host_rank = $host_rank AND url > $url)))
 ) WHERE fates.url = over_budget
 """
 
@@ -257,69 +267,125 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     """The day's frontier as one Arrow table with a shard column, and its counts.
 
     plan: the day's plan (url, planned, plan_rank, level): its Parquet file
-    (recrawl_plan.plan_path) or a table; None without a plan."""
-    con = connect(config={"memory_limit": MEMORY_LIMIT})
-    register_url_rules(con, settings)
-    https = https_hosts(inputs.fetch_logs)
-    url_of = upgrade_sql if https else str  # one URL per page across schemes
-    if https:
-        con.register("https_hosts", pa.table({"host": sorted(https)}))
-    if isinstance(plan, pa.Table):
-        con.register("plan_as_made", plan.select(["url", "planned", "plan_rank", "level"]))
-    elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
-        quoted = str(plan).replace("'", "''")
-        con.execute(f"CREATE VIEW plan_as_made AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
-    if plan is not None:  # (a plan made before a host was known for https may name both forms)
-        con.execute(PLAN_VIEW_SQL if not https else PLAN_UPGRADED_SQL.format(url=url_of("url")))
-    judged_params = {
-        "seeds": str(inputs.seeds),
-        "out_of_scope": DropReason.OUT_OF_SCOPE,
-        "too_deep": DropReason.DEPTH,
-        "not_planned": DropReason.NOT_PLANNED,
-    }
-    links_part = ""
-    if inputs.links:
-        judged_params["links"] = [str(p) for p in inputs.links]
-        known_links, filter_params = known_links_filter(judged_params["links"], settings)
-        judged_params.update(filter_params)
-        links_part = LINKS_PART.format(not_dropped=known_links,
-                                       target=register_url_folding(con, inputs, url_of("target")))
-    candidates = CANDIDATES_CTE.format(links_part=links_part, seed_url=url_of("url"))
-    con.execute(HOSTS_SQL.format(candidates=candidates),
-                {name: value for name, value in judged_params.items() if name not in (
-                    "out_of_scope", "too_deep", "not_planned")})
-    con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS, plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
-                                  plan_join="" if plan is None else PLAN_JOIN.format(seed_url=url_of("url"))),
-                judged_params)
-    con.execute(FATES_SQL, {
-        "max_pages_per_host": settings.max_pages_per_host,
-        "max_urls_per_pattern": settings.max_urls_per_pattern,
-        "pattern_budget": DropReason.PATTERN_BUDGET,
-        "host_budget": DropReason.HOST_BUDGET,
-        "not_planned": DropReason.NOT_PLANNED,
-    })
-    if plan is None:
-        con.execute(FIRST_DAY_BUDGET_SQL, {"day_budget": DropReason.DAY_BUDGET, "budget": settings.first_day_budget})
-    left_out = dict(con.execute(LEFT_OUT_SQL).fetchall())
-    con.execute("DROP TABLE judged")  # its memory is returned before the frontier is sorted
+    (recrawl_plan.plan_path) or a table; None without a plan. The whole crawl as one part
+    (frontiers_of_shards)."""
+    (frontier,) = frontiers_of_shards(settings, inputs, plan, [None])
+    return frontier
 
-    frontier_params: dict = {"levels": len(settings.priority_weights)}
-    if inputs.fetch_logs:
-        frontier_params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
-    frontier = con.sql(FRONTIER_SQL.format(
-        validators="latest.etag, latest.last_modified, latest.last_captured_at, latest.last_payload_digest"
-        if inputs.fetch_logs else NO_VALIDATORS,
-        validators_join=VALIDATORS_JOIN.format(last_rendered=last_rendered(frontier_params["fetch_logs"]))
-        if inputs.fetch_logs else "",
-    ), params=frontier_params).to_arrow_table()
-    found = dict(con.execute(
-        "SELECT shard, count(*) FROM fates WHERE left_out IS NULL GROUP BY shard").fetchall())
-    per_shard = {shard: found.pop(shard, 0) for shard in settings.shard_keys()}
-    assert not found, f"shards outside the settings' {settings.shard_count}: {sorted(found)}"
-    hosts = con.execute("SELECT count(DISTINCT host) FROM fates WHERE left_out IS NULL").fetchone()[0]
-    counts = FrontierCounts(frontier.num_rows, hosts, per_shard, left_out)
-    assert sum(per_shard.values()) == frontier.num_rows
-    return FrontierResult(frontier, counts)
+
+def frontiers_of_shards(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | Path | None,
+                        shards: list[str | None]) -> list[FrontierResult]:
+    """The frontier of each of `shards` (None: every shard at once), each built from its own
+    hosts' URLs; the only crawl-wide figure, the first day's cut (no plan), from the shards'
+    first keys. Together they are the one-process frontier, row for row."""
+    parts = [FrontierPart(settings, inputs, plan, shard) for shard in shards]
+    if plan is None:
+        cut = first_day_cut([part.first_day_keys(settings.first_day_budget + 1) for part in parts],
+                            settings.first_day_budget)
+        for part in parts:
+            part.cut(cut)
+    return [part.result() for part in parts]
+
+
+def first_day_cut(keys: list[list[tuple]], budget: int) -> tuple | None:
+    """The crawl's budget-th key (depth, host_rank, url) among the shards' first keys (each
+    shard's first budget + 1 in order), or None when the crawl holds no more than the budget."""
+    if budget <= 0:
+        return ()  # every URL after the cut
+    merged = sorted(key for part in keys for key in part)
+    return merged[budget - 1] if len(merged) > budget else None
+
+
+class FrontierPart:
+    """The frontier of one shard's hosts (or every host's: shard None), judged and ranked in a
+    DuckDB connection of its own; result() reads it out."""
+
+    def __init__(self, settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | Path | None,
+                 shard: str | None):
+        self.settings, self.inputs, self.shard = settings, inputs, shard
+        self.con = con = connect(config={"memory_limit": MEMORY_LIMIT})
+        register_url_rules(con, settings)
+        https = https_hosts(inputs.fetch_logs)
+        url_of = upgrade_sql if https else str  # one URL per page across schemes
+        if https:
+            con.register("https_hosts", pa.table({"host": sorted(https)}))
+        if isinstance(plan, pa.Table):
+            con.register("plan_as_made", plan.select(["url", "planned", "plan_rank", "level"]))
+        elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
+            quoted = str(plan).replace("'", "''")
+            con.execute(f"CREATE VIEW plan_as_made AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
+        if plan is not None:  # (a plan made before a host was known for https may name both forms)
+            con.execute(PLAN_VIEW_SQL if not https else PLAN_UPGRADED_SQL.format(url=url_of("url")))
+        judged_params = {
+            "seeds": str(inputs.seeds),
+            "out_of_scope": DropReason.OUT_OF_SCOPE,
+            "too_deep": DropReason.DEPTH,
+            "not_planned": DropReason.NOT_PLANNED,
+        }
+        links_part = ""
+        if inputs.links:
+            judged_params["links"] = [str(p) for p in inputs.links]
+            known_links, filter_params = known_links_filter(judged_params["links"], settings)
+            judged_params.update(filter_params)
+            links_part = LINKS_PART.format(not_dropped=known_links,
+                                           target=register_url_folding(con, inputs, url_of("target")))
+        candidates = CANDIDATES_CTE.format(links_part=links_part, seed_url=url_of("url"))
+        hosts_params = {name: value for name, value in judged_params.items() if name not in (
+            "out_of_scope", "too_deep", "not_planned")}
+        if shard is not None:
+            hosts_params["shard_no"] = shard_index(shard)
+        con.execute(HOSTS_SQL.format(candidates=candidates, of_shard="" if shard is None else OF_SHARD), hosts_params)
+        con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS,
+                                      of_shard_hosts="" if shard is None else OF_SHARD_HOSTS,
+                                      plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
+                                      plan_join="" if plan is None else PLAN_JOIN.format(seed_url=url_of("url"))),
+                    judged_params)
+        con.execute(FATES_SQL, {
+            "max_pages_per_host": settings.max_pages_per_host,
+            "max_urls_per_pattern": settings.max_urls_per_pattern,
+            "pattern_budget": DropReason.PATTERN_BUDGET,
+            "host_budget": DropReason.HOST_BUDGET,
+            "not_planned": DropReason.NOT_PLANNED,
+        })
+
+    def first_day_keys(self, count: int) -> list[tuple]:
+        """The first `count` keys of the first day's order among the part's URLs still in."""
+        self.con.execute(FIRST_DAY_KEYS_SQL)
+        return self.con.execute("SELECT depth, host_rank, url FROM first_day ORDER BY depth, host_rank, url "
+                                "LIMIT $count", {"count": count}).fetchall()
+
+    def cut(self, after: tuple | None) -> None:
+        """The URLs after the crawl's first-day cut left out (none for None)."""
+        if after is None:
+            return
+        depth, host_rank, url = after if after else (-1, 0, "")  # (): a budget of 0, every URL out
+        self.con.execute(FIRST_DAY_BUDGET_SQL, {"day_budget": DropReason.DAY_BUDGET, "depth": depth,
+                                                "host_rank": host_rank, "url": url})
+
+    def result(self) -> FrontierResult:
+        con, settings, inputs = self.con, self.settings, self.inputs
+        left_out = dict(con.execute(LEFT_OUT_SQL).fetchall())
+        con.execute("DROP TABLE judged")  # its memory is returned before the frontier is sorted
+
+        frontier_params: dict = {"levels": len(settings.priority_weights)}
+        if inputs.fetch_logs:
+            frontier_params["fetch_logs"] = [str(p) for p in inputs.fetch_logs]
+        frontier = con.sql(FRONTIER_SQL.format(
+            validators="latest.etag, latest.last_modified, latest.last_captured_at, latest.last_payload_digest"
+            if inputs.fetch_logs else NO_VALIDATORS,
+            validators_join=VALIDATORS_JOIN.format(last_rendered=last_rendered(frontier_params["fetch_logs"]))
+            if inputs.fetch_logs else "",
+        ), params=frontier_params).to_arrow_table()
+        found = dict(con.execute(
+            "SELECT shard, count(*) FROM fates WHERE left_out IS NULL GROUP BY shard").fetchall())
+        shards = settings.shard_keys() if self.shard is None else [self.shard]
+        per_shard = {shard: found.pop(shard, 0) for shard in shards}
+        assert not found, f"shards outside the settings' {settings.shard_count}: {sorted(found)}"
+        hosts = con.execute("SELECT count(DISTINCT host) FROM fates WHERE left_out IS NULL").fetchone()[0]
+        counts = FrontierCounts(frontier.num_rows, hosts, per_shard, left_out)
+        assert sum(per_shard.values()) == frontier.num_rows
+        con.close()
+        return FrontierResult(frontier, counts)
 
 
 def last_rendered(fetch_logs: list[str]) -> str:

@@ -20,6 +20,7 @@ from ..crawler.batches.batch import in_scope
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.depth_limit import too_deep
+from ..crawler.url_policy.sharding import shard_index, shard_of
 from ..crawler.vocabulary import DropReason, StatusClass
 from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
 from ..storage.shared_root import connect, query_connection, read_table
@@ -28,6 +29,7 @@ from .change_stats.url_change_state import UrlState, has_url_state, url_state
 from .crawl_history import CrawlHistory, history_through, known_links_filter, register_url_folding
 from .fetch_step import demoted_hosts
 from .priorities.host_delays import observed_delays
+from .priorities.priorities_step import PartInputs
 from .priorities.recrawl_plan import previous_day
 
 # Refusals that say a host generates URLs without end (calendars, facets, session paths).
@@ -96,10 +98,11 @@ LINKS_PART = """
 """
 
 
-def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
+def known_urls(history: CrawlHistory, settings: CrawlSettings, shard: str | None = None) -> pa.Table:
     """(url, host, inlinks) of every known URL the fetch batch would take: on a host in scope,
     and not deeper than max_depth (the plan spends no budget on a URL the batch refuses); a
-    link's target folded by the URL aliases learnt (its in-links counted for the URL it folds to)."""
+    link's target folded by the URL aliases learnt (its in-links counted for the URL it folds to).
+    shard: only the URLs of that shard's hosts (their in-links counted from every shard's links)."""
     params: dict = {"seeds": str(history.seeds)}
     links_part = ""
     con = connect()  # (a connection of its own: the aliases' fold is a Python function on it)
@@ -112,10 +115,10 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings) -> pa.Table:
         found = con.sql(KNOWN_URLS_SQL.format(links_part=links_part), params=params).to_arrow_table()
         shallow = ~too_deep(found["depth"].to_numpy(), settings.max_depth)
         con.register("found", found.filter(pa.array(shallow)).drop_columns(["depth"]))
-        # Scope is a Python rule: asked once per distinct host.
-        hosts = con.sql("SELECT DISTINCT host FROM found").fetchall()
-        con.register("scoped", pa.table({"host": pa.array([h for (h,) in hosts if in_scope(h, settings)],
-                                                          pa.string())}))
+        # Scope (and shard) are Python rules: asked once per distinct host.
+        hosts = [h for (h,) in con.sql("SELECT DISTINCT host FROM found").fetchall()]
+        con.register("scoped", pa.table({"host": pa.array([h for h in of_shard(hosts, settings, shard)
+                                                           if in_scope(h, settings)], pa.string())}))
         return con.sql("SELECT * FROM found SEMI JOIN scoped USING (host) ORDER BY url").to_arrow_table()
     finally:
         con.close()
@@ -203,22 +206,38 @@ def host_facts(root: Path, date: str, settings: CrawlSettings, hosts: list[str],
                    "ORDER BY f.host").to_arrow_table()
 
 
+def of_shard(hosts: list[str], settings: CrawlSettings, shard: str | None) -> list[str]:
+    """The hosts of `shard` (all of them for None), in their order."""
+    if shard is None:
+        return hosts
+    number = shard_index(shard)
+    return [h for h in hosts if shard_of(h, settings.shard_count) == number]
+
+
 @dataclass(frozen=True)
 class PrioritiesInputs:
     change_stats: UrlState  # change_stats[D]'s state files
     known_urls: pa.Table  # url, host, inlinks
     hosts: pa.Table  # host, delay_s, flagged, flag, importance
+    shard: str | None = None  # the shard whose hosts these are (None: every host)
+
+    def part(self) -> PartInputs:
+        """The inputs as one part of the crawl (priorities_step.priorities_of_parts)."""
+        return PartInputs(self.change_stats, None, self.hosts, self.known_urls,
+                          None if self.shard is None else self.hosts["host"])
 
 
-def priorities_inputs(root: Path, date: str, settings: CrawlSettings) -> PrioritiesInputs:
+def priorities_inputs(root: Path, date: str, settings: CrawlSettings, shard: str | None = None) -> PrioritiesInputs:
+    """What recrawl_priorities[D] reads: of every host, or of one shard's hosts (a host's
+    importance still counts links from every shard)."""
     history = history_through(root, date)
-    urls = weigh_listings(known_urls(history, settings), root, date)  # sitemaps and feeds: by what they date
+    urls = weigh_listings(known_urls(history, settings, shard), root, date)  # sitemaps and feeds: by what they date
     stats = url_changes_path(root, date)
     # Every URL's (pattern, host) has a row in the day's priors: its hosts are the URLs' hosts.
     stats_hosts = query_connection().execute("SELECT DISTINCT host FROM read_parquet($p)",
                                              {"p": str(stats.priors)}).fetchall()
-    hosts = sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts})
-    return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)))
+    hosts = of_shard(sorted(set(urls.column("host").to_pylist()) | {host for (host,) in stats_hosts}), settings, shard)
+    return PrioritiesInputs(stats, urls, host_facts(root, date, settings, hosts, host_importance(history)), shard)
 
 
 def host_budgets(facts: pa.Table, plan_hosts: pa.Table) -> pa.Table:

@@ -1,0 +1,143 @@
+"""The day per shard equals the day in one process, row for row: two days of a demo web of 24
+hosts in 4 shards, each day's frontier built shard by shard (frontiers_of_shards: each shard
+from its own hosts' URLs, the first day's cut crawl-wide) and the close's recrawl priorities
+shard by shard (priorities_of_parts over each shard's own inputs: one price for the crawl from
+the shards' spends, one plan from their offers), compared with the same steps over the whole
+crawl at once. The budgets are tight (the day's budget, the first day's, each host's cap),
+so the crawl-wide cuts decide what is in and what is not."""
+
+import dataclasses
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
+from crawl_assets.crawler.url_policy.urls import host_of
+from crawl_assets.pipeline.change_stats.change_evidence import trusted_change_evidence
+from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
+from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
+from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
+from crawl_assets.pipeline.priorities.priorities_step import priorities_of_parts, recrawl_priorities
+from crawl_assets.pipeline.priorities.recrawl_plan import next_day, plan_path
+from crawl_assets.pipeline.recrawl_inputs import change_stats_sources, priorities_inputs
+from crawl_assets.storage.layout import (
+    change_evidence_file,
+    dropped_file,
+    fetch_log_file,
+    frontier_file,
+    links_file,
+    priorities_file,
+    seeds_file,
+    warc_dir,
+    write_parquet_atomic,
+)
+from demoweb import DemoWeb, DemoWebThread
+from support import write_test_settings
+
+DAYS = ["2026-11-28", "2026-11-29"]
+HOSTS, SHARDS = 24, 4
+
+
+@pytest.fixture(scope="module")
+def web():
+    with DemoWebThread(DemoWeb(seed=5, hosts=HOSTS, pages_per_host=6, validators="honest"), port=0) as server:
+        yield server.web
+
+
+def by_url(table: pa.Table) -> pa.Table:
+    return table.take(pc.sort_indices(table["url"]))
+
+
+def same_frontier(settings, date: str, plan=None):
+    """The day's frontier in one process and shard by shard: the same rows, each shard's
+    its own hosts'. Returns the one-process frontier."""
+    history = history_before(settings.data_root, date)
+    whole = build_frontier(settings, history, plan)
+    shards = frontiers_of_shards(settings, history, plan, settings.shard_keys())
+    for shard, part in zip(settings.shard_keys(), shards):
+        assert set(part.table["shard"].to_pylist()) <= {shard}
+        assert part.counts.urls_per_shard == {shard: whole.counts.urls_per_shard[shard]}
+    # (the one-process table is ordered by shard, so the shards' tables follow one another)
+    assert pa.concat_tables([part.table for part in shards]).equals(whole.table)
+    left_out = {}
+    for part in shards:
+        for reason, urls in part.counts.left_out_by_reason.items():
+            left_out[reason] = left_out.get(reason, 0) + urls
+    assert left_out == dict(whole.counts.left_out_by_reason)
+    return whole
+
+
+def same_priorities(settings, date: str):
+    """The close's priorities in one process and shard by shard: every URL's row the same.
+    Returns the one-process plan, written where the asset writes it."""
+    root = settings.data_root
+    whole_inputs = priorities_inputs(root, date, settings)
+    whole = recrawl_priorities(whole_inputs.change_stats, None, whole_inputs.hosts, whole_inputs.known_urls,
+                               next_day(date), settings, urls_out=priorities_file(root, date))
+    shard_inputs = [priorities_inputs(root, date, settings, shard) for shard in settings.shard_keys()]
+    for shard, inputs in zip(settings.shard_keys(), shard_inputs):  # each shard reads its own hosts only
+        assert {shard_of(h, SHARDS) for h in inputs.known_urls["host"].to_pylist()} <= {int(shard[1:])}
+    crawl = priorities_of_parts([inputs.part() for inputs in shard_inputs], next_day(date), settings)
+    table = pa.parquet.read_table(priorities_file(root, date))
+    merged = by_url(pa.concat_tables([part.urls for part in crawl.parts]))
+    assert merged.column_names == table.column_names
+    for name in table.column_names:
+        assert merged[name].combine_chunks().equals(table[name].combine_chunks()), name
+    assert dataclasses.replace(crawl.counts, expected_freshness=0) == \
+        dataclasses.replace(whole.counts, expected_freshness=0)
+    assert crawl.counts.expected_freshness == pytest.approx(whole.counts.expected_freshness, rel=1e-12)
+    hosts = pa.concat_tables([part.hosts for part in crawl.parts])
+    assert by_host(hosts) == by_host(whole.hosts)
+    return table
+
+
+def by_host(hosts: pa.Table) -> dict:
+    return {row["host"]: (row["cap"], row["planned"]) for row in hosts.to_pylist()}
+
+
+def fetch_day(settings, date: str, frontier) -> None:
+    root = settings.data_root
+    for shard, rows in frontier.shard_tables():
+        write_parquet_atomic(rows, frontier_file(root, date, shard))
+        result = run_fetch_step(settings, shard, fetch_inputs(root, date, shard, settings),
+                                warc_dir(root, date, shard), f"recrawl-{date}-{shard}")
+        write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
+        write_parquet_atomic(result.links, links_file(root, date, shard))
+        write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
+        write_parquet_atomic(result.change_evidence, change_evidence_file(root, date, shard))
+    sources = change_stats_sources(root, date)
+    change_stats([str(p) for p in sources.fetch_logs], date, settings,
+                 lastmod_evidence=trusted_change_evidence(root, date), previous=sources.previous, state_root=root)
+
+
+def test_a_day_per_shard_plans_what_the_one_process_day_plans(tmp_path, web):
+    # Tight budgets: 40 fetches a day over about 170 known URLs, at most 4 a host a day, so
+    # the day's price, its plan and the hosts' caps all bind.
+    settings = dataclasses.replace(write_test_settings(tmp_path, web, seed_hosts=HOSTS).load(),
+                                   shard_count=SHARDS, daily_fetch_budget=40, max_pages_per_host=4)
+    root = settings.data_root
+    seeds = web.seed_urls()
+    write_parquet_atomic(pa.table({"url": seeds, "host": [host_of(u) for u in seeds],
+                                   "source": ["test"] * len(seeds)}), seeds_file(root))
+    assert len({shard_of(host_of(u), SHARDS) for u in seeds}) == SHARDS  # every shard has hosts
+
+    # The first day's cut is crawl-wide: 7 of the 24 seeds, shallowest and hosts in turn.
+    small = same_frontier(dataclasses.replace(settings, first_day_fetch_budget=7), DAYS[0])
+    assert small.counts.urls == 7 and len(set(small.table["shard"].to_pylist())) > 1
+
+    first = same_frontier(settings, DAYS[0])
+    fetch_day(settings, DAYS[0], first)
+    plan = same_priorities(settings, DAYS[0])
+    planned = plan.filter(plan["planned"])
+    assert planned.num_rows == 40 < plan.num_rows  # the budget decided
+    assert len({shard_of(h, SHARDS) for h in planned["host"].to_pylist()}) == SHARDS
+
+    second = same_frontier(settings, DAYS[1], plan_path(root, DAYS[1]))
+    assert set(second.table["url"].to_pylist()) == set(planned["url"].to_pylist())
+    fetch_day(settings, DAYS[1], second)
+    plan = same_priorities(settings, DAYS[1])
+    kinds = set(plan.filter(plan["planned"])["kind"].to_pylist())
+    assert {"refresh", "discovery"} <= kinds  # the second close plans pages held and new ones
+    assert {shard_key(n) for n in range(SHARDS)} == set(settings.shard_keys())
