@@ -5,7 +5,8 @@ from collections import Counter
 import pytest
 
 from crawl_assets.crawler.settings import SettingsError, load_settings
-from crawl_assets.crawler.url_policy.sharding import VIRTUAL_SHARDS, shard_of, shard_table
+from crawl_assets.crawler.url_policy.sharding import (
+    VIRTUAL_SHARDS, shard_index, shard_key, shard_keys, shard_of, shard_table, virtual_shard)
 
 
 def test_shards_are_stable_across_processes_and_spread_hosts():
@@ -46,3 +47,33 @@ def test_a_shard_count_beyond_the_virtual_shards_is_refused(tmp_path):
     (tmp_path / "big.toml").write_text("[crawl]\nshard_count = 2000\n")
     with pytest.raises(SettingsError, match="shard_count.*between 1 and 1024"):
         load_settings(tmp_path / "big.toml")
+
+
+def test_a_hosts_virtual_shard_never_changes_between_releases():
+    """Data roots written by earlier releases hold each host's URLs in the shard these numbers
+    give (blake2b-64 of the lower-case host, big-endian, mod 1024): a release that changed one
+    would re-shard every host of every data root."""
+    assert [virtual_shard(h) for h in ("example.com", "www.wikipedia.org", "h0001.demo.test")] == [614, 1004, 441]
+    assert virtual_shard("WWW.Wikipedia.ORG") == 1004
+    assert [shard_of(h, 8) for h in ("example.com", "www.wikipedia.org", "h0001.demo.test")] == [1, 6, 2]
+
+
+def test_every_shard_count_from_1_to_the_virtual_shards_is_allowed():
+    for count in (1, VIRTUAL_SHARDS):
+        assert sorted(set(shard_table(count))) == list(range(count))
+    for count in (0, -1, VIRTUAL_SHARDS + 1):
+        with pytest.raises(ValueError, match=f"between 1 and 1024 .*not {count}$"):
+            shard_table(count)
+
+
+def test_shard_keys_are_two_digits_at_least_and_read_back():
+    assert shard_keys(3) == ["s00", "s01", "s02"]
+    assert shard_keys(1) == ["s00"] and shard_keys(0) == []
+    assert shard_key(0) == "s00" and shard_key(7) == "s07" and shard_key(1023) == "s1023"
+    with pytest.raises(AssertionError):
+        shard_key(-1)
+    for index in (0, 7, 42, 1023):
+        assert shard_index(shard_key(index)) == index
+    for key in ("s3", "03", "s03x", "S03", " s03", "s-1"):
+        with pytest.raises(ValueError, match=f"not a shard key: '{key}' \\(expected s00, s01, ...\\)"):
+            shard_index(key)

@@ -15,7 +15,7 @@ import pytest
 from crawl_assets.crawler.batches.arrow_schemas import FETCH_LOG_SCHEMA
 from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.settings import CrawlSettings
-from crawl_assets.pipeline.change_stats import change_rate_estimators, url_change_state
+from crawl_assets.pipeline.change_stats import url_change_state
 from crawl_assets.pipeline.change_stats.change_stats_step import RateEstimator, change_stats
 from crawl_assets.pipeline.change_stats.pool_sums import DEFAULT_PRIOR_RATE
 from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats, url_state
@@ -385,26 +385,6 @@ def test_a_day_without_pool_sums_sums_the_day_before_once(tmp_path, monkeypatch)
     with pytest.raises(CrawlInputError, match=f"{daily.state.sums}.*cannot be read.*materialise change_stats"):
         change_stats(day_files.replace(date, "2026-03-05"), "2026-03-05", SETTINGS, previous=daily.state,
                      state_root=tmp_path)
-
-
-def test_the_mle_split_over_threads_finds_the_same_roots(monkeypatch):
-    """irregular_mle_rate solves large batches in parts on NUMPY_THREADS threads: the same roots,
-    bit for bit, as one pass, and each near the rate the intervals were drawn from."""
-    rng = np.random.default_rng(3)
-    urls = 2_000
-    rates = rng.uniform(0.05, 2.0, urls)
-    visits = rng.uniform(0.2, 3.0, (urls, 30))  # irregular intervals (days)
-    changed = rng.random((urls, 30)) < -np.expm1(-rates[:, None] * visits)
-    changed[:, 0] = True  # some changed and some unchanged time: the MLE has a root
-    changed[:, 1] = False
-    owner = np.repeat(np.arange(urls), changed.sum(axis=1))
-    unchanged = np.where(changed, 0.0, visits).sum(axis=1)
-    monkeypatch.setattr(change_rate_estimators, "_PARALLEL_MIN_URLS", 100)
-    split = change_rate_estimators.irregular_mle_rate(visits[changed], owner, unchanged)
-    monkeypatch.setattr(change_rate_estimators, "_PARALLEL_MIN_URLS", 10**9)
-    whole = change_rate_estimators.irregular_mle_rate(visits[changed], owner, unchanged)
-    assert np.array_equal(split, whole)
-    assert np.median(np.abs(split / rates - 1)) < 0.3
 
 
 def test_host_rates_quantiles_and_bands_are_those_of_every_urls_rate(tmp_path):
