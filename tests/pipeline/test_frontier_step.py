@@ -14,7 +14,7 @@ from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits, query_shape
 from crawl_assets.crawler.vocabulary import DropReason
 from crawl_assets.pipeline.crawl_history import history_before
-from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
 from crawl_assets.storage.layout import fetch_log_file, write_parquet_atomic
 from crawl_files import fetch_row, host_of, settings_for, write_fetch_log, write_links, write_seeds
 
@@ -432,3 +432,17 @@ def test_a_page_rendered_after_an_upgrade_is_asked_for_without_validators(tmp_pa
     rows = {r["url"]: r for r in build_frontier(settings, history_before(tmp_path, DAY)).table.to_pylist()}
     assert (rows["http://spa.test/"]["etag"], rows["http://spa.test/"]["last_modified"]) == (None, None)
     assert rows["http://spa.test/plain"]["etag"] == '"old"'
+
+
+def test_the_first_days_cut_is_crawl_wide_when_the_frontier_is_built_shard_by_shard(tmp_path):
+    write_seeds(tmp_path, [f"http://h{h}.test/" for h in range(4)])
+    write_links(tmp_path, "2026-11-28", [(f"http://h{h}.test/", f"http://h{h}.test/p{n}", 1)
+                                         for h in range(4) for n in range(5)])
+    settings = settings_for(tmp_path, daily_fetch_budget=10, shard_count=16)  # 4 hosts: most shards empty
+    history = history_before(tmp_path, DAY)
+    whole = build_frontier(settings, history)
+    shards = frontiers_of_shards(settings, history, None, settings.shard_keys())
+    assert pa.concat_tables([part.table for part in shards]).equals(whole.table)
+    assert sum(part.counts.urls for part in shards) == whole.counts.urls == 10  # not 10 a shard
+    assert sum(part.counts.left_out_by_reason.get(DropReason.DAY_BUDGET, 0) for part in shards) == 14
+    assert sum(part.counts.urls == 0 for part in shards) >= 12

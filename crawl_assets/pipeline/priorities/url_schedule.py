@@ -78,7 +78,7 @@ class PartSchedule:
         due_candidates = int((others & self.due).sum())
         return PlanOffer(rows=rows, head=np.searchsorted(rows, order), listings=int(self.listing.sum()),
                          due=self.due[rows], gain=self.gain[rows],
-                         url=pa.array([], pa.string()) if urls is None else pa.array(urls).take(pa.array(rows)),
+                         url=_urls_of(urls, rows),
                          discovery=self.discovery[rows], listing=self.listing[rows], host=self.host[rows],
                          cap=self.cap, explore=np.searchsorted(rows, self.explore), explore_score=self.explore_score,
                          due_candidates=due_candidates, other_candidates=int(others.sum()) - due_candidates)
@@ -101,6 +101,14 @@ class PartSchedule:
                 "next_due": pa.array(np.where(never, 0, self.due_day).astype(np.int32), mask=never).cast(pa.date32()),
                 "expected_gain": pa.array(self.gain), "due": pa.array(self.due), "planned": pa.array(planned),
                 "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
+
+
+def _urls_of(urls, rows: np.ndarray) -> pa.Array:
+    """The URLs of `rows` (an empty array without urls) as one string array."""
+    if urls is None or len(rows) == 0:
+        return pa.array([], pa.string())
+    taken = urls.take(pa.array(rows, pa.int64()))
+    return (taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken).cast(pa.string())
 
 
 def schedule_parts(parts: list[PartSchedule], settings, urls: list | None = None):

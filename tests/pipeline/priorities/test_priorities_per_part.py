@@ -42,7 +42,7 @@ def parts_of(stats, urls, hosts, shards: int) -> list[PartInputs]:
     """The inputs split by shard, as recrawl_inputs.priorities_inputs(shard=...) gives them."""
     parts = []
     for n in range(shards):
-        mine = pa.array([h for h in hosts["host"].to_pylist() if shard_of(h, shards) == n])
+        mine = pa.array([h for h in hosts["host"].to_pylist() if shard_of(h, shards) == n], pa.string())
         parts.append(PartInputs(stats, None, hosts.filter(pc.is_in(hosts["host"], mine)),
                                 urls.filter(pc.is_in(urls["host"], mine)), mine))
     return parts
@@ -88,3 +88,16 @@ def test_the_price_is_the_same_for_every_split_of_the_hosts():
         for rows, part in parts:
             frequency[rows] = part.frequencies(log_price, 0.0)[0]
         assert np.array_equal(frequency, whole.frequency)
+
+
+def test_shards_without_urls_take_no_part_in_the_plan():
+    stats, urls, hosts = web(seed=3)
+    keep = pa.array(["h1.example", "h2.example", "h4.example"])
+    stats, urls, hosts = (table.filter(pc.is_in(table["host"], keep)) for table in (stats, urls, hosts))
+    config = settings(daily_fetch_budget=20, shard_count=16)
+    whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
+    crawl = priorities_of_parts(parts_of(stats, urls, hosts, 16), PLAN_DAY, config)
+    assert sorted(part.urls.num_rows for part in crawl.parts)[:13] == [0] * 13  # 3 hosts: 13 empty shards
+    merged = pa.concat_tables([part.urls for part in crawl.parts])
+    assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
+    assert whole.counts.planned == 20
