@@ -21,7 +21,10 @@ scenario on a day of its own, in this order:
 Printed per scenario: what it left (runs and their statuses, stray processes, open WARC files)
 and the times. The last line:
     crash_recovery uninterrupted_s= ctrl_c_exit_s= kill_command_gone_s= kill_all_serving_s=
-    kill_all_run_failed_s= kill_all_day_done_s= kill_run_failed_s= stray_processes= load=
+    kill_all_run_failed_s= kill_all_day_done_s= kill_run_failed_s= stray_processes= load= load_max= kill_all_load=
+(load: the machine's 1-minute load average sampled every 5 s over the whole run, its mean and
+maximum; kill_all_load: the samples from the crash to the day's end. On a shared machine the
+times are only as good as the cores the commands got.)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,6 +51,24 @@ from support import DemoWebProcess  # noqa: E402
 
 DAYS = ["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23", "2026-11-24"]
 BOUND_S = 900
+
+
+class LoadSamples:
+    """The 1-minute load average every `every_s` seconds, in a thread, until stopped."""
+
+    def __init__(self, every_s: float = 5.0):
+        self.samples: list[tuple[float, float]] = []  # (monotonic time, load)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.sample, args=(every_s,), daemon=True)
+        self.thread.start()
+
+    def sample(self, every_s: float) -> None:
+        while not self.stopped.is_set():
+            self.samples.append((time.monotonic(), os.getloadavg()[0]))
+            self.stopped.wait(every_s)
+
+    def between(self, start: float, end: float = float("inf")) -> list[float]:
+        return [load for at, load in self.samples if start <= at <= end] or [os.getloadavg()[0]]
 
 
 def fetch_runs(crawl: Crawl, day: str) -> list:
@@ -86,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--delay", type=float, default=0.5)
     args = parser.parse_args(argv)
-    load = os.getloadavg()[0]
+    load = LoadSamples()
     figures: dict[str, float] = {}
     stray_total = 0
     with DemoWebProcess(seed=3, hosts=args.hosts, pages_per_host=args.pages) as web:
@@ -152,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["kill_all_run_failed_s"] = time.monotonic() - crashed_at
         output, _ = rerun.communicate(timeout=BOUND_S)
         figures["kill_all_day_done_s"] = time.monotonic() - crashed_at
+        kill_all_loads = load.between(crashed_at)
         assert rerun.returncode == 0, output[-3000:]
         print(f"  run again at once: its dagster dev served {figures['kill_all_serving_s']:.1f} s after the crash, "
               f"the killed run failed at {figures['kill_all_run_failed_s']:.1f} s, the day done at "
@@ -175,8 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         wall, output, status = run_day(crawl, day, "--shards", "s00")
         print(f"  --shards s00: {wall:.1f} s, status {status}; {left_behind(crawl, day)}")
         stray_total += len(processes_of_home(crawl.home))
+    load.stopped.set()
+    loads = load.between(float("-inf"))
     fields = " ".join(f"{k}={v:.1f}" for k, v in figures.items())
-    print(f"crash_recovery {fields} stray_processes={stray_total} load={load:.1f}")
+    print(f"load average over the run: mean {sum(loads) / len(loads):.1f}, max {max(loads):.1f} "
+          f"({len(loads)} samples), on {os.cpu_count()} cores")
+    print(f"crash_recovery {fields} stray_processes={stray_total} load={sum(loads) / len(loads):.1f} "
+          f"load_max={max(loads):.1f} kill_all_load={sum(kill_all_loads) / len(kill_all_loads):.1f}")
     return 0
 
 
