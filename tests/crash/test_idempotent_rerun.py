@@ -22,6 +22,21 @@ def archive_bytes(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.glob("*.warc.gz"))}
 
 
+class ReplayQueue:
+    """A run queue that runs nothing: each spec's outcome is the given run of its job, as if the
+    command's runs had been those."""
+
+    def __init__(self, instance, runs: dict[str, str]):
+        self.instance, self.runs = instance, runs
+
+    def run_all(self, specs, parallel, progress):
+        from dagster import DagsterRunStatus
+
+        from crawl_assets.cli.launcher import RunOutcome
+
+        return [RunOutcome(self.runs[spec.job_name], spec.label, DagsterRunStatus.SUCCESS, 1.0, 2.0) for spec in specs]
+
+
 def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path):
     with DemoWebProcess(hosts=2, pages_per_host=6) as server:
         resource = write_test_settings(tmp_path, server.web)
@@ -42,6 +57,10 @@ def test_a_finished_partition_is_a_no_op_unless_a_refetch_is_asked_for(tmp_path)
             assert kept.startswith(f"the frontier of {DAY} is kept as it was: the fetch of shard(s) {shard} began")
             assert f"python -m crawl_assets.cli.cycle --date {DAY} --refetch" in kept
             assert cycle.kept_because(instance, first.run_id) is None
+            lines = []  # the cycle command's lines at the terminal, with those runs
+            cycle.submit_cycle(DAY, ReplayQueue(instance, {"frontier_job": rerun.run_id, "fetch_job": first.run_id,
+                                                           "day_close_job": first.run_id}), [shard], 1, lines.append)
+            assert lines == [f"{DAY} was crawled before: {kept}"]
             log, links, archives = (pq.read_table(fetch_log_file(root, DAY, shard)),
                                     pq.read_table(links_file(root, DAY, shard)), archive_bytes(folder))
             between = time.time()
