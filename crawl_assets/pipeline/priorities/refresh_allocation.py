@@ -251,6 +251,12 @@ class AllocationPart:
         f = self.pages.frequencies(log_price)
         return f, np.bincount(self.page_host, weights=f, minlength=len(self.cap))
 
+    def sample(self, step: int) -> _Pages:
+        """About one page in `step`, chosen by a hash of the page's own numbers."""
+        with np.errstate(over="ignore"):
+            hashed = self.pages.log_ratio.view(np.uint64) * _GOLDEN
+        return self.pages.take(np.flatnonzero(hashed < np.uint64(np.iinfo(np.uint64).max // step)))
+
     def spend(self, log_price: float) -> int:
         """Fetches a day the part's hosts take at the price, in _SPEND_UNITs."""
         if log_price not in self._spent:
@@ -291,19 +297,39 @@ class AllocationPart:
         return frequency, np.flatnonzero(over)
 
 
-def crawl_log_price(parts: list[AllocationPart], budget: float) -> float:
+# The sample the price search brackets on first: about this many pages, each page in it or
+# not by a hash of its own numbers, so a page is in it whatever part it is in.
+SAMPLE_PAGES = 200_000
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def crawl_log_price(parts: list[AllocationPart], budget: float, sample: int = SAMPLE_PAGES) -> float:
     """log μ, the crawl's one price: the price at which the parts' hosts take the budget (the
     spend falls as the price rises), found by bracketing and regula falsi over the sum of the
-    parts' spends, each round one question to every part; -inf when every page can have
-    max_per_day within the budget."""
+    parts' spends, each round one question to every part (on a crawl of more than 4 x
+    `sample` pages, bracketed first on a sample of about `sample` of them); -inf when every
+    page can have max_per_day within the budget."""
     assert budget >= 0
 
     def spend(log_price: float) -> float:
         return sum(part.spend(log_price) for part in parts) / _SPEND_UNIT
 
-    if sum(part.pages.rate.size for part in parts) == 0 or spend(-np.inf) <= budget:
+    pages = sum(part.pages.rate.size for part in parts)
+    if pages == 0 or spend(-np.inf) <= budget:
         return -np.inf
-    return _solve(spend, budget, None)
+    guess = None
+    if pages > 4 * sample:  # bracket on a sample of the pages first (uncapped: a guess only)
+        samples = [part.sample(pages // sample) for part in parts]
+        sampled = sum(sample.rate.size for sample in samples)
+        if sampled:
+            guess = _solve(lambda log_price: sum(_units(sample, log_price) for sample in samples) / _SPEND_UNIT,
+                           budget * sampled / pages, None)
+    return _solve(spend, budget, guess)
+
+
+def _units(pages: _Pages, log_price: float) -> int:
+    """Σ f at the price over the pages, in whole _SPEND_UNITs a page (the same in any order)."""
+    return int(np.rint(pages.frequencies(log_price) * _SPEND_UNIT).sum())
 
 
 def edge_share(parts: list[AllocationPart], log_price: float, budget: float) -> float:

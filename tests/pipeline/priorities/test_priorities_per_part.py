@@ -101,3 +101,22 @@ def test_shards_without_urls_take_no_part_in_the_plan():
     merged = pa.concat_tables([part.urls for part in crawl.parts])
     assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
     assert whole.counts.planned == 20
+
+
+def test_the_sample_the_price_search_brackets_on_is_the_same_for_every_split():
+    # 20,000 pages and a sample of 1,000: the search brackets on the sample first; a page is
+    # in the sample whatever shard holds it, so every split brackets and finds alike.
+    rng = np.random.default_rng(12)
+    pages, hosts = 20_000, 300
+    rate, weight = rng.lognormal(-2, 1.5, pages), 1 + rng.zipf(2.0, pages)
+    host = np.sort(rng.integers(0, hosts, pages))
+    cap = rng.choice([2.0, 10.0, 1e9], hosts)
+    whole = crawl_log_price([AllocationPart(rate, weight, host, cap)], 2_000, sample=1_000)
+    assert abs(whole - crawl_log_price([AllocationPart(rate, weight, host, cap)], 2_000)) < 1e-4
+    part_of = rng.integers(0, 5, hosts)
+    parts = []
+    for p in range(5):
+        mine = np.flatnonzero(part_of == p)
+        rows = np.flatnonzero(np.isin(host, mine))
+        parts.append(AllocationPart(rate[rows], weight[rows], np.searchsorted(mine, host[rows]), cap[mine]))
+    assert crawl_log_price(parts, 2_000, sample=1_000) == whole
