@@ -51,12 +51,17 @@ def test_a_parameter_that_changes_nothing_folds_later_urls_until_a_fetch_contrad
     assert known_urls(history_through(tmp_path, DAY1), settings)["url"].to_pylist() == folded
     assert sorted(build_frontier(settings, history_before(tmp_path, DAY2)).table["url"].to_pylist()) == folded
 
-    # Day 2: /news answers one thing under ?ref=top and another without, the same morning.
+    # Day 2: /news answers one thing under ?ref=top and another without, the same morning,
+    # while /team agrees under both: the agreeing evidence alone (/about and /team, two pairs
+    # of two contents) would keep the rule; the contradiction drops it.
     write_fetch_log(tmp_path, DAY2, [
         fetch_row("http://h.test/news", f"{DAY2}T09:00:00", change_digest="news-2"),
-        fetch_row("http://h.test/news?ref=top", f"{DAY2}T09:05:00", change_digest="news-top")])
+        fetch_row("http://h.test/news?ref=top", f"{DAY2}T09:05:00", change_digest="news-top"),
+        fetch_row("http://h.test/team", f"{DAY2}T10:00:00", change_digest="team"),
+        fetch_row("http://h.test/team?ref=top", f"{DAY2}T10:05:00", change_digest="team")])
     rules = learn(tmp_path, DAY2)
     ref = rules[("h.test", "parameter", "ref")]
+    assert (ref["agreeing_pairs"], ref["classes"]) == (2, 2)
     assert not ref["active"] and str(ref["dropped_on"]) == DAY2 and str(ref["contradicted_on"]) == DAY2
     assert str(ref["learnt_on"]) == DAY1
     unfolded = ["http://h.test/", "http://h.test/about?ref=side", "http://h.test/jobs?ref=top",
