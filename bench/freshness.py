@@ -64,13 +64,16 @@ the live page first changed after our copy (0 when fresh), weighted the same way
 How fast ours learns the rates: the Spearman rank correlation of change_stats' change_rate
 with the true rate over every URL, after the change_stats of day 2, day 7 and the last day
 (rate_spearman_d2, _d7, _end; the share of URLs still on their pool's prior, change_stats'
-on_prior, is printed beside each), and never_changing_share: the share of the last day's page
-fetches spent on pages whose true rate is 0 (it is shown for the ceiling too).
+on_prior over every URL, a URL it does not list counting as on it, is printed beside each;
+change_stats' own urls_on_prior_share, over the URLs it lists, is on_prior_share_d2, _d7, _end),
+and never_changing_share: the share of the last day's page fetches spent on pages whose true
+rate is 0 (it is shown for the ceiling too).
 
 Run on the 2-core machine of this session (100,000 URLs, 90 days): about 2-3 minutes, most of
 it the adaptive policy's 90 change_stats + recrawl_priorities runs. The last line is
 machine-readable: freshness urls= budget_per_day= days= adaptive= uniform= proportional= nutch_adaptive=
 optimal= gap_closed= rate_spearman_d2= rate_spearman_d7= rate_spearman_end= never_changing_share=
+on_prior_share_d2= on_prior_share_d7= on_prior_share_end=
 with gap_closed = (adaptive - uniform) / (optimal - uniform); ` first_day_lm=1` ends it in the
 --first-day-last-modified case.
 """
@@ -233,6 +236,7 @@ class Adaptive:
         self.spearman_days: tuple[int, ...] = ()
         self.spearman: dict[int, float] = {}  # day -> Spearman of change_rate with the true rate
         self.on_prior: dict[int, float] = {}  # day -> share of the URLs still on their pool's prior
+        self.prior_share: dict[int, float] = {}  # day -> change_stats' urls_on_prior_share (its URLs only)
         self.lastmods: set[tuple[str, float]] = set()  # every (url, lastmod) a fetched sitemap listed
         self.host_events = [0, 0]  # change_stats' host events: detected, and true (bursty web: a rebuild
         # or a release of the host inside the event's window)
@@ -257,6 +261,7 @@ class Adaptive:
         if day in self.spearman_days:
             rate, on_prior = self.estimated_rates(stats.state)
             self.spearman[day], self.on_prior[day] = spearman(rate, self.web.rate), float(on_prior.mean())
+            self.prior_share[day] = stats.counts.on_prior_share
         self._plan(stats.state, date)
         self.last_counts = (stats.counts, self.last_plan)
 
@@ -374,6 +379,7 @@ class ColdAdaptive(Adaptive):
         if day in self.spearman_days:
             rate, on_prior = self.estimated_rates(stats.state)
             self.spearman[day], self.on_prior[day] = spearman(rate, self.web.rate), float(on_prior.mean())
+            self.prior_share[day] = stats.counts.on_prior_share
         known, self.demoted, traps = crawl.close_day(date.isoformat())
         self.flags = {"near_duplicates": len(self.demoted - traps), "trap": len(traps)}
         flagged = self.demoted | traps
@@ -603,6 +609,8 @@ def main() -> int:
         print("  adaptive: Spearman of estimated with true rates over every URL: "
               + ", ".join(f"day {d} {ours.spearman[d]:.3f} ({ours.on_prior[d]:.0%} on the prior)"
                           for d in ours.spearman_days))
+        print("  adaptive: change_stats' urls_on_prior_share (of the URLs it lists): "
+              + ", ".join(f"day {d} {ours.prior_share[d]:.3f}" for d in ours.spearman_days))
         if cold is not None:
             crawl = ours.crawl
             print(f"  adaptive: {crawl.url_fetches} URL fetches for {crawl.page_fetches} page fetches "
@@ -628,7 +636,10 @@ def main() -> int:
           f"rate_spearman_d2={ours.spearman[SPEARMAN_DAYS[0]]:.3f} "
           f"rate_spearman_d7={ours.spearman[SPEARMAN_DAYS[1]]:.3f} "
           f"rate_spearman_end={ours.spearman[args.days]:.3f} "
-          f"never_changing_share={results['adaptive'].never_changing_share:.3f}"
+          f"never_changing_share={results['adaptive'].never_changing_share:.3f} "
+          f"on_prior_share_d2={ours.prior_share[SPEARMAN_DAYS[0]]:.3f} "
+          f"on_prior_share_d7={ours.prior_share[SPEARMAN_DAYS[1]]:.3f} "
+          f"on_prior_share_end={ours.prior_share[args.days]:.3f}"
           + (" first_day_lm=1" if born else "") + coverage)
     return 0
 
