@@ -6,7 +6,7 @@ import pytest
 
 from crawl_assets.crawler.settings import SettingsError, load_settings
 from crawl_assets.crawler.url_policy.sharding import (
-    VIRTUAL_SHARDS, shard_index, shard_key, shard_keys, shard_of, shard_table, virtual_shard)
+    VIRTUAL_SHARDS, check_shard_count, shard_index, shard_key, shard_keys, shard_of, shard_table, virtual_shard)
 
 
 def test_shards_are_stable_across_processes_and_spread_hosts():
@@ -59,11 +59,13 @@ def test_a_hosts_virtual_shard_never_changes_between_releases():
 
 
 def test_every_shard_count_from_1_to_the_virtual_shards_is_allowed():
-    for count in (1, VIRTUAL_SHARDS):
+    """(shard_table is cached: the check is called as well as the table asked for.)"""
+    for count in (1, 2, VIRTUAL_SHARDS):
+        check_shard_count(count)
         assert sorted(set(shard_table(count))) == list(range(count))
     for count in (0, -1, VIRTUAL_SHARDS + 1):
         with pytest.raises(ValueError, match=f"between 1 and 1024 .*not {count}$"):
-            shard_table(count)
+            check_shard_count(count)
 
 
 def test_shard_keys_are_two_digits_at_least_and_read_back():
