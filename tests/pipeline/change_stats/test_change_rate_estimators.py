@@ -123,13 +123,24 @@ def test_irregular_intervals_give_each_url_the_root_of_its_own_equation():
 
 def test_the_mle_stops_at_once_a_year_and_a_thousand_a_day():
     """A change in one day against ten thousand years unchanged is as slow as the search goes
-    (1e-5 a day); a change in a millisecond against a microsecond unchanged is as fast (1e3)."""
-    slow, fast = mle([[1.0], [0.001]], [3.65e6, 1e-6])
+    (1e-5 a day), and so is a URL none of whose intervals changed; a change in a millisecond
+    against a microsecond unchanged is as fast (1e3)."""
+    slow, fast, none = mle([[1.0], [0.001], []], [3.65e6, 1e-6, 5.0])
     assert math.isclose(slow, 1e-5, rel_tol=1e-9) and math.isclose(fast, 1e3, rel_tol=1e-9), (slow, fast)
+    assert math.isclose(none, 1e-5, rel_tol=1e-9), none
+
+
+def test_a_rate_tried_far_above_the_root_overflows_nothing():
+    """A change over 1,000 days against almost no unchanged time: the search tries λ t up to
+    10,000 on its way down to the root (λ = log(1 + 1000 / 1e-300) / 1000), with no overflow."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (got,) = mle([[1000.0]], [1e-300])
+    assert math.isclose(got, math.log1p(1000 / 1e-300) / 1000, rel_tol=1e-9), got
 
 
 def test_an_mle_with_no_unchanged_time_is_refused():
-    with pytest.raises(AssertionError, match="the MLE needs some unchanged time"):
+    with pytest.raises(AssertionError, match="^the MLE needs some unchanged time$"):
         mle([[1.0], [1.0]], [2.0, 0.0])
 
 
@@ -146,8 +157,10 @@ def test_shrinkage_is_the_gamma_posterior_mean_and_the_own_share_its_weight():
 
 
 def test_the_mle_split_over_threads_finds_the_same_roots(monkeypatch):
-    """irregular_mle_rate solves large batches in parts on NUMPY_THREADS threads: the same roots,
-    bit for bit, as one pass, and each near the rate the intervals were drawn from."""
+    """irregular_mle_rate solves large batches in equal parts of the URLs, one a thread (at most
+    NUMPY_THREADS, each of at least _PARALLEL_MIN_URLS): the same roots, bit for bit, as one
+    pass, and each near the rate the intervals were drawn from. Intervals not grouped by URL
+    are solved in one pass."""
     rng = np.random.default_rng(3)
     urls = 2_000
     rates = rng.uniform(0.05, 2.0, urls)
@@ -157,9 +170,27 @@ def test_the_mle_split_over_threads_finds_the_same_roots(monkeypatch):
     changed[:, 1] = False
     owner = np.repeat(np.arange(urls), changed.sum(axis=1))
     unchanged = np.where(changed, 0.0, visits).sum(axis=1)
-    monkeypatch.setattr(change_rate_estimators, "_PARALLEL_MIN_URLS", 100)
-    split = change_rate_estimators.irregular_mle_rate(visits[changed], owner, unchanged)
+    solve = change_rate_estimators._bisect
+    parts: list[int] = []  # the URLs of each pass
+
+    def counted(changed_intervals, owner, unchanged_days):
+        parts.append(len(unchanged_days))
+        return solve(changed_intervals, owner, unchanged_days)
+
+    monkeypatch.setattr(change_rate_estimators, "_bisect", counted)
     monkeypatch.setattr(change_rate_estimators, "_PARALLEL_MIN_URLS", 10**9)
     whole = change_rate_estimators.irregular_mle_rate(visits[changed], owner, unchanged)
-    assert np.array_equal(split, whole)
-    assert np.median(np.abs(split / rates - 1)) < 0.3
+    assert parts == [urls]
+    for threads, least, expected in ((4, 600, [666, 667, 667]), (2, 1000, [1000, 1000]), (4, 1001, [urls])):
+        parts.clear()
+        monkeypatch.setattr(change_rate_estimators, "NUMPY_THREADS", threads)
+        monkeypatch.setattr(change_rate_estimators, "_PARALLEL_MIN_URLS", least)
+        split = change_rate_estimators.irregular_mle_rate(visits[changed], owner, unchanged)
+        assert sorted(parts) == expected, (threads, least, parts)
+        assert np.array_equal(split, whole)
+    assert np.median(np.abs(whole / rates - 1)) < 0.3
+    # The same intervals, the first left where it is and the rest in reverse: one pass.
+    order = np.r_[0, np.arange(len(owner) - 1, 0, -1)]
+    parts.clear()
+    shuffled = change_rate_estimators.irregular_mle_rate(visits[changed][order], owner[order], unchanged)
+    assert parts == [urls] and np.allclose(shuffled, whole, rtol=1e-9, atol=0)
