@@ -1,3 +1,4 @@
+import dataclasses
 import fnmatch
 import random
 
@@ -6,6 +7,7 @@ import pytest
 from hypothesis import Phase, example, find, given, settings
 from hypothesis import strategies as st
 
+from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.crawler.url_policy.trap_defences import (Blocklist, TrapDefences, TrapLimits, query_shape,
                                                            query_shapes, repeated_segments, url_patterns_regex)
 
@@ -56,15 +58,56 @@ def test_a_host_that_spawns_urls_faster_than_it_is_fetched_gets_capped():
     assert "random.test" in traps.capped_hosts and "normal.test" not in traps.capped_hosts
     assert traps.reason("http://random.test/new", "random.test") == "host_growth_capped"
     assert 900 < traps.new_url_estimate("random.test") < 1100
+    assert traps.new_url_estimate("never.test") == 0
+
+
+def test_the_growth_cap_weighs_new_urls_against_the_hosts_own_fetches():
+    """192 new URLs (the sketch is counted every 64, from growth_min_urls = 150 on): a host
+    with 14 fetched pages has spawned more than ten times those (140) and is capped; one with 30
+    (300) is not, nor is one with 14 under a minimum of 250; a host never fetched is weighed as
+    if one page had been (150 against 192 at a ratio of 150)."""
+    def capped(fetched: int, ratio: float = 10, least: int = 150) -> bool:
+        traps = TrapDefences(TrapLimits(growth_ratio=ratio, growth_min_urls=least))
+        for _ in range(fetched):
+            traps.observe_fetch("h.test")
+        for n in range(192):
+            traps.observe_new_url("h.test", f"http://h.test/{n}")
+        assert 150 < traps.new_url_estimate("h.test") < 240  # the sketch's error at 2^8 registers
+        return "h.test" in traps.capped_hosts
+
+    assert capped(14) and not capped(30) and not capped(14, least=250)
+    assert capped(0, ratio=150) and not capped(0, ratio=250)
+
+
+def test_the_limits_are_the_settings():
+    settings = dataclasses.replace(CrawlSettings(), max_url_length=11, max_query_params=12, max_path_repeats=13,
+                                   max_urls_per_pattern=14, host_growth_ratio=15.5, host_growth_min_urls=16)
+    assert TrapLimits.from_settings(settings) == TrapLimits(11, 12, 13, 14, 15.5, 16)
+
+
+def test_a_dropped_url_takes_nothing_of_its_patterns_budget():
+    """Each host and query shape has its own budget; a URL dropped for another reason first
+    (too long here) is not counted in it."""
+    traps = TrapDefences(TrapLimits(max_url_length=40, max_urls_per_pattern=2))
+    assert traps.reason("http://t.test/s?a=" + "x" * 30, "t.test") == "url_too_long"
+    assert [traps.reason(f"http://t.test/s?a={n}", "t.test") for n in range(3)] == [None, None, "pattern_budget"]
+    assert [traps.reason(f"http://t.test/s?b={n}", "t.test") for n in range(3)] == [None, None, "pattern_budget"]
+    assert [traps.reason(f"http://u.test/s?a={n}", "u.test") for n in range(2)] == [None, None]
 
 
 def test_blocklist_file(tmp_path):
     path = tmp_path / "blocklist.txt"
-    path.write_text("# hand-kept\nhost *.ads.test\nurl http://*/logout*\n")
+    path.write_text("# hand-kept\nhost *.ads.test\nurl http://*/logout*\nhost   spaced.test  # two # comments\n")
     blocklist = Blocklist.read(path)
+    assert blocklist == Blocklist(("*.ads.test", "spaced.test"), ("http://*/logout*",))
     traps = TrapDefences(blocklist=blocklist)
     assert traps.reason("http://x.ads.test/", "x.ads.test") == "blocklist_host"
     assert traps.reason("http://a.test/logout?next=/", "a.test") == "blocklist_url"
+    # A list of hosts alone, or of URL patterns alone, is read too.
+    assert TrapDefences(blocklist=Blocklist(hosts=("*.ads.test",))).reason("http://x.ads.test/", "x.ads.test") == \
+        "blocklist_host"
+    assert TrapDefences(blocklist=Blocklist(url_patterns=("*/logout*",))).reason("http://a.test/logout", "a.test") == \
+        "blocklist_url"
     path.write_text("hots typo.test\n")
     with pytest.raises(ValueError, match="blocklist.txt:1"):
         Blocklist.read(path)
@@ -113,7 +156,8 @@ def urls(draw) -> str:
 
 
 LIMITS = TrapLimits(max_url_length=64, max_query_params=3, max_path_repeats=2)
-BLOCKLISTS = [Blocklist(), Blocklist(hosts=("h1.test",), url_patterns=("*/cal*",))]
+BLOCKLISTS = [Blocklist(), Blocklist(hosts=("h1.test",), url_patterns=("*/cal*",)), Blocklist(hosts=("h1.test",)),
+              Blocklist(url_patterns=("*/cal*",))]
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
@@ -127,14 +171,57 @@ BLOCKLISTS = [Blocklist(), Blocklist(hosts=("h1.test",), url_patterns=("*/cal*",
 @example(["http://h.test/p?ab=1&aa=2"], BLOCKLISTS[0])
 @example(["http://h.test/p?!=1&&b"], BLOCKLISTS[0])
 @example(["http://h.test/p?!&", "http://h.test/q?z"], BLOCKLISTS[0])
+# A run of digits ending in 9, and a path of empty segments only.
+@example(["http://h.test/p19/a99?x=1", "http://h.test/////"], BLOCKLISTS[0])
 def test_the_vectorised_trap_rules_agree_with_the_scalar_ones(batch, blocklist):
     traps = TrapDefences(LIMITS, blocklist)
     hosts = [url.partition("://")[2].partition("/")[0] for url in batch]
-    assert traps.intrinsic_reasons(pa.array(batch, pa.string()), pa.array(hosts, pa.string())).to_pylist() == [
-        traps.intrinsic_reason(url, host) for url, host in zip(batch, hosts)]
+    reasons = traps.intrinsic_reasons(pa.array(batch, pa.string()), pa.array(hosts, pa.string()))
+    assert reasons.type == pa.string()
+    assert reasons.to_pylist() == [traps.intrinsic_reason(url, host) for url, host in zip(batch, hosts)]
     # Chunked as DuckDB hands them over.
-    assert query_shapes(pa.chunked_array([batch[:3], batch[3:]], pa.string())).to_pylist() == [
-        query_shape(url) for url in batch]
+    shapes = query_shapes(pa.chunked_array([batch[:3], batch[3:]], pa.string()))
+    assert shapes.type == pa.string() and shapes.to_pylist() == [query_shape(url) for url in batch]
+    # Both at once, as the frontier asks.
+    rules = traps.url_rules(pa.array(batch, pa.string()), pa.array(hosts, pa.string()))
+    assert rules.type.names == ["trap", "query_shape"]
+    assert rules.field("trap").to_pylist() == reasons.to_pylist()
+    assert rules.field("query_shape").to_pylist() == shapes.to_pylist()
+
+
+@pytest.mark.parametrize("path, repeated", [("a/a", True), ("x/a", False), ("a/b/c/d/e", False), ("a/b/a/b", True),
+                                            ("a/b/c/a/b/c", True)])
+def test_one_repeat_allowed_the_array_form_agrees_too(path, repeated):
+    """max_path_repeats = 1: two equal blocks in a row are a run; the array form's shortcuts
+    (lists too short for a run of a width) hold at that edge too."""
+    traps = TrapDefences(dataclasses.replace(LIMITS, max_path_repeats=1))
+    url = f"http://h.test/{path}"
+    expected = "repeated_path_segments" if repeated else None
+    assert traps.intrinsic_reason(url, "h.test") == expected
+    assert traps.intrinsic_reasons(pa.array([url, "http://h.test/z"]), pa.array(["h.test"] * 2)).to_pylist() == \
+        [expected, None]
+
+
+def test_the_array_form_asks_the_scalar_rule_only_about_unusual_urls(monkeypatch):
+    """Without a blocklist, URLs of the crawl's own shape (scheme://host/path?query) are judged
+    over the array alone, repeated segments too; one without "://" before its path is asked
+    about one at a time. With a blocklist every URL still open is asked."""
+    asked: list[str] = []
+    traps = TrapDefences(LIMITS)
+    judge = traps.intrinsic_reason
+    monkeypatch.setattr(traps, "intrinsic_reason", lambda url, host: asked.append(url) or judge(url, host))
+    ordinary = ["http://h.test/a/a/a/a", "https://h1.test:81/x/y/x/y/x/y?q=1&r=2", "http://h.test/1/2/3/4/5",
+                "http://h.test/a/b/c/d#f/g"]
+    odd = "x/y://h.test/a/a/a/a"
+    batch = [*ordinary, odd]
+    reasons = traps.intrinsic_reasons(pa.array(batch), pa.array(["h.test"] * len(batch))).to_pylist()
+    assert reasons == ["repeated_path_segments", "repeated_path_segments", None, None, judge(odd, "h.test")]
+    assert asked == [odd]
+    asked.clear()
+    blocked = TrapDefences(LIMITS, BLOCKLISTS[1])
+    monkeypatch.setattr(blocked, "intrinsic_reason", lambda url, host: asked.append(url) or judge(url, host))
+    blocked.intrinsic_reasons(pa.array(ordinary), pa.array(["h.test"] * len(ordinary)))
+    assert asked == ordinary
 
 
 @pytest.mark.parametrize("verdict", ["url_too_long", "too_many_query_params", "repeated_path_segments",
