@@ -42,7 +42,8 @@ COLUMNS: dict[str, str] = {
     "source": "The page the link is on (of a sitemap or feed entry: the sitemap or feed).",
     "target": "The link's target, normalised.",
     "target_host": "The target's host.",
-    "is_new": "The crawl had never seen the target before this link.",
+    "is_new": "The crawl had never seen the target before this link (null: another shard's host, not known to the "
+              "batch's own shard's seen filter).",
     "dropped_reason": "Why a rule refused the target (a trap defence, or the page asked not to follow it).",
     # dropped_urls, change_evidence
     "reason": "Why: a trap defence or batch limit (vocabulary.DropReason).",

@@ -28,6 +28,7 @@ from ..crawler.rendering.render_pass import RenderCounts
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.url_aliases import AliasRules
 from ..crawler.url_policy.sharding import shard_index, shard_of
+from ..crawler.url_policy.url_bloom import ShardSeenFilter
 from ..crawler.vocabulary import DropReason, WarcRecordKind
 from ..storage.layout import frontier_file, latest_before, shard_files
 from ..storage.shared_root import is_remote, query_connection
@@ -36,7 +37,7 @@ from .crawl_history import https_hosts
 from .input_files import read_table_checked, readable_parquet
 from .payload_index import PayloadIndex, payload_index
 from .priorities.recrawl_plan import plan_path, previous_day
-from .seen_filter_files import read_seen_filter
+from .seen_filter_files import read_seen_filter, shard_seen_filter_file
 from .alias_rules.alias_learning import alias_rules_before
 from .warc_index_step import index_warc_files
 
@@ -63,9 +64,21 @@ def seen_filter_path(root: Path, date: str) -> Path | None:
     return latest_before(root, "seen_filter", date)
 
 
-def load_seen_filter(root: Path, date: str) -> Bloom | None:
+def load_seen_filter(root: Path, date: str, shard: str | None = None,
+                     shard_count: int | None = None) -> Bloom | ShardSeenFilter | None:
+    """The newest seen filter of a day before `date`: with a shard, that day's filter of the
+    shard's hosts' URLs when it was split for shard_count shards, else the whole crawl's."""
     path = seen_filter_path(root, date)
-    return read_seen_filter(path) if path else None
+    if path is None:
+        return None
+    if shard is not None:
+        own = shard_seen_filter_file(root, path.parent.name.removeprefix("date="), shard, shard_count)
+        if own.exists():
+            try:
+                return ShardSeenFilter(read_seen_filter(own), shard_index(shard), shard_count)
+            except CrawlInputError:  # (a damaged shard's filter: the whole crawl's answers instead)
+                pass
+    return read_seen_filter(path)
 
 
 # Hosts whose pages were mostly copies (dedup_step.py: near-duplicates whose own links are
@@ -136,7 +149,7 @@ def load_archived_payloads(root: Path, date: str, folder: Path | None = None) ->
 @dataclass(frozen=True)
 class FetchInputs:
     frontier: pa.Table  # the shard's frontier rows (FRONTIER_SCHEMA)
-    seen: Bloom | None = None  # URLs known before the day; None on the first day
+    seen: Bloom | ShardSeenFilter | None = None  # URLs known before the day; None on the first day
     demoted_hosts: frozenset[str] = frozenset()
     # payload digest -> (URI, WARC-Date) of its first capture
     archived_payloads: Mapping[str, tuple[str, str]] = field(default_factory=dict)
@@ -194,7 +207,8 @@ def frontier_rows(root: Path, date: str, shard: str) -> int:
 
 def fetch_inputs(root: Path, date: str, shard: str, settings: CrawlSettings) -> FetchInputs:
     first_day = plan_path(root, date) is None
-    inputs = FetchInputs(load_shard_frontier(root, date, shard), load_seen_filter(root, date),
+    inputs = FetchInputs(load_shard_frontier(root, date, shard),
+                         load_seen_filter(root, date, shard, settings.shard_count),
                          load_demoted_hosts(root, date, settings),
                          load_archived_payloads(root, date, payload_index_folder(root, settings)),
                          follow_links=first_day,

@@ -11,7 +11,7 @@ from rbloom import Bloom
 
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.url_bloom import digest_file, load_filter, save_filter
-from ..storage.layout import seen_filter_file, url_registry_file
+from ..storage.layout import seen_filter_file, seen_filter_shard_dir, url_registry_file
 from ..storage.shared_root import is_remote, local_copies, put_file
 
 
@@ -26,6 +26,18 @@ def write_seen_filter(bloom: Bloom, path: Path) -> int:
         put_file(digest_file(local), digest_file(path))  # the checksum first, as save_filter does
         put_file(local, path)
         return local.stat().st_size
+
+
+def shard_seen_filter_file(root: Path, date: str, shard: str, shard_count: int) -> Path:
+    """Day `date`'s filter of `shard`'s hosts' URLs, split for `shard_count` shards (a filter
+    split for another count holds other hosts: it is never read for this one)."""
+    return seen_filter_shard_dir(root, date, shard) / f"seen_urls_of_{shard_count}.bloom"
+
+
+def write_shard_seen_filters(root: Path, date: str, filters: dict[str, Bloom], shard_count: int) -> int:
+    """Save each shard's filter (registry_step.build_shard_seen_filters); their bytes together."""
+    return sum(write_seen_filter(bloom, shard_seen_filter_file(root, date, shard, shard_count))
+               for shard, bloom in filters.items())
 
 
 def read_seen_filter(path: Path) -> Bloom:

@@ -57,6 +57,9 @@ lost_captures_dir = PartitionFile("lost_captures", "", per_shard=True)
 # url_registry[D], seen_url_filter[D]
 url_registry_file = PartitionFile("url_registry", "url_registry.parquet")
 seen_filter_file = PartitionFile("seen_filter", "seen_urls.bloom")
+# ... and one filter per shard of its hosts' URLs, the file named by the shard count it was
+# split for (pipeline/seen_filter_files.py: shard_seen_filter_file)
+seen_filter_shard_dir = PartitionFile("seen_filter_shards", "", per_shard=True)
 # simhash_index[D], near_duplicate_clusters[D]
 fingerprints_file = PartitionFile("simhash_index", "fingerprints.parquet")
 near_pairs_file = PartitionFile("simhash_index", "near_pairs.parquet")

@@ -4,7 +4,8 @@ from its own hosts' URLs, the first day's cut crawl-wide) and the close's recraw
 shard by shard (priorities_of_parts over each shard's own inputs: one price for the crawl from
 the shards' spends, one plan from their offers), compared with the same steps over the whole
 crawl at once. The budgets are tight (the day's budget, the first day's, each host's cap),
-so the crawl-wide cuts decide what is in and what is not."""
+so the crawl-wide cuts decide what is in and what is not. The second day's batches load the
+seen filter of their own shard's hosts only."""
 
 import dataclasses
 
@@ -16,12 +17,20 @@ from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
 from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.pipeline.change_stats.change_evidence import trusted_change_evidence
 from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
-from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.crawler.url_policy.url_bloom import ShardSeenFilter
+from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
 from crawl_assets.pipeline.priorities.priorities_step import priorities_of_parts, recrawl_priorities
 from crawl_assets.pipeline.priorities.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.recrawl_inputs import change_stats_sources, priorities_inputs
+from crawl_assets.pipeline.registry_step import (
+    build_registry,
+    build_seen_filter,
+    build_shard_seen_filters,
+    load_registry_urls,
+)
+from crawl_assets.pipeline.seen_filter_files import read_seen_filter, write_seen_filter, write_shard_seen_filters
 from crawl_assets.storage.layout import (
     change_evidence_file,
     dropped_file,
@@ -30,6 +39,8 @@ from crawl_assets.storage.layout import (
     links_file,
     priorities_file,
     seeds_file,
+    seen_filter_file,
+    url_registry_file,
     warc_dir,
     write_parquet_atomic,
 )
@@ -97,19 +108,48 @@ def by_host(hosts: pa.Table) -> dict:
     return {row["host"]: (row["cap"], row["planned"]) for row in hosts.to_pylist()}
 
 
-def fetch_day(settings, date: str, frontier) -> None:
+def fetch_day(settings, date: str, frontier) -> dict:
+    """Every shard's batch, and the close's seen filters and change statistics; returns the
+    seen filter each batch loaded."""
     root = settings.data_root
+    loaded = {}
     for shard, rows in frontier.shard_tables():
         write_parquet_atomic(rows, frontier_file(root, date, shard))
-        result = run_fetch_step(settings, shard, fetch_inputs(root, date, shard, settings),
-                                warc_dir(root, date, shard), f"recrawl-{date}-{shard}")
+        inputs = fetch_inputs(root, date, shard, settings)
+        loaded[shard] = inputs.seen
+        result = run_fetch_step(settings, shard, inputs, warc_dir(root, date, shard), f"recrawl-{date}-{shard}")
         write_parquet_atomic(result.fetch_log, fetch_log_file(root, date, shard))
         write_parquet_atomic(result.links, links_file(root, date, shard))
         write_parquet_atomic(result.dropped, dropped_file(root, date, shard))
         write_parquet_atomic(result.change_evidence, change_evidence_file(root, date, shard))
+    write_parquet_atomic(build_registry(date, history_through(root, date)).table, url_registry_file(root, date))
+    urls = load_registry_urls(root, date)  # the seen filters, as seen_url_filter writes them
+    write_seen_filter(build_seen_filter(urls), seen_filter_file(root, date))
+    write_shard_seen_filters(root, date, build_shard_seen_filters(urls, SHARDS), SHARDS)
     sources = change_stats_sources(root, date)
     change_stats([str(p) for p in sources.fetch_logs], date, settings,
                  lastmod_evidence=trusted_change_evidence(root, date), previous=sources.previous, state_root=root)
+    return loaded
+
+
+def check_shard_seen_filters(settings, date: str, loaded: dict) -> None:
+    """Each batch of `date` loaded its shard's filter of the day before, which holds every URL
+    of its hosts the crawl knew; its links to its own hosts are new exactly when the whole
+    crawl's filter does not know them (or known: found already in the batch), to other
+    shards' hosts neither (None)."""
+    root, before = settings.data_root, DAYS[DAYS.index(date) - 1]
+    whole = read_seen_filter(seen_filter_file(root, before))
+    known = load_registry_urls(root, before)["url"].to_pylist()
+    for shard, seen in loaded.items():
+        assert isinstance(seen, ShardSeenFilter) and seen.shard_count == SHARDS
+        assert all(url in seen.bloom for url in known if seen.holds(host_of(url)))
+        links = pa.parquet.read_table(links_file(root, date, shard)).to_pylist()
+        own = [link for link in links if seen.holds(link["target_host"])]
+        assert own and len(own) < len(links)  # links to this shard's hosts and to others'
+        assert all(link["is_new"] is None for link in links if not seen.holds(link["target_host"]))
+        assert all(link["is_new"] is not None for link in own)
+        assert all(link["target"] not in whole for link in own if link["is_new"])
+        assert all(not link["is_new"] for link in own if link["target"] in whole)
 
 
 def test_a_day_per_shard_plans_what_the_one_process_day_plans(tmp_path, web):
@@ -136,7 +176,7 @@ def test_a_day_per_shard_plans_what_the_one_process_day_plans(tmp_path, web):
 
     second = same_frontier(settings, DAYS[1], plan_path(root, DAYS[1]))
     assert set(second.table["url"].to_pylist()) == set(planned["url"].to_pylist())
-    fetch_day(settings, DAYS[1], second)
+    check_shard_seen_filters(settings, DAYS[1], fetch_day(settings, DAYS[1], second))
     plan = same_priorities(settings, DAYS[1])
     kinds = set(plan.filter(plan["planned"])["kind"].to_pylist())
     assert {"refresh", "discovery"} <= kinds  # the second close plans pages held and new ones

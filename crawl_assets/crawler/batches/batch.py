@@ -22,6 +22,7 @@ from ..settings import CrawlSettings
 from ..url_policy.sharding import shard_of
 from ..url_policy.trap_defences import Blocklist, TrapDefences, TrapLimits
 from ..url_policy.url_aliases import AliasRules
+from ..url_policy.url_bloom import ShardSeenFilter
 from .checkpoint import BatchProgress
 from .progress import Checkpointer, FrontierFeeder, ResumePoint, output_of, restore, resume_point
 
@@ -41,7 +42,7 @@ def in_scope(host: str, settings: CrawlSettings) -> bool:
 
 
 def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[FetchTask],
-                    warc_dir: Path, warc_prefix: str, seen: Bloom | None = None,
+                    warc_dir: Path, warc_prefix: str, seen: Bloom | ShardSeenFilter | None = None,
                     demoted_hosts: frozenset[str] = frozenset(),
                     known_payloads: Mapping[str, tuple[str, str]] | None = None,
                     follow_links: bool = True, progress: BatchProgress | None = None,
@@ -52,7 +53,8 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
                     aliases: AliasRules | None = None) -> BatchResult:
     """Fetch the tasks (and same-shard links found on the way); WARC files go to warc_dir.
 
-    seen: the URLs of earlier cycles; demoted_hosts: hosts whose new links are not followed;
+    seen: the URLs of earlier cycles (or of the shard's hosts: url_bloom.ShardSeenFilter);
+    demoted_hosts: hosts whose new links are not followed;
     known_payloads: payloads archived earlier, so copies become revisit records;
     follow_links=False: fetch the tasks only (a day's recrawl plan): links and redirect
     targets are recorded, and planned from the next day on. max_pages: links found join the

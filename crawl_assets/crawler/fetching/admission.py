@@ -21,6 +21,7 @@ from ..url_policy.depth_limit import too_deep
 from ..url_policy.https_hosts import HttpsHosts
 from ..url_policy.trap_defences import TrapDefences
 from ..url_policy.url_aliases import AliasRules
+from ..url_policy.url_bloom import ShardSeenFilter
 from ..url_policy.urls import host_of
 from ..vocabulary import BATCH_LIMITS, DropReason
 from .workbench import FetchTask, Workbench
@@ -33,17 +34,20 @@ class Link(NamedTuple):
     target: str  # normalised
     target_host: str
     depth: int  # the depth the target would be fetched at
-    is_new: bool  # not seen by earlier cycles
+    is_new: bool | None  # not seen by earlier cycles (None: another shard's host, not known here)
     dropped_reason: str | None  # why it will not be fetched, if a rule says so
 
 
 class Admission:
     def __init__(self, workbench: Workbench, max_depth: int, max_pages_per_host: int,
-                 traps: TrapDefences, follows_links_to: Callable[[str], bool], seen: Bloom | None = None,
+                 traps: TrapDefences, follows_links_to: Callable[[str], bool],
+                 seen: Bloom | ShardSeenFilter | None = None,
                  max_pages: int | None = None, https: HttpsHosts | None = None,
                  aliases: AliasRules | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
-        seen: the URLs of earlier cycles, so links can be told new or known.
+        seen: the URLs of earlier cycles, so links can be told new or known; a ShardSeenFilter
+        holds one shard's hosts' URLs only, and a link to another shard's host is then neither
+        (is_new None: not known here; the next frontier, which reads every known URL, decides).
         max_pages: URLs found in the batch join only while it holds fewer (None: no limit).
         https: the hosts known to serve https (learnt as the batch goes, too).
         aliases: the URL aliases learnt so far: a link is folded before anything else is asked of it."""
@@ -57,7 +61,8 @@ class Admission:
         self.priority_levels = len(workbench.weights)
         self.traps = traps
         self.follows_links_to = follows_links_to
-        self.seen = seen
+        self.seen = seen.bloom if isinstance(seen, ShardSeenFilter) else seen
+        self.seen_hosts = seen.holds if isinstance(seen, ShardSeenFilter) else None  # None: every host
         self.aliases = aliases or AliasRules()
         self.links: list[Link] = []
         self._queued: set[str] = set()
@@ -117,7 +122,8 @@ class Admission:
                 reason = None if reason in BATCH_LIMITS else reason
                 self.links.append(Link(page.url, target, target_host, depth, False, reason))
                 continue
-            is_new = self.seen is None or target not in self.seen
+            is_new = (self.seen is None or target not in self.seen) \
+                if self.seen_hosts is None or self.seen_hosts(target_host) else None
             reason = self.traps.reason(target, target_host)
             if reason is not None:
                 self._refused[target] = reason
@@ -129,6 +135,8 @@ class Admission:
         for target in unfollowed:
             known = target in self._queued or target in self._refused
             is_new = not known and (self.seen is None or target not in self.seen)
+            if not known and self.seen_hosts is not None and not self.seen_hosts(host_of(target)):
+                is_new = None
             self.links.append(Link(page.url, target, host_of(target), depth, is_new, why_unfollowed))
 
     def redirect_found(self, page: FetchTask, target: str, chain: tuple[str, ...]) -> None:

@@ -35,6 +35,7 @@ from ..url_policy.https_hosts import HttpsHosts
 from ..url_policy.robots import policy_from_response, product_token, robots_ttl
 from ..url_policy.trap_defences import TrapDefences
 from ..url_policy.url_aliases import AliasRules
+from ..url_policy.url_bloom import ShardSeenFilter
 from ..url_policy.urls import host_of, origin_of
 from ..vocabulary import StatusClass
 from .admission import Admission
@@ -83,13 +84,13 @@ def fewer_young_collections():
 class FetchEngine:
     def __init__(self, settings: CrawlSettings, warc: WarcFileWriter,
                  follows_links_to: Callable[[str], bool], traps: TrapDefences | None = None,
-                 seen: Bloom | None = None, known_payloads: Mapping[str, tuple[str, str]] | None = None,
+                 seen: Bloom | ShardSeenFilter | None = None, known_payloads: Mapping[str, tuple[str, str]] | None = None,
                  rng: random.Random | None = None, clock=None,
                  connections: ConnectionFactory | None = None, max_pages: int | None = None,
                  dated_refresh: DatedRefresh | None = None, https_hosts: Iterable[str] = (),
                  aliases: AliasRules | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
-        seen: the URLs of earlier cycles, so links can be told new or known.
+        seen: the URLs of earlier cycles, so links can be told new or known (admission.py).
         known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
         max_pages: URLs found in the batch join while it holds fewer (admission.py).
         dated_refresh: pages a sitemap or feed dates after our copy, fetched the same day (dated_refresh.py).

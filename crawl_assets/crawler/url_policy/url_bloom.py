@@ -16,6 +16,7 @@ import xxhash
 from rbloom import Bloom
 
 from ..crawl_errors import CrawlInputError
+from .sharding import shard_of
 
 DEFAULT_FP_RATE = 0.001
 DIGEST_SUFFIX = ".sha256"
@@ -57,7 +58,8 @@ def save_filter(bloom: Bloom, path: Path) -> None:
 def load_filter(path: Path) -> Bloom:
     """The filter saved at path; CrawlInputError when the file is truncated or corrupt."""
     path = Path(path)
-    day = path.parent.name.removeprefix("date=")
+    folder = path.parent.parent if path.parent.name.startswith("shard=") else path.parent  # (one shard's filter)
+    day = folder.name.removeprefix("date=")
     redo = (f"run the cycle command again, which rebuilds it from the URL registry of {day} first (or "
             f"materialise seen_url_filter for {day} in the UI)")
     digest = digest_file(path)
@@ -68,6 +70,23 @@ def load_filter(path: Path) -> Bloom:
         return Bloom.load(str(path), url_hash)
     except (OSError, ValueError) as exc:
         raise CrawlInputError(f"the seen-URL filter {path} cannot be read ({exc}): {redo}") from None
+
+
+class ShardSeenFilter:
+    """A seen filter of one shard's hosts' URLs: it answers for a URL of those hosts only (a
+    fetch process then holds 1/shard_count of the crawl's filter). holds(host): is the host
+    one of the shard's? (shard_of, asked once per host)."""
+
+    def __init__(self, bloom: Bloom, shard_index: int, shard_count: int):
+        self.bloom = bloom
+        self.shard_index, self.shard_count = shard_index, shard_count
+        self._holds: dict[str, bool] = {}
+
+    def holds(self, host: str) -> bool:
+        held = self._holds.get(host)
+        if held is None:
+            held = self._holds[host] = shard_of(host, self.shard_count) == self.shard_index
+        return held
 
 
 FP_SAMPLE_SIZE = 100_000  # held-out URLs the false-positive rate is measured on

@@ -7,10 +7,11 @@ from ...pipeline.crawl_history import history_through
 from ...pipeline.registry_step import (
     build_registry,
     build_seen_filter,
+    build_shard_seen_filters,
     describe_seen_filter,
     load_registry_urls,
 )
-from ...pipeline.seen_filter_files import read_seen_filter, write_seen_filter
+from ...pipeline.seen_filter_files import read_seen_filter, write_seen_filter, write_shard_seen_filters
 from ...storage.layout import seen_filter_file, url_registry_file, write_parquet_atomic
 from ..checks import SEEN_FILTER_CHECKS, seen_filter_check_results
 from ..metadata_tables import table_metadata
@@ -41,18 +42,23 @@ def url_registry(context: AssetExecutionContext, crawl_settings: CrawlSettingsRe
        check_specs=SEEN_FILTER_CHECKS)
 @fails_with_crawl_errors
 def seen_url_filter(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
-    """A Bloom filter (default 0.1% false positives) of every URL in the day's registry."""
-    root = crawl_settings.load().data_root
-    date = context.partition_key
+    """A Bloom filter (default 0.1% false positives) of every URL in the day's registry, and
+    one of each shard's hosts' URLs."""
+    settings = crawl_settings.load()
+    root, date = settings.data_root, context.partition_key
     urls = load_registry_urls(root, date)
     path = seen_filter_file(root, date)
     size = write_seen_filter(build_seen_filter(urls), path)
     counts = describe_seen_filter(read_seen_filter(path), urls.num_rows)  # what the fetch batches will load
     checks = seen_filter_check_results(counts.measured_fp_rate, counts.target_fp_rate)
+    # and one per shard, which the fetch batch of a shard loads instead (1/shard_count of it)
+    shard_bytes = write_shard_seen_filters(root, date, build_shard_seen_filters(urls, settings.shard_count),
+                                           settings.shard_count)
     return MaterializeResult(check_results=checks, metadata={
         "elements": counts.elements,
         "bits": counts.bits,
         "bytes": size,
+        "bytes_of_the_shard_filters": shard_bytes,
         "target_fp_rate": counts.target_fp_rate,
         "measured_fp_rate": counts.measured_fp_rate,
         "path": MetadataValue.path(str(path)),

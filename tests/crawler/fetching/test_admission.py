@@ -5,7 +5,9 @@ from rbloom import Bloom
 from crawl_assets.crawler.fetching.admission import Admission, Link
 from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
 from crawl_assets.crawler.url_policy.https_hosts import HttpsHosts
+from crawl_assets.crawler.url_policy.sharding import shard_of
 from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
+from crawl_assets.crawler.url_policy.url_bloom import ShardSeenFilter
 from crawl_assets.crawler.url_policy.urls import resolve_href
 from crawl_assets.crawler.vocabulary import DropReason
 
@@ -95,6 +97,27 @@ def test_links_found_join_only_while_the_batch_holds_fewer_than_max_pages():
     assert [link.dropped_reason for link in gate.links] == [None, None]
     gate.links_found(page, ["http://a.test/x"])  # found again: refused once
     assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 1} and gate.admitted_total == 4
+
+
+def test_a_shards_seen_filter_answers_for_its_own_hosts_and_leaves_the_others_unknown():
+    # Two shards; a.test and the other host fall in different ones (found, not assumed).
+    hosts = ["a.test"] + [f"h{n}.test" for n in range(40)]
+    mine = shard_of("a.test", 2)
+    other = next(h for h in hosts if shard_of(h, 2) != mine)
+    bloom = Bloom(100, 0.01)
+    bloom.add("http://a.test/known")
+    bloom.add(f"http://{other}/known")  # (never in a real shard's filter: it answers for nothing of other's)
+    gate, _ = admission(seen=ShardSeenFilter(bloom, mine, 2), mine=lambda host: True)
+    page = FetchTask("http://a.test/", "a.test", depth=0)
+    gate.admit(page)
+    gate.links_found(page, ["http://a.test/known", "http://a.test/new", f"http://{other}/known",
+                            f"http://{other}/new"], unfollowed=[f"http://{other}/nofollow"],
+                     why_unfollowed=DropReason.NOFOLLOW_LINK)
+    assert {link.target: link.is_new for link in gate.links} == {
+        "http://a.test/known": False, "http://a.test/new": True,
+        f"http://{other}/known": None, f"http://{other}/new": None, f"http://{other}/nofollow": None}
+    # Only this shard's new URLs count towards a host's growth (the trap defence's).
+    assert gate.traps.new_url_estimate("a.test") == 1 and gate.traps.new_url_estimate(other) == 0
 
 
 def test_a_link_to_a_host_known_for_https_is_taken_as_https_before_the_seen_check():
