@@ -24,7 +24,6 @@ import base64
 import hashlib
 import io
 import os
-import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
@@ -35,6 +34,12 @@ from warcio.warcwriter import WARCWriter
 
 from ..crawl_errors import BatchStopped, disk_full_reason
 from ..vocabulary import WarcRecordKind
+
+try:  # base64's b32encode is a Python loop; the compiled one gives the same text
+    from ..content.bytes_kernel import b32encode
+except ImportError:
+    def b32encode(data: bytes) -> str:
+        return base64.b32encode(data).decode("ascii")
 
 try:  # ISA-L's deflate: on the demo web's pages, level 2 makes files the size of zlib
     # level 3's for far less CPU (compression was the largest cost per page; bench/README.md).
@@ -80,11 +85,29 @@ def payload_digest(body: bytes) -> str:
 
 def _sha1_field(sha1) -> str:
     """A WARC digest field's value: "sha1:" and the base32 of a SHA-1 hash object's digest."""
-    return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
+    return "sha1:" + b32encode(sha1.digest())
 
 
 def _record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """A WARC-Record-ID: a version-4 UUID, spelt as str(uuid.uuid4()) spells it, from random
+    bytes read a page at a time (uuid4 asks the kernel for 16 bytes each time: two calls a page)."""
+    pool = _ID_POOL
+    if pool[1] + 16 > len(pool[0]):
+        pool[:] = [os.urandom(_ID_POOL_BYTES), 0]
+    raw, at = pool
+    pool[1] = at + 16
+    value = int.from_bytes(raw[at:at + 16], "big") & _UUID4_CLEAR | _UUID4_SET
+    text = f"{value:032x}"
+    return f"<urn:uuid:{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}>"
+
+
+_ID_POOL_BYTES = 4096
+_ID_POOL: list = [b"", 0]  # (random bytes, next unused offset)
+# A forked child must not reuse its parent's bytes: the same IDs would name two records.
+os.register_at_fork(after_in_child=lambda: _ID_POOL.__setitem__(slice(None), [b"", 0]))
+# The version (4) and variant (RFC 4122) bits uuid.UUID(version=4) sets.
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
 
 
 _EMPTY_DIGEST = payload_digest(b"")

@@ -78,7 +78,8 @@ def _noscript_asks(tree: HTMLTree) -> bool:
 
 def script_signals(tree: HTMLTree, markup_bytes: int, link_count: int) -> ScriptSignals:
     """The signals of a parsed page; link_count: the links its markup holds (links.scan_page)."""
-    has_scripts = bool(tree.document.get_elements_by_tag_name("script"))
-    mount, asks, only_in_scripts = _empty_mount(tree), _noscript_asks(tree), has_scripts and link_count == 0
+    # (scripts looked for only on a page without links: most pages have links)
+    only_in_scripts = link_count == 0 and bool(tree.document.get_elements_by_tag_name("script"))
+    mount, asks = _empty_mount(tree), _noscript_asks(tree)
     text = visible_text_chars(tree) if mount or asks or only_in_scripts else None
     return ScriptSignals(text, markup_bytes, mount, asks, only_in_scripts)

@@ -79,3 +79,29 @@ def test_digests_and_record_ids_are_spelt_as_warcio_and_uuid_spell_them(tmp_path
     for text in ids:
         parsed = uuid.UUID(text)
         assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_a_forked_child_names_its_records_with_ids_of_its_own(tmp_path):
+    """Record IDs come from a pool of random bytes: a child forked after the parent drew
+    from it must not draw the same bytes (two records of one crawl with one ID)."""
+    import os
+
+    def ids_written(folder) -> list[str]:
+        with WarcFileWriter(folder, "t", "test") as writer:
+            written = []
+            for _ in range(4):
+                writer.write(exchange())
+                written.append(writer.last_record_id)
+        return written
+
+    ids_written(tmp_path / "before")  # the parent's pool is filled
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(write, " ".join(ids_written(tmp_path / "child")).encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    os.close(write)
+    theirs = set(os.read(read, 4096).decode().split())
+    mine = set(ids_written(tmp_path / "parent"))
+    assert len(theirs) == 4 and len(mine) == 4 and not theirs & mine

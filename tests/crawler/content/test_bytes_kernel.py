@@ -73,3 +73,18 @@ def test_without_the_kernel_the_change_digest_is_the_same():
             f"print(volatile_parts.change_digest({page!r}, True))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=str(ROOT))
     assert out.stdout.strip() == change_digest(page, True)
+
+
+@needs_kernel
+def test_the_kernels_base32_spells_digests_as_base64_does():
+    import base64
+    import os
+
+    from crawl_assets.crawler.content.bytes_kernel import b32encode
+
+    # every length's padding (1..5 bytes left in the last group), SHA-1 and SHA-256 sizes
+    for size in list(range(0, 41)) + [64, 1000]:
+        for _ in range(20):
+            data = os.urandom(size)
+            assert b32encode(data) == base64.b32encode(data).decode("ascii"), data
+    assert b32encode(memoryview(b"\xff" * 20)) == base64.b32encode(b"\xff" * 20).decode("ascii")
