@@ -25,7 +25,6 @@ LITTLE_TEXT_SHARE = 0.05  # visible text characters per byte of markup, below wh
 SIGNALS_FOR_SAMPLE = 2  # signals a page must show to be worth rendering as a sample
 NOT_CONTENT = frozenset({"script", "noscript", "style", "template", "link", "meta"})
 ASKS_FOR_SCRIPTS = ("javascript", "enable js")
-ELEMENT = 1  # lexbor node type
 
 
 @dataclass(frozen=True)
@@ -61,13 +60,13 @@ def _empty_mount(tree: HTMLTree) -> bool:
     if body is None:
         return False
     mount = None
-    node = body.first_child
-    while node is not None:  # walked by hand: stops at the second content element
-        if node.type == ELEMENT and node.tag not in NOT_CONTENT:
+    node = body.first_element_child
+    while node is not None:  # walked by hand, elements only: stops at the second content element
+        if node.tag not in NOT_CONTENT:
             if mount is not None:
                 return False
             mount = node
-        node = node.next_sibling
+        node = node.next_element
     return mount is not None and mount.child_element_count == 0 and not mount.text.strip()
 
 
