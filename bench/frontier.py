@@ -68,12 +68,18 @@ FROM numbered
 
 
 # The plan for DAY: every known URL (seeds and link targets), a tenth planned, ranked by a hash.
-# (the known URLs kept once, in a temporary table DuckDB spills; only the planned tenth is
-# ranked: a window over every known URL does not spill and outgrew 6 GB at 100M)
+# The known URLs are made distinct PLAN_PARTS hash partitions at a time into a table of a
+# database file (one hash aggregate over 100 million URL strings outgrew DuckDB's 6 GB,
+# spilling or not), then only the planned tenth is ranked (a sort, which spills).
+PLAN_PARTS = 16
+PLAN_TABLE_SQL = "CREATE OR REPLACE TABLE marked (url VARCHAR, planned BOOLEAN, gain UBIGINT)"
+PLAN_PART_SQL = """
+INSERT INTO marked
+SELECT url, hash(url) % 10 = 0, hash(url || '#')
+FROM (SELECT url FROM read_parquet('{seeds}') WHERE hash(url) % {parts} = {part}
+      UNION SELECT target FROM read_parquet('{links}') WHERE hash(target) % {parts} = {part})
+"""
 PLAN_SQL = """
-CREATE TEMP TABLE marked AS
-SELECT url, hash(url) % 10 = 0 AS planned, hash(url || '#') AS gain
-FROM (SELECT url FROM read_parquet('{seeds}') UNION SELECT target FROM read_parquet('{links}'));
 COPY (
     SELECT url, 'refresh' AS kind, true AS planned, plan_rank,
            (1 + (plan_rank - 1) * 5 // (SELECT count(*) FROM marked WHERE planned))::INTEGER AS level
@@ -115,18 +121,35 @@ def generate(root: Path, urls: int, hosts: int) -> None:
             'sha1:' || md5(target) AS payload_digest, NULL::VARCHAR AS redirect_to, NULL::BOOLEAN AS hsts
             FROM ({links}) WHERE hash(target) % 5 = 0)
             TO '{log}' (FORMAT parquet)""")
-    write_plan(con, root)
     con.close()
     shutil.rmtree(root / ".spill", ignore_errors=True)
+    write_plan(root)
 
 
-def write_plan(con, root: Path) -> None:
+def write_plan(root: Path) -> None:
+    """The recrawl plan, built in a database file beside the data (removed after): the known
+    URLs' table stays on disk, not in memory."""
+    import duckdb
+
     from crawl_assets.storage.layout import priorities_file, seeds_file
 
     plan = priorities_file(root, "2026-11-28")
     plan.parent.mkdir(parents=True, exist_ok=True)
-    con.execute(PLAN_SQL.format(seeds=seeds_file(root), links=root / "links" / "date=*" / "shard=*" / "*.parquet",
-                                plan=plan))
+    database = root / ".plan.duckdb"
+    con = duckdb.connect(str(database))
+    try:
+        con.execute(f"SET memory_limit = '{GENERATE_MEMORY_LIMIT}'")
+        con.execute(f"SET temp_directory = '{root / '.spill'}'")
+        con.execute("SET preserve_insertion_order = false")
+        con.execute(PLAN_TABLE_SQL)
+        links = root / "links" / "date=*" / "shard=*" / "*.parquet"
+        for part in range(PLAN_PARTS):
+            con.execute(PLAN_PART_SQL.format(seeds=seeds_file(root), links=links, parts=PLAN_PARTS, part=part))
+        con.execute(PLAN_SQL.format(plan=plan))
+    finally:
+        con.close()
+        database.unlink(missing_ok=True)
+        shutil.rmtree(root / ".spill", ignore_errors=True)
 
 
 def bytes_written() -> int:
