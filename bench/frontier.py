@@ -68,10 +68,10 @@ FROM numbered
 
 
 # The plan for DAY: every known URL (seeds and link targets), a tenth planned, ranked by a hash.
-# The known URLs are made distinct PLAN_PARTS hash partitions at a time into a table of a
+# The known URLs are made distinct one hash partition (a quarter) at a time into a table of a
 # database file (one hash aggregate over 100 million URL strings outgrew DuckDB's 6 GB,
 # spilling or not), then only the planned tenth is ranked (a sort, which spills).
-PLAN_PARTS = 16
+PLAN_PARTS = 4
 PLAN_TABLE_SQL = "CREATE OR REPLACE TABLE marked (url VARCHAR, planned BOOLEAN, gain UBIGINT)"
 PLAN_PART_SQL = """
 INSERT INTO marked
