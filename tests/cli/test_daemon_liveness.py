@@ -235,8 +235,11 @@ def test_a_supervised_daemon_killed_by_sigkill_is_known_dead_at_once(instance):
     state = probe(daemon_lock_path(home))
     assert not state.held and state.record["what"] == "dagster dev"  # the record of a daemon that died
     assert not daemon_running(instance)  # at once, with heartbeats a second old
-    with pytest.raises(LaunchError, match=r"will not be dequeued: the daemon serving .* died; run this command again"):
-        DaemonWatch(instance, wait_s=60).check(["fetch_job[2026-11-20|s00]"])  # at once, not after 60 s
+    with pytest.raises(LaunchError) as refusal:  # at once, not after 60 s
+        DaemonWatch(instance, wait_s=60).check(["fetch_job[2026-11-20|s00]", "fetch_job[2026-11-20|s01]"])
+    assert str(refusal.value) == (
+        f"fetch_job[2026-11-20|s00], fetch_job[2026-11-20|s01] will not be dequeued: the daemon serving "
+        f"DAGSTER_HOME={home} (pid {holder.pid}, dagster dev) died; run this command again, which starts its own")
     make_way_for_a_daemon(instance)
     assert instance.get_daemon_heartbeats() == {} and probe(daemon_lock_path(home)).record is None
     beat(instance, time.time())  # a daemon started by hand (no lock): its heartbeats judge it
