@@ -192,5 +192,7 @@ def test_the_mle_split_over_threads_finds_the_same_roots(monkeypatch):
     # The same intervals, the first left where it is and the rest in reverse: one pass.
     order = np.r_[0, np.arange(len(owner) - 1, 0, -1)]
     parts.clear()
+    monkeypatch.setattr(change_rate_estimators, "NUMPY_THREADS", 2)
+    monkeypatch.setattr(change_rate_estimators, "_PARALLEL_MIN_URLS", 1000)  # two parts, were they grouped
     shuffled = change_rate_estimators.irregular_mle_rate(visits[changed][order], owner[order], unchanged)
     assert parts == [urls] and np.allclose(shuffled, whole, rtol=1e-9, atol=0)
