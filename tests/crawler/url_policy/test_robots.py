@@ -3,13 +3,15 @@ the RFC 9309 status-code rules, the size cap, and how long a policy is kept."""
 
 import json
 import re
+from datetime import time
 from pathlib import Path
 
 import pytest
 
 from crawl_assets.crawler.url_policy.robots import (
     ALLOW_ALL_3XX, ALLOW_ALL_4XX, DISALLOW_ALL_429, DISALLOW_ALL_5XX, DISALLOW_ALL_UNREACHABLE,
-    KNOWN_KEYS, PARSED, ROBOTS_MAX_BYTES, RobotsResponse, allow_all, disallow_all, escape_pattern,
+    KNOWN_KEYS, PARSED, ROBOTS_MAX_BYTES, RequestRate, RobotsResponse, Rule, VisitTime, allow_all, disallow_all,
+    escape_pattern,
     is_valid_product_token, parse_records, parse_robots, path_params_query, policy_from_response,
     product_token, robots_ttl,
 )
@@ -233,6 +235,42 @@ def test_percent_escapes_compare_case_insensitively_and_raw_octets_are_escaped()
     assert policy.allowed("http://h/~user/x")  # escapes are not decoded (as Google)
 
 
+@pytest.mark.parametrize("pattern, path, matched", [
+    ("/a*b*c", "/a-b-c", True), ("/a*b*c", "/abc/d", True), ("/a*b*c", "/acb", False), ("/a*b*c", "/a-c", False),
+    ("/a*b*c*d", "/abd", False), ("/a*b*c*d", "/a-b-c-d", True),  # every piece, in order
+    ("/x*x*y", "/xy", False), ("/x*ab*ab", "/xab", False), ("/a*a", "/a", False),  # a piece after the one before
+    ("*/a*b", "/a/b", True), ("*/x", "/x", True), ("*/x", "/y/x", True),  # a pattern beginning with "*"
+    ("/a*b$", "/ab", True), ("/ab*b$", "/ab", False), ("/a*b$", "/a/b/c", False), ("/a*b$", "/a/c/b", True),
+])
+def test_wildcards_match_their_pieces_in_order(pattern, path, matched):
+    """Google's matching: each piece between the "*"s found after the one before, the first at
+    the start, the last at the end when the pattern ends in "$"."""
+    assert Rule.of(False, pattern).matches(path) is matched
+
+
+@pytest.mark.parametrize("agent_line, ours", [(b"*", True), (b"* other words", True), (b"*\tx", True),
+                                              (b"*X", False), (b"x", False), (b"recrawl", True)])
+def test_a_star_names_everyone_only_alone_or_before_a_space(agent_line, ours):
+    policy = parse_robots(b"User-agent: " + agent_line + b"\nDisallow: /private\n", UA)
+    assert policy.allowed("http://h/private") is not ours
+    assert policy.group == ("specific" if agent_line == b"recrawl" else "global" if ours else "none")
+
+
+def test_the_extension_lines_are_read_first_valid_first():
+    body = (b"Host: mirror.example.org\nHost: other.example.org\nUser-agent: *\nVisit-time: 200-0630\n"
+            b"Visit-time: 0700-0800\nRequest-rate: 2/10s 0100-0300\n")
+    policy = parse_robots(body, UA)
+    assert policy.preferred_host == "mirror.example.org"
+    assert policy.visit_time == VisitTime(time(2, 0), time(6, 30))
+    assert policy.request_rate == RequestRate(2, 10, time(1, 0), time(3, 0)) and policy.crawl_delay == 5.0
+
+
+@pytest.mark.parametrize("rate, delay", [("1/10s", 10.0), ("2/10s", 5.0), ("1/1s", 1.0), ("3/1m", 20.0),
+                                         ("0/10s", None), ("1/0s", None), ("1/10s 2500-0100", None)])
+def test_a_request_rate_is_a_crawl_delay_of_its_seconds_a_request(rate, delay):
+    assert parse_robots(b"User-agent: *\nRequest-rate: " + rate.encode() + b"\n", UA).crawl_delay == delay
+
+
 def test_crawl_delay_falls_back_to_request_rate_and_rejects_junk():
     assert parse_robots(b"User-agent: *\nRequest-rate: 1/10s\n", UA).crawl_delay == 10.0
     assert parse_robots(b"User-agent: *\nRequest-rate: 1/10s\nCrawl-delay: 2\n", UA).crawl_delay == 2.0
@@ -277,6 +315,9 @@ def test_many_rules_and_hostile_patterns_cannot_blow_up():
     (500, DISALLOW_ALL_5XX, False),
     (503, DISALLOW_ALL_5XX, False),
     (None, DISALLOW_ALL_UNREACHABLE, False),
+    # Each class from edge to edge.
+    (300, ALLOW_ALL_3XX, True), (399, ALLOW_ALL_3XX, True), (400, ALLOW_ALL_4XX, True), (499, ALLOW_ALL_4XX, True),
+    (599, DISALLOW_ALL_5XX, False), (600, DISALLOW_ALL_UNREACHABLE, False), (199, DISALLOW_ALL_UNREACHABLE, False),
 ])
 def test_status_rules(status, source, allowed):
     policy = policy_from_response(RobotsResponse(status, b"User-agent: *\nAllow: /\n"), UA)
@@ -286,8 +327,9 @@ def test_status_rules(status, source, allowed):
     assert policy.transient is (not allowed)
 
 
-def test_200_is_parsed():
-    policy = policy_from_response(RobotsResponse(200, b"User-agent: *\nDisallow: /x\n"), UA)
+@pytest.mark.parametrize("status", [200, 204, 299])
+def test_2xx_is_parsed(status):
+    policy = policy_from_response(RobotsResponse(status, b"User-agent: *\nDisallow: /x\n"), UA)
     assert policy.source == PARSED
     assert not policy.allowed("http://h/x") and policy.allowed("http://h/y")
     assert not policy.transient
