@@ -626,7 +626,9 @@ def main() -> int:
     coverage = ""
     if cold is not None:
         coverage = cover_keys(results["adaptive"].first_fetched, cold.born, args.days)
-        print(f"  adaptive: {coverage_line(results['adaptive'].first_fetched, cold.born)}")
+        print(f"  adaptive: {coverage_line(results['adaptive'].first_fetched, cold.born)}; "
+              f"{missing_weight(results['adaptive'].first_fetched, cold.born, web.weight, args.days):.4f} of the "
+              f"importance there not yet fetched, over days {COLD_FROM_DAY}..{args.days}")
         print(f"  adaptive: {late_pages(results['adaptive'].first_fetched, cold, web, budget)}")
     print(load_line(load_at_start))
     scenario = "" if args.scenario == "poisson" else f"scenario={args.scenario} "
@@ -665,6 +667,17 @@ def late_pages(first_fetched: np.ndarray, cold, web: Web, budget: int) -> str:
              "on alias hosts": g.alias_kind[web.host] > 0, "deeper than 6": g.depth > 6}
     return (f"{int(late.sum())} pages there on day 0 not fetched by day {goal}: "
             + ", ".join(f"{int((late & m).sum())} {name}" for name, m in kinds.items()))
+
+
+def missing_weight(first_fetched: np.ndarray, born: np.ndarray, weight: np.ndarray, days: int) -> float:
+    """The importance-weighted share of the pages there that had no copy yet (first fetched
+    after the day began), averaged over days COLD_FROM_DAY..days: freshness a cold start
+    cannot have, whatever it knows of the rates (the baselines start with every copy)."""
+    shares = []
+    for day in range(COLD_FROM_DAY, days + 1):
+        there = born <= day
+        shares.append(float(weight[there & (first_fetched >= day)].sum() / weight[there].sum()))
+    return float(np.mean(shares))
 
 
 def coverage_line(first_fetched: np.ndarray, born: np.ndarray) -> str:
