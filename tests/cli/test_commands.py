@@ -57,11 +57,13 @@ def ignore_sigint() -> None:
 def make_ui(crawl):
     """`make ui` in the background, its daemon alive; stopped by the test that checks it stops."""
     port, log = free_port(), crawl.folder / "make_ui.log"
+    # The home's SQLite tables created first: opened while `make ui` created them, both did, and
+    # the test failed with "table asset_daemon_asset_evaluations already exists".
+    instance = crawl.instance()
     with open(log, "wb") as out:
         ui = subprocess.Popen(["make", "ui", f"DAGSTER_HOME={crawl.home}", f"UI_PORT={port}",
                                f"SETTINGS={crawl.settings}"], cwd=PROJECT_ROOT, env=crawl.env, stdout=out,
                               stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=ignore_sigint)
-    instance = crawl.instance()
     deadline = time.monotonic() + COMMAND_BOUND_S
     # Its lock says at once that a daemon serves the home; its heartbeats, that the daemon is up.
     while not (daemon_running(instance) and set(instance.get_daemon_heartbeats()) >= set(
