@@ -38,8 +38,10 @@ class Deployment:
 
     def queue(self, data_root: Path | None = None, **tags) -> RunQueue:
         """Submits runs to the deployment; with `data_root`, runs read and write there (run
-        config) instead of the deployment's root, so a test's days are its own: each day must
-        come after the crawl's newest, and the tests sharing the root run in file order."""
+        config, which the day-chain sensors pass on to the runs they start) instead of the
+        deployment's root, so a test's days are its own: in a shared root each day must come
+        after the crawl's newest, and the tests would depend on their order. Only tests/ui
+        crawls in the deployment's root (the UI launches runs with the settings' root)."""
         return RunQueue(self.service.url, self.instance, data_root and self.run_config(data_root), tags)
 
     def run_config(self, data_root: Path) -> dict:
