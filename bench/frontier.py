@@ -158,24 +158,35 @@ def bytes_written() -> int:
         return next(int(line.split()[1]) for line in io if line.startswith("write_bytes:"))
 
 
-def measure(root: Path) -> dict:
-    """Run in a fresh process: build the frontier and write its shard files."""
+def measure(root: Path, per_shard: bool) -> dict:
+    """Run in a fresh process: build the frontier and write its shard files; per_shard: one
+    shard at a time (frontier_step.frontiers_of_shards), each shard's DuckDB work done and its
+    memory returned before the next begins, as a crawl too large for one grouping runs it."""
+    from collections import Counter
+
     from crawl_assets.crawler.settings import CrawlSettings
     from crawl_assets.storage.layout import frontier_file, write_parquet_atomic
     from crawl_assets.pipeline.crawl_history import history_before
-    from crawl_assets.pipeline.frontier_step import build_frontier
+    from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
     from crawl_assets.pipeline.priorities.recrawl_plan import plan_path
 
     from bench.measures import peak_rss_kb
 
     settings = dataclasses.replace(CrawlSettings(), data_root=root, blocklist_file=root / "none.txt")
     started, cpu = time.perf_counter(), time.process_time()
-    result = build_frontier(settings, history_before(root, DAY), plan_path(root, DAY))
-    for shard, rows in result.shard_tables():
-        write_parquet_atomic(rows, frontier_file(root, DAY, shard))
+    history, plan = history_before(root, DAY), plan_path(root, DAY)
+    kept, hosts, left_out = 0, 0, Counter()
+    for shard in settings.shard_keys() if per_shard else [None]:
+        result = frontiers_of_shards(settings, history, plan, [shard])[0] if per_shard \
+            else build_frontier(settings, history, plan)
+        for key, rows in result.shard_tables():
+            write_parquet_atomic(rows, frontier_file(root, DAY, key))
+        kept, hosts = kept + result.counts.urls, hosts + result.counts.hosts  # (a host is in one shard)
+        left_out.update(result.counts.left_out_by_reason)
+        del result
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu, "frontier": result.counts.urls, "hosts": result.counts.hosts,
-            "left_out": dict(result.counts.left_out_by_reason),
+    return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu, "frontier": kept, "hosts": hosts,
+            "left_out": dict(sorted(left_out.items())),
             "peak_rss_mb": peak_rss_kb() / 1024, "written_mb": bytes_written() / 2**20}
 
 
@@ -184,13 +195,15 @@ def main() -> int:
     parser.add_argument("--urls", type=int, default=10_000_000, help="link rows generated (known URLs)")
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--root", type=Path, help="generate here, or reuse what was generated here")
+    parser.add_argument("--per-shard", action="store_true",
+                        help="build the frontier one shard at a time (how 100M known URLs fit; default: in one go)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bench.measures import load_line, stall_line, stall_totals
     if args.measure:
-        print(json.dumps(measure(args.measure)))
+        print(json.dumps(measure(args.measure, args.per_shard)))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
         root = args.root or Path(tmp)
@@ -208,7 +221,8 @@ def main() -> int:
             print(f"generated {args.urls:,} link rows on {args.hosts:,} hosts in {time.perf_counter() - started:.1f} s",
                   flush=True)
         stalls, started = stall_totals(), time.perf_counter()
-        child = subprocess.run([sys.executable, __file__, "--measure", str(root)], capture_output=True, text=True)
+        child = subprocess.run([sys.executable, __file__, "--measure", str(root)] + ["--per-shard"] * args.per_shard,
+                               capture_output=True, text=True)
         if child.returncode != 0:
             print(f"the measuring process failed:\n{child.stderr}", file=sys.stderr)
             return 1
@@ -218,7 +232,8 @@ def main() -> int:
           f"left out: {figures['left_out']}; {figures['written_mb']:.0f} MB written (shard files, DuckDB's spills)")
     print(load_line(load_at_start))
     print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
-          f"peak_rss_mb={figures['peak_rss_mb']:.0f} cpu_seconds={figures['cpu_seconds']:.1f}")
+          f"peak_rss_mb={figures['peak_rss_mb']:.0f} cpu_seconds={figures['cpu_seconds']:.1f}"
+          + (" per_shard=1" if args.per_shard else ""))
     return 0
 
 

@@ -83,11 +83,13 @@ candidates AS (
 # hashes of it, which take less of the memory the grouping needs than the string.
 HOSTS_SQL = """
 CREATE TEMP TABLE hosts AS
-WITH {candidates}
 SELECT host, hash(host) AS host_hash, hash(host, 1) AS host_hash_1, scoped, shard_no, shard_key(shard_no) AS shard
-FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM (SELECT DISTINCT host FROM candidates))
+FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM distinct_hosts)
 {of_shard}
 """
+# The distinct hosts first, in a table of their own: in one statement DuckDB pushes a shard's
+# filter below the DISTINCT and calls shard_of (Python) on every candidate row, not once a host.
+DISTINCT_HOSTS_SQL = "CREATE TEMP TABLE distinct_hosts AS WITH {candidates} SELECT DISTINCT host FROM candidates"
 # (a shard's frontier: its hosts only, and only their candidates are grouped)
 OF_SHARD = "WHERE shard_no = $shard_no"
 OF_SHARD_HOSTS = "SEMI JOIN hosts USING (host)"
@@ -334,7 +336,11 @@ class FrontierPart:
             "out_of_scope", "too_deep", "not_planned")}
         if shard is not None:
             hosts_params["shard_no"] = shard_index(shard)
-        con.execute(HOSTS_SQL.format(candidates=candidates, of_shard="" if shard is None else OF_SHARD), hosts_params)
+        con.execute(DISTINCT_HOSTS_SQL.format(candidates=candidates),
+                    {name: value for name, value in hosts_params.items() if name != "shard_no"})
+        con.execute(HOSTS_SQL.format(of_shard="" if shard is None else OF_SHARD),
+                    {"shard_no": hosts_params["shard_no"]} if shard is not None else None)
+        con.execute("DROP TABLE distinct_hosts")
         con.execute(JUDGED_SQL.format(candidates=candidates, running_columns=RUNNING_COLUMNS,
                                       of_shard_hosts="" if shard is None else OF_SHARD_HOSTS,
                                       plan_columns=NO_PLAN_COLUMNS if plan is None else PLAN_COLUMNS,
