@@ -177,6 +177,7 @@ class ColdCrawl:
                         page = self.url_page[url]
                         self.url_depth.setdefault(url, depth)
                         targets, hosts = self._targets(page, when[min(len(urls), len(when) - 1)])
+                        batch.traps.observe_fetch(web.hosts[web.host[page]])  # (as answer_records does)
                         urls.append(url)
                         pages.append(page)
                         nxt += batch.links(url, depth, targets, hosts)
@@ -200,6 +201,8 @@ class ColdCrawl:
         for url, page in zip(*self.today):
             depth = self.url_depth.setdefault(url, int(self.graph.depth[page]))
             targets, hosts = self._targets(int(page), page_when[int(page)])
+            # a page answered counts for its host's growth ratio before its links (answer_records.py)
+            batch.traps.observe_fetch(self.web.hosts[self.web.host[page]])
             batch.links(url, depth, targets, hosts)
 
     def write_batch(self, day_name: str) -> None:
