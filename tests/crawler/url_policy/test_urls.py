@@ -130,6 +130,36 @@ def test_a_host_idna_refuses_is_rejected_naming_the_host():
 def test_host_of_drops_port_and_case():
     assert host_of("http://h0001.demo.test:8471/") == "h0001.demo.test"
     assert host_of("http://[::1]:8080/") == "::1"
+    # The rarer forms urllib reads: user info, a query straight after the host.
+    assert host_of("http://user@H.Test:81/x") == "h.test" and host_of("http://H.test?x=1") == "h.test"
+
+
+@pytest.mark.parametrize("host, expected", [
+    # WHATWG's IPv4 parser: 1 to 4 parts, each decimal, octal (a leading 0) or hex (0x); the
+    # last fills the bytes the others leave.
+    ("0x7f.1", "127.0.0.1"), ("0300.0250.1.1", "192.168.1.1"), ("0xc0.0xa8.0x1.0x1", "192.168.1.1"),
+    ("3232235777", "192.168.1.1"), ("192.168.257", "192.168.1.1"), ("1.2.65535", "1.2.255.255"),
+    ("1.16777215", "1.255.255.255"), ("1.0x10000", "1.1.0.0"), ("0x", "0.0.0.0"), ("255.1.1.1", "255.1.1.1"),
+    ("4294967295", "255.255.255.255"), ("127.0.0.1.", "127.0.0.1"),
+    ("1.2.3.4.5", UrlError), ("256.1.1.1", UrlError), ("1.256.1", UrlError), ("1.2.3.256", UrlError),
+    ("1.2.65536", UrlError), ("1.16777216", UrlError), ("4294967296", UrlError), ("09.1.1.1", UrlError),
+])
+def test_a_host_ending_in_a_number_is_an_ipv4_address(host, expected):
+    assert _outcome(normalize_url, f"http://{host}/") == (expected if expected is UrlError else f"http://{expected}/")
+    if expected is UrlError:
+        with pytest.raises(UrlError, match=re.escape(f"bad IPv4 address {host!r}")):
+            normalize_url(f"http://{host}/")
+
+
+@pytest.mark.parametrize("host, expected", [
+    ("example.com.", "example.com"), ("example.com..", "example.com.."),  # one trailing dot goes
+    ("faß.test", "xn--fa-hia.test"),  # UTS 46 without the transitional mapping (ß is not ss)
+    ("ü_x.test", "xn--_x-wka.test"), ("xn--_x-wka.test", "xn--_x-wka.test"),  # "_" allowed (no STD3 rules)
+    ("XN--BCHER-KVA.test", "xn--bcher-kva.test"), ("xn--zca.test", "xn--zca.test"),
+    ("xn--a.test", UrlError), ("xn--.test", UrlError), ("xn--abc.test", UrlError),  # not punycode of a Unicode label
+])
+def test_domain_to_ascii(host, expected):
+    assert _outcome(normalize_url, f"http://{host}/") == (expected if expected is UrlError else f"http://{expected}/")
 
 
 # --- conformance: w3lib ---------------------------------------------------------------
@@ -606,6 +636,25 @@ def test_the_fast_link_path_agrees_with_normalize_url():
     for base in bases:
         for href in hrefs:
             assert _outcome(resolve_href, href, base) == _outcome(normalize_url, href, base), (href, base)
+
+
+def test_the_fast_link_path_agrees_cold_and_warm(monkeypatch):
+    """resolve_href keeps absolute links' answers: the first answer (an empty cache) and the
+    kept one are normalize_url's, refusals included; a page URL whose query holds a URL."""
+    from crawl_assets.crawler.url_policy import urls
+    from crawl_assets.crawler.url_policy.urls import resolve_href
+
+    monkeypatch.setattr(urls, "_ABSOLUTE_CACHE", {})
+    bases = ["http://h.test/a/b?u=http://x.test/y/z", "https://h.test/d/", "http://h/x"]
+    hrefs = ["http://Other.TEST:80/x/../y", "https://h.test:443/a?b=2&a=1", "http://[::1/", "http://0x7f.1/",
+             "//other.test/y", "c", "../c", "/c/./d", "c?u=http://x.test/", "#top", "http://h.test/p#f", ""]
+    for warm in (False, True):
+        for base in bases:
+            for href in hrefs:
+                assert _outcome(resolve_href, href, base) == _outcome(normalize_url, href, base), (warm, href, base)
+    assert resolve_href("c", bases[0]) == "http://h.test/a/c"
+    with pytest.raises(UrlError, match=re.escape("cannot crawl link 'http://[::1/'")):
+        resolve_href("http://[::1/", bases[0])
 
 
 def test_plain_urls_skip_w3lib_with_the_same_result(monkeypatch):
