@@ -69,6 +69,12 @@ RULE_PARTS: dict[str, list[str]] = {
     "crawl_assets/cli/launcher.py": ["open_instance", "daemon_running", "DaemonWatch"],
 }
 RULE_MODULES = list(TESTS)  # the run without MODULES (RULE_PARTS of those above)
+# Modules whose tests open DuckDB in the test process: a mutant's process forked from the one
+# that ran them (mutmut's default) inherits DuckDB's threads without them and dies of SIGSEGV
+# (every mutant of day_plan.py did), so mutmut forks these from a server that never ran a test.
+FORKSERVER = {"crawl_assets/pipeline/priorities/day_plan.py", "crawl_assets/pipeline/priorities/url_schedule.py",
+              "crawl_assets/pipeline/priorities/refresh_allocation.py", "crawl_assets/pipeline/change_stats/change_history.py",
+              "crawl_assets/pipeline/change_stats/host_events.py"}
 
 
 def tests_for(module: str) -> list[str]:
@@ -100,6 +106,7 @@ def scratch_for(module: str, tests: list[str]) -> Path:
     settings = {
         "source_paths": ["crawl_assets"], "only_mutate": [module], "also_copy": also_copy,
         "pytest_add_cli_args_test_selection": tests, "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q"],
+        "process_isolation": "forkserver" if module in FORKSERVER else "fork",
     }
     lines = [f"{key} = {toml_value(value)}" for key, value in settings.items()]
     (folder / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + "\n[tool.mutmut]\n" + "\n".join(lines) + "\n")
