@@ -71,8 +71,12 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     aliases: the URL aliases learnt so far; each link found is folded by them (url_policy/url_aliases.py)."""
 
     @functools.lru_cache(maxsize=65536)  # asked for every link: hosts repeat
+    def of_this_shard(host: str) -> bool:
+        return shard_of(host, settings.shard_count) == shard_index
+
+    @functools.lru_cache(maxsize=65536)
     def follows_links_to(host: str) -> bool:
-        return follow_links and in_scope(host, settings) and shard_of(host, settings.shard_count) == shard_index
+        return follow_links and in_scope(host, settings) and of_this_shard(host)
 
     traps = TrapDefences(TrapLimits.from_settings(settings), Blocklist.read(settings.blocklist_file), demoted_hosts)
     info = {"operator": settings.user_agent, "isPartOf": warc_prefix}
@@ -84,7 +88,7 @@ def run_fetch_batch(settings: CrawlSettings, shard_index: int, tasks: Iterable[F
     with WarcFileWriter(warc_dir, warc_prefix, SOFTWARE, info=info) as warc:
         engine = FetchEngine(settings, warc, follows_links_to, traps=traps, seen=seen,
                              known_payloads=payloads, max_pages=max_pages, dated_refresh=dated_refresh,
-                             https_hosts=https_hosts, aliases=aliases)
+                             https_hosts=https_hosts, aliases=aliases, own_hosts=of_this_shard)
         scope = functools.partial(in_scope, settings=settings)
         if point is None:
             render = run_with_render(engine, settings, tasks, scope, render_memory)

@@ -43,14 +43,17 @@ class Admission:
                  traps: TrapDefences, follows_links_to: Callable[[str], bool],
                  seen: Bloom | ShardSeenFilter | None = None,
                  max_pages: int | None = None, https: HttpsHosts | None = None,
-                 aliases: AliasRules | None = None):
+                 aliases: AliasRules | None = None, own_hosts: Callable[[str], bool] | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known; a ShardSeenFilter
         holds one shard's hosts' URLs only, and a link to another shard's host is then neither
         (is_new None: not known here; the next frontier, which reads every known URL, decides).
         max_pages: URLs found in the batch join only while it holds fewer (None: no limit).
         https: the hosts known to serve https (learnt as the batch goes, too).
-        aliases: the URL aliases learnt so far: a link is folded before anything else is asked of it."""
+        aliases: the URL aliases learnt so far: a link is folded before anything else is asked of it.
+        own_hosts(host): is the host one of this batch's shard? Only their new URLs count towards a
+        host's growth (the trap defence weighs them against the host's fetches, and another
+        shard's host is never fetched here); None: every host."""
         self.https = https or HttpsHosts()
         self.workbench = workbench
         self.max_depth = max_depth
@@ -63,6 +66,7 @@ class Admission:
         self.follows_links_to = follows_links_to
         self.seen = seen.bloom if isinstance(seen, ShardSeenFilter) else seen
         self.seen_hosts = seen.holds if isinstance(seen, ShardSeenFilter) else None  # None: every host
+        self.own_hosts = own_hosts
         self.aliases = aliases or AliasRules()
         self.links: list[Link] = []
         self._queued: set[str] = set()
@@ -127,7 +131,7 @@ class Admission:
             reason = self.traps.reason(target, target_host)
             if reason is not None:
                 self._refused[target] = reason
-            elif is_new:
+            elif is_new and (self.own_hosts is None or self.own_hosts(target_host)):
                 self.traps.observe_new_url(target_host, target)
             self.links.append(Link(page.url, target, target_host, depth, is_new, reason))
             if reason is None and self.follows_links_to(target_host):

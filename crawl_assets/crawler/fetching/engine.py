@@ -88,7 +88,7 @@ class FetchEngine:
                  rng: random.Random | None = None, clock=None,
                  connections: ConnectionFactory | None = None, max_pages: int | None = None,
                  dated_refresh: DatedRefresh | None = None, https_hosts: Iterable[str] = (),
-                 aliases: AliasRules | None = None):
+                 aliases: AliasRules | None = None, own_hosts: Callable[[str], bool] | None = None):
         """follows_links_to(host): may links to this host be fetched in this batch?
         seen: the URLs of earlier cycles, so links can be told new or known (admission.py).
         known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier.
@@ -96,6 +96,7 @@ class FetchEngine:
         dated_refresh: pages a sitemap or feed dates after our copy, fetched the same day (dated_refresh.py).
         https_hosts: hosts known to serve their pages over https (url_policy/https_hosts.py).
         aliases: URL aliases learnt so far: links are folded by them (url_policy/url_aliases.py).
+        own_hosts(host): is the host one of the batch's shard (only theirs grow: admission.py)?
         clock, connections: injectable for tests (clock.py, clients.py)."""
         self.settings = settings
         traps = traps or TrapDefences()
@@ -104,7 +105,7 @@ class FetchEngine:
                                    rng=rng, clock=self.clock, new_host=self._new_host)
         self.https = HttpsHosts(https_hosts)  # learns from the batch's answers too
         self.admission = Admission(self.workbench, settings.max_depth, settings.max_pages_per_host, traps,
-                                   follows_links_to, seen, max_pages, self.https, aliases)
+                                   follows_links_to, seen, max_pages, self.https, aliases, own_hosts)
         self.output = BatchOutput(links=self.admission.links, dropped=traps.dropped)
         # What the first requests would otherwise load inside the event loop, while answers wait
         # (a timeout must measure the server, not our stall): the TLS trust store, the sketches.

@@ -233,3 +233,27 @@ def test_a_batch_collects_young_objects_less_often_and_gives_the_collector_back(
             assert gc.get_threshold()[0] >= YOUNG_GC_THRESHOLD and gc.get_freeze_count() > 0
             raise RuntimeError("the batch broke")
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_new_links_to_another_shards_host_cap_nothing_on_a_first_day(web, tmp_path):
+    """A batch never fetches another shard's host, so it cannot weigh that host's growth (new
+    URLs against its own fetches, which are 0 here): on the first day (no seen filter, every
+    link new) the links to it are recorded without a refusal, as with a shard's seen filter,
+    and the host is not capped (its refused links would have left the crawl's known URLs)."""
+    hub_host = "hub.demo.test"
+    mine = shard_of(hub_host, 2)
+    other = next(h for h in (f"w{n}.demo.test" for n in range(40)) if shard_of(h, 2) != mine)
+    body = "".join(f'<a href="http://{other}/a{n}">{n}</a>' for n in range(300)).encode()
+    body = b"<html><body>" + body + b"</body></html>"
+
+    def hub(_web, path, _headers):
+        if path == "/robots.txt":
+            return Response(404, [("Content-Length", "0")], b"")
+        return Response(200, [("Content-Type", "text/html"), ("Content-Length", str(len(body)))], body)
+
+    web.web.register_host(hub_host, hub)
+    result = run_fetch_batch(settings(shard_count=2, host_growth_min_urls=64), mine,
+                             [FetchTask.for_url(f"http://{hub_host}:{web.port}/")], tmp_path, "t")
+    links = [link for link in result.output.links if link[2] == other]
+    assert len(links) == 300 and all(link[5] is None for link in links)  # none refused
+    assert other not in result.output.dropped
