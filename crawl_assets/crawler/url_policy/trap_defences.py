@@ -4,7 +4,8 @@ Each defence answers "should this URL be dropped, and why?". The reasons are cou
 so a person can see why a host stopped growing. URL-shaped traps (too long, too many query
 parameters, repeating path segments, endless variations of one URL pattern such as calendars
 and facets) are caught by looking at the URL; hosts that spawn new URLs far faster than they
-can be fetched are caught by a HyperLogLog count of distinct new URLs per host; hosts demoted
+can be fetched are caught by a HyperLogLog count of distinct new URLs per host (counted by
+the batch of the host's own shard, the one that fetches it: admission.py); hosts demoted
 elsewhere (e.g. mostly near-duplicates) and the hand-kept blocklist are inputs.
 
 The URL-shape rules are written here only, in two forms side by side: one URL at a time (the
