@@ -135,9 +135,10 @@ def priorities_of_parts(parts: list[PartInputs], plan_date: str | Date, settings
     everyone = _typical_rate([rates[~np.isnan(rates)] for rates in own])
     schedules = [_part_schedule(p, everyone, now, settings) for p in prepared]
     del own
-    figures = schedule_parts(schedules, settings, [p.rows.url for p in prepared] if len(parts) > 1 else None)
+    columns_of_parts, crawl_figures = schedule_parts(schedules, settings,
+                                                     [p.rows.url for p in prepared] if len(parts) > 1 else None)
     outputs, part_counts = [], []
-    for i, planned in enumerate(figures[0]):
+    for i, planned in enumerate(columns_of_parts):
         part, columns = prepared[i], prepared[i].columns
         per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
                                minlength=len(part.caps))
@@ -148,7 +149,7 @@ def priorities_of_parts(parts: list[PartInputs], plan_date: str | Date, settings
                           "host": pa.DictionaryArray.from_arrays(columns["host_index"], part.host_names),
                           "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
                           "change_rate": columns["change_rate"], "importance": columns["importance"], **planned})
-        prepared[i] = schedules[i] = figures[0][i] = None  # (each part's arrays freed once its table is made)
+        prepared[i] = schedules[i] = columns_of_parts[i] = None  # (each part's arrays freed once its table is made)
         del columns, planned, part
         if urls_out is None or urls_out[i] is None:
             urls = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
@@ -158,7 +159,7 @@ def priorities_of_parts(parts: list[PartInputs], plan_date: str | Date, settings
             _write(table, urls_out[i])
         del table
         outputs.append((urls, hosts))
-    counts = _counts(part_counts, settings, figures[1])
+    counts = _counts(part_counts, settings, crawl_figures)
     return CrawlPriorities(parts=[Priorities(urls=urls, counts=counts, hosts=hosts) for urls, hosts in outputs],
                            counts=counts)
 
