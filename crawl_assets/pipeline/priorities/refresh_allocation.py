@@ -247,8 +247,9 @@ class AllocationPart:
         self._spent: dict[float, int] = {}
 
     def _demand(self, log_price: float) -> tuple[np.ndarray, np.ndarray]:
-        """Each page's f at the price (the free price), and each host's sum of them."""
-        f = self.pages.frequencies(log_price)
+        """Each page's f at the price (the free price), and each host's sum of them; none at
+        an infinite price (a budget of 0: crawl_log_price)."""
+        f = self.pages.frequencies(log_price) if log_price != np.inf else np.zeros(len(self.pages.rate))
         return f, np.bincount(self.page_host, weights=f, minlength=len(self.cap))
 
     def sample(self, step: int) -> _Pages:
@@ -308,8 +309,11 @@ def crawl_log_price(parts: list[AllocationPart], budget: float, sample: int = SA
     spend falls as the price rises), found by bracketing and regula falsi over the sum of the
     parts' spends, each round one question to every part (on a crawl of more than 4 x
     `sample` pages, bracketed first on a sample of about `sample` of them); -inf when every
-    page can have max_per_day within the budget."""
+    page can have max_per_day within the budget; +inf for a budget of 0 (no page gets any: the
+    age curve gives every page a little at any finite price, and the search would never end)."""
     assert budget >= 0
+    if budget == 0:
+        return np.inf
 
     def spend(log_price: float) -> float:
         return sum(part.spend(log_price) for part in parts) / _SPEND_UNIT

@@ -374,6 +374,22 @@ def test_allocation_age_objective_gives_every_changing_page_a_share():
     assert result.frequency.sum() == pytest.approx(1.0, rel=1e-4)
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("objective", ["age", "freshness"])
+def test_a_budget_of_nothing_gives_every_page_no_fetch(objective):
+    """daily_fetch_budget = 0 is a valid setting: no page gets a fetch a day (under the age
+    objective every finite price still gives each page a little, so the search for the price
+    never ended), and the plan takes nothing."""
+    rate = np.array([0.01, 0.1, 1.0, 50.0])
+    result = allocate(rate, np.ones(4), np.array([0, 0, 1, 1]), np.array([1.0, 1e9]), budget=0.0, objective=objective)
+    assert (result.frequency == 0).all()
+    stats = stats_table([(f"https://h{i % 3}.test/{i}", float(r), 1.0) for i, r in enumerate([0.01, 0.5, 2.0] * 4)])
+    urls = recrawl_priorities(stats, None, None, known(stats), PLAN_DAY,
+                              settings(daily_fetch_budget=0, recrawl_objective=objective)).urls
+    assert urls.num_rows == 12 and not any(urls["planned"].to_pylist())
+    assert (urls["frequency"].to_numpy() == 0).all()
+
+
 def test_allocation_over_many_slices_equalises_marginal_freshness():
     # 600,000 pages: the price search sums its spends over several slices, on several threads.
     allocate_and_check_marginals(600_000, budget=60_000, seed=7)
