@@ -24,6 +24,7 @@ import base64
 import hashlib
 import io
 import os
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
@@ -90,12 +91,15 @@ def _sha1_field(sha1) -> str:
 
 def _record_id() -> str:
     """A WARC-Record-ID: a version-4 UUID, spelt as str(uuid.uuid4()) spells it, from random
-    bytes read a page at a time (uuid4 asks the kernel for 16 bytes each time: two calls a page)."""
+    bytes read a page at a time (uuid4 asks the kernel for 16 bytes each time: two calls a page).
+    Drawn under a lock: fetch batches may run in threads of one process (a Celery worker of the
+    threads pool), and two threads must never draw the same bytes."""
     pool = _ID_POOL
-    if pool[1] + 16 > len(pool[0]):
-        pool[:] = [os.urandom(_ID_POOL_BYTES), 0]
-    raw, at = pool
-    pool[1] = at + 16
+    with _ID_LOCK:
+        if pool[1] + 16 > len(pool[0]):
+            pool[:] = [os.urandom(_ID_POOL_BYTES), 0]
+        raw, at = pool
+        pool[1] = at + 16
     value = int.from_bytes(raw[at:at + 16], "big") & _UUID4_CLEAR | _UUID4_SET
     text = f"{value:032x}"
     return f"<urn:uuid:{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}>"
@@ -103,8 +107,18 @@ def _record_id() -> str:
 
 _ID_POOL_BYTES = 4096
 _ID_POOL: list = [b"", 0]  # (random bytes, next unused offset)
-# A forked child must not reuse its parent's bytes: the same IDs would name two records.
-os.register_at_fork(after_in_child=lambda: _ID_POOL.__setitem__(slice(None), [b"", 0]))
+_ID_LOCK = threading.Lock()
+
+
+def _fresh_pool_in_child() -> None:
+    """A forked child must not reuse its parent's bytes (the same IDs would name two records),
+    nor wait on a lock another thread of the parent held at the fork."""
+    global _ID_LOCK
+    _ID_LOCK = threading.Lock()
+    _ID_POOL[:] = [b"", 0]
+
+
+os.register_at_fork(after_in_child=_fresh_pool_in_child)
 # The version (4) and variant (RFC 4122) bits uuid.UUID(version=4) sets.
 _UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID4_SET = (0x4000 << 64) | (0x8000 << 48)

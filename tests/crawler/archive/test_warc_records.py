@@ -105,3 +105,38 @@ def test_a_forked_child_names_its_records_with_ids_of_its_own(tmp_path):
     theirs = set(os.read(read, 4096).decode().split())
     mine = set(ids_written(tmp_path / "parent"))
     assert len(theirs) == 4 and len(mine) == 4 and not theirs & mine
+
+
+def test_threads_writing_records_at_once_never_share_a_record_id(tmp_path, monkeypatch):
+    """Record IDs come from one pool of random bytes a process, and a Celery worker of the
+    `threads` pool (deployment/cluster.py) runs fetch batches in threads of one process: each
+    ID must be drawn whole. Here every look at the pool's size lets the other threads run (as a
+    thread switch after any call may): a thread that saw room for one more ID and drew after
+    another had taken it read past the pool's end, an ID of zeros, the same each time."""
+    import os
+    import threading
+    import time
+    import uuid
+
+    class SlowBytes(bytes):
+        def __len__(self):
+            time.sleep(0.0002)  # the other threads run here
+            return super().__len__()
+
+    urandom = os.urandom
+    monkeypatch.setattr(os, "urandom", lambda n: SlowBytes(urandom(n)))
+    ids: list[str] = []
+
+    def write(n: int) -> None:
+        with WarcFileWriter(tmp_path / f"t{n}", "t", "test") as writer:
+            for _ in range(400):
+                writer.write(exchange())
+                ids.append(writer.last_record_id)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(ids) == 1600 and len(set(ids)) == len(ids)
+    assert all(uuid.UUID(text[10:-1]).int & ~((0xF000 << 64) | (0xC000 << 48)) for text in ids)  # random bits
