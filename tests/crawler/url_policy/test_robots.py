@@ -257,12 +257,31 @@ def test_a_star_names_everyone_only_alone_or_before_a_space(agent_line, ours):
 
 
 def test_the_extension_lines_are_read_first_valid_first():
-    body = (b"Host: mirror.example.org\nHost: other.example.org\nUser-agent: *\nVisit-time: 200-0630\n"
-            b"Visit-time: 0700-0800\nRequest-rate: 2/10s 0100-0300\n")
+    body = (b"Host: mirror.example.org\nHost: other.example.org\nUser-agent: *\nVisit-time: soon\n"
+            b"Visit-time: 215-0630\nVisit-time: 0700-0800\nRequest-rate: 2/10s 0100-0300\n")
     policy = parse_robots(body, UA)
     assert policy.preferred_host == "mirror.example.org"
-    assert policy.visit_time == VisitTime(time(2, 0), time(6, 30))
+    assert policy.visit_time == VisitTime(time(2, 15), time(6, 30))
     assert policy.request_rate == RequestRate(2, 10, time(1, 0), time(3, 0)) and policy.crawl_delay == 5.0
+
+
+def test_lines_are_read_as_google_and_protego_read_them():
+    """A comment ends a line at its first "#"; Protego's spelling "Crawl delay" is Crawl-delay;
+    bytes that are not UTF-8 outside Allow and Disallow lines become U+FFFD, not an error;
+    allowing /index.html allows the directory's own URL."""
+    body = (b"User-agent: *\nAllow: /a # one # two\nCrawl delay: 3\nSitemap: http://h/caf\xe9.xml\n"
+            b"Disallow: /\nAllow: /index.html\n")
+    policy = parse_robots(body, UA)
+    assert policy.allowed("http://h/a/b")
+    assert policy.crawl_delay == 3.0
+    assert policy.sitemaps == ("http://h/caf\ufffd.xml",)
+    assert policy.allowed("http://h/") and policy.allowed("http://h/index.html") and not policy.allowed("http://h/x")
+
+
+@pytest.mark.parametrize("url, path", [("http://h", "/"), ("http://h#x/y", "/"), ("/a?u=http://x/y", "/a?u=http://x/y"),
+                                       ("http://h/a?u=http://x/y#z", "/a?u=http://x/y")])
+def test_the_path_rules_match_against(url, path):
+    assert path_params_query(url) == path
 
 
 @pytest.mark.parametrize("rate, delay", [("1/10s", 10.0), ("2/10s", 5.0), ("1/1s", 1.0), ("3/1m", 20.0),
