@@ -279,7 +279,7 @@ def test_lines_are_read_as_google_and_protego_read_them():
 
 
 @pytest.mark.parametrize("url, path", [("http://h", "/"), ("http://h#x/y", "/"), ("/a?u=http://x/y", "/a?u=http://x/y"),
-                                       ("http://h/a?u=http://x/y#z", "/a?u=http://x/y")])
+                                       ("http://h/a?u=http://x/y#z", "/a?u=http://x/y"), ("http://h/a#b#c", "/a")])
 def test_the_path_rules_match_against(url, path):
     assert path_params_query(url) == path
 
