@@ -134,6 +134,28 @@ def test_host_of_drops_port_and_case():
     assert host_of("http://user@H.Test:81/x") == "h.test" and host_of("http://H.test?x=1") == "h.test"
 
 
+@pytest.mark.parametrize("raw, base, expected", [
+    ("http://h.test/a/%2E%2E/b/%2e/c", None, "http://h.test/b/c"),  # %2e is a dot, in either case
+    ("http://h.test/a/..", None, "http://h.test/"), ("http://h.test/..", None, "http://h.test/"),
+    ("http://h.test/a\\b", None, "http://h.test/a/b"),  # a backslash is a slash in http(s)
+    ("//Xa.test/p", "http://h.test/", "http://xa.test/p"),
+    ("", "http://h.test/p?q=1", "http://h.test/p?q=1"), ("#x", "http://h.test/p?q=1", "http://h.test/p?q=1"),
+    ("c?x=1", "http://h.test/a/b", "http://h.test/a/c?x=1"),
+    # Tracking parameters by their decoded name, cut at the first "=".
+    ("http://h.test/?utm%5Fsource=x&b=1", None, "http://h.test/?b=1"),
+    ("http://h.test/?a=1&gclid=a=b", None, "http://h.test/?a=1"),
+])
+def test_references_resolve_and_parameters_drop_as_whatwg_and_our_rules_say(raw, base, expected):
+    assert normalize_url(raw, base) == expected
+
+
+def test_a_normalised_url_is_cut_at_its_first_separators():
+    assert split_url("http://h.test/a?u=http://x/y") == ("http", "h.test", "/a?u=http://x/y")
+    assert path_of("http://h.test/p?a=?b") == "p"
+    assert request_parts("http://h.test:8/") == ("http", "h.test:8", 8, "/")
+    assert request_parts("http://h.test:65535/x") == ("http", "h.test:65535", 65535, "/x")
+
+
 @pytest.mark.parametrize("host, expected", [
     # WHATWG's IPv4 parser: 1 to 4 parts, each decimal, octal (a leading 0) or hex (0x); the
     # last fills the bytes the others leave.
