@@ -149,6 +149,12 @@ def test_references_resolve_and_parameters_drop_as_whatwg_and_our_rules_say(raw,
     assert normalize_url(raw, base) == expected
 
 
+def test_the_highest_port_is_kept_and_a_bad_ipv6_literal_named():
+    assert normalize_url("http://h.test:65535/") == "http://h.test:65535/"
+    with pytest.raises(UrlError, match=re.escape("bad IPv6 address '::1::2'")):
+        normalize_url("http://[::1::2]/")
+
+
 def test_a_normalised_url_is_cut_at_its_first_separators():
     assert split_url("http://h.test/a?u=http://x/y") == ("http", "h.test", "/a?u=http://x/y")
     assert path_of("http://h.test/p?a=?b") == "p"
