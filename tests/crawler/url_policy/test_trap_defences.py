@@ -202,6 +202,16 @@ def test_one_repeat_allowed_the_array_form_agrees_too(path, repeated):
         [expected, None]
 
 
+def test_a_later_urls_blocks_are_aligned_on_its_own_path():
+    """In a batch the array form places each path's segments from that path's own start: the
+    second path's run of three (a/b/c twice) is found after a first path of eight segments."""
+    traps = TrapDefences(dataclasses.replace(LIMITS, max_path_repeats=1))
+    batch = ["http://h.test/c/c/b/b/c/a/c/a", "http://h.test/a/b/c/a/b/c/a"]
+    expected = [traps.intrinsic_reason(url, "h.test") for url in batch]
+    assert expected == ["repeated_path_segments"] * 2
+    assert traps.intrinsic_reasons(pa.array(batch), pa.array(["h.test"] * 2)).to_pylist() == expected
+
+
 def test_the_array_form_asks_the_scalar_rule_only_about_unusual_urls(monkeypatch):
     """Without a blocklist, URLs of the crawl's own shape (scheme://host/path?query) are judged
     over the array alone, repeated segments too; one without "://" before its path is asked
