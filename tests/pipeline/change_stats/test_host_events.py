@@ -115,3 +115,14 @@ def test_a_few_of_many_revisited_pages_moving_is_no_host_event(tmp_path):
     assert (events[few]["day_event"], events[few]["events"], events[few]["last_event_share"]) == (False, 0, None)
     assert (events[half]["day_event"], events[half]["last_event_pages"], events[half]["last_event_revisits"],
             events[half]["last_event_share"]) == (True, 5, many, 0.5)
+
+
+def test_a_state_written_before_host_events_starts_them_empty(tmp_path):
+    """A data root whose last state has rates but no host events table (written before them):
+    the next day reads none before, and a template rebuild that day is that day's event."""
+    state = step(tmp_path, DAYS[0], [page(REBUILT, i, DAYS[0]) for i in range(PAGES)], None)
+    state = step(tmp_path, DAYS[1], [page(REBUILT, i, DAYS[1]) for i in range(PAGES)], state)
+    older = replace(state, host_events=None)
+    step(tmp_path, DAYS[2], [page(REBUILT, i, DAYS[2], template=1) for i in range(PAGES)], older)
+    events = pq.read_table(url_state(tmp_path, DAYS[2]).host_events).to_pylist()
+    assert [(e["host"], e["day_event"], e["events"]) for e in events] == [(REBUILT, True, 1)]
