@@ -135,6 +135,63 @@ def test_release_of_a_host_that_was_not_checked_out_fails_loudly():
     assert t.url == "http://a.test/1" and state.checked_out
 
 
+def test_a_release_that_breaks_the_rules_says_which():
+    """A negative delay, a host's state from another workbench, a park with nothing queued to
+    wait for: each refused with a sentence naming the host."""
+    workbench, other = Workbench(), Workbench()
+    workbench.add(task("a.test", 0))
+    other.add(task("a.test", 0))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        stranger, _ = await other.acquire()
+        with pytest.raises(InvariantError, match=r"^negative delay -1\.0 for a\.test$"):
+            workbench.release(state, -1.0)
+        with pytest.raises(InvariantError, match=r"^release of an unknown state for a\.test$"):
+            workbench.release(stranger, 0.0)
+        with pytest.raises(InvariantError, match=r"^a\.test parked with nothing to wait for$"):
+            workbench.release(state, 0.0, park=True)
+
+    asyncio.run(scenario())
+
+
+def test_the_batch_is_busy_while_any_host_is_checked_out_or_parked():
+    """busy() counts every host checked out and every host parked, however they came and
+    went: the batch ends only when the last is done."""
+    workbench = Workbench(clock=ManualClock())
+    for host in ("a.test", "b.test"):
+        workbench.add(task(host, 0))
+
+    async def scenario():
+        first, _ = await workbench.acquire()
+        second, _ = await workbench.acquire()
+        workbench.release(second, 0.0)  # done; the other is still out
+        assert workbench.busy()
+        workbench.release(first, 0.0)
+        assert not workbench.busy()
+        for n, host in enumerate(("a.test", "b.test", "c.test"), 1):
+            workbench.add(task(host, n))
+        held = {}
+        for _ in range(3):
+            state, _ = await workbench.acquire()
+            held[state.host] = state
+        for host in ("a.test", "b.test", "c.test"):  # each waits for a request elsewhere
+            held[host].back_queue.append(task(host, 9))
+            workbench.release(held[host], 0.0, park=True)
+        workbench.unpark(held["a.test"])  # its request is done
+        workbench.add_first(task("b.test", 8, robots_for="http://b.test"))  # a hop back to b wakes it
+        for _ in range(3):  # a's page, b's hop, b's page
+            state, _ = await workbench.acquire()
+            workbench.release(state, 0.0)
+        assert workbench.busy()  # c is still parked
+        workbench.unpark(held["c.test"])
+        state, _ = await workbench.acquire()
+        workbench.release(state, 0.0)
+        assert not workbench.busy()
+
+    asyncio.run(scenario())
+
+
 def test_a_parked_host_takes_no_turns_until_unparked_and_its_own_hop_wakes_it():
     clock = ManualClock()
     workbench = Workbench(clock=clock)
@@ -255,6 +312,31 @@ def test_a_robots_hop_added_first_takes_a_back_queue_past_the_bound_and_gives_it
     assert order.index("http://r.test/0") < order.index("http://c.test/0")
     assert order.index("http://a.test/1") < order.index("http://c.test/0")
     assert sorted(order) == ["http://a.test/0", "http://a.test/1", "http://c.test/0", "http://r.test/0"]
+
+
+def test_no_more_hosts_than_the_bound_hold_back_queues():
+    """Two back queues: of three hosts added at once, the third waits in the front queue."""
+    workbench = Workbench(weights=(1.0,), max_back_queues=2)
+    for host in ("a.test", "b.test", "c.test"):
+        workbench.add(task(host, 0, priority=1))
+    waiting = [t.host for queue in workbench.front_queues for t in queue]
+    assert waiting == ["c.test"] and sorted(h for h, s in workbench.hosts.items() if s.back_queue) == ["a.test", "b.test"]
+
+
+def test_a_link_to_a_host_holding_a_back_queue_joins_it_ahead_of_hosts_still_waiting():
+    """One back queue, held by a.test; c.test waits in the front queue. A link to a.test found
+    while it is out joins a.test's back queue, so a.test's turn comes before c.test's."""
+    workbench = Workbench(weights=(1.0,), max_back_queues=1, clock=ManualClock())
+    workbench.add(task("a.test", 0, priority=1))
+    workbench.add(task("c.test", 0, priority=1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        workbench.add(task("a.test", 1, priority=1))
+        workbench.release(state, 0.0)
+        return (await workbench.acquire())[1].url
+
+    assert asyncio.run(scenario()) == "http://a.test/1"
 
 
 def test_a_parked_host_woken_by_its_own_hop_ends_the_batch_when_done():
