@@ -2,7 +2,8 @@
 hosts whose dates are trusted (cheap signals: what they date after our copy is due the day
 after, change_stats' pending_change), within settings.listing_reserve_share of the budget;
 then the revisits that teach a pool its rate most (url_schedule.exploration_order), within
-settings.exploration_share; then never-fetched URLs up to settings.discovery_share (a floor);
+settings.exploration_share; then never-fetched URLs up to settings.discovery_share (a floor), those of hosts whose backlog
+needs more than a day of their cap first (backlog_order);
 then every due URL, never fetched or held alike, before early ones, by expected gain (the URL
 order breaking ties); never more than a host's daily cap."""
 
@@ -63,14 +64,16 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
     return rows[key <= np.partition(key, n - 1)[n - 1]]
 
 
-def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, never_fetched=None) -> DayPlan:
+def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, never_fetched=None,
+         backlog=None) -> DayPlan:
     """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
     head of `order`) within their reserve, then the `explore` rows (in their own order, all of
     them) within the exploration share, then never-fetched URLs up to the discovery floor, then
     every other row of `order` (never fetched, refresh and gone together, by value), then
     listings past their reserve; never more than a host's cap (DayPlan says what it returns).
     never_fetched: the crawl's never-fetched URLs, for the discovery floor (default: the
-    is_discovery rows; a crawl planned over its parts' offers has more than those)."""
+    is_discovery rows; a crawl planned over its parts' offers has more than those).
+    backlog: never-fetched rows (in their own order, backlog_order) the floor takes first."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
@@ -80,9 +83,13 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     reserve = round(settings.listing_reserve_share * budget)
     exploring = round(settings.exploration_share * budget)
     explore = order[:0] if explore is None else explore
+    backlog = order[:0] if backlog is None else backlog
+    in_backlog = np.zeros(len(is_discovery), dtype=bool)
+    in_backlog[backlog] = True
+    floor_rows = np.concatenate([backlog, order[discovery & ~in_backlog[order]]])
     short = False
     explored = 0
-    passes = ((order[listed], reserve, True), (explore, exploring, True), (order[discovery], floor, False),
+    passes = ((order[listed], reserve, True), (explore, exploring, True), (floor_rows, floor, False),
               (order[~listed], None, False), (order[listed], None, True))
     for number, (rows, limit, whole) in enumerate(passes):
         left = budget - int(planned.sum())
@@ -98,6 +105,8 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     outside = np.ones(len(planned), dtype=bool)
     outside[order] = False
     ranked = np.concatenate([ranked, explore[planned[explore] & outside[explore]]])
+    outside[explore] = False
+    ranked = np.concatenate([ranked, backlog[planned[backlog] & outside[backlog]]])
     assert len(ranked) == planned.sum()
     return DayPlan(planned, ranked, short, explored)
 
@@ -114,6 +123,31 @@ def discovery_floor(never_fetched: int, settings) -> int:
     budget = settings.daily_fetch_budget
     cover = -(-never_fetched // settings.discovery_days) if settings.discovery_days > 0 else 0
     return min(max(round(settings.discovery_share * budget), cover), round(DISCOVERY_MAX_SHARE * budget))
+
+
+def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None) -> np.ndarray:
+    """The never-fetched rows the discovery floor takes first: those of hosts whose never-fetched
+    URLs need more than a day of their cap, the longest backlog (in days of cap) first, each
+    host's first `cap` rows (due, then by gain, then by row or `tiebreak`). Only its own cap
+    bounds how soon a polite host's queue can be fetched, and a day its cap goes unused is lost,
+    while other hosts' pages can wait a day; so this finishes every host's queue soonest.
+    Hosts held_back (flagged for traps or demoted: they keep their small budget) are left out."""
+    count = np.bincount(host[is_discovery], minlength=len(cap))
+    backlog = (count > cap) & (cap > 0) & ~held_back
+    rows = np.flatnonzero(is_discovery & backlog[host])
+    if len(rows) == 0:
+        return rows
+    days = count[host[rows]] / cap[host[rows]]
+    keys = (np.arange(len(rows)) if tiebreak is None else tiebreak[rows], 0.0 - gain[rows], ~due[rows], -days)
+    rows = rows[np.lexsort(keys)]
+    # each host's first `cap` rows (a host's rows are contiguous unless hosts tie on days)
+    hosts = host[rows]
+    by_host = _stable_order(hosts)
+    sorted_hosts = hosts[by_host]
+    first = np.flatnonzero(np.r_[True, sorted_hosts[1:] != sorted_hosts[:-1]])
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[by_host] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
+    return rows[rank < cap[hosts]]
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:

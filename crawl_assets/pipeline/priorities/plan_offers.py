@@ -35,6 +35,8 @@ class PlanOffer:
     cap: np.ndarray  # each of the part's hosts' daily cap
     explore: np.ndarray  # positions in `rows`: the part's exploration order
     explore_score: np.ndarray  # per `explore` entry (higher first)
+    backlog: np.ndarray  # positions in `rows`: the part's backlog order (day_plan.backlog_order)
+    backlog_key: np.ndarray  # per `backlog` entry: (-days of backlog, not due, -gain) as rows (sorted first)
     due_candidates: int  # the part's candidates (not listings) due on the plan date, in the head or not
     other_candidates: int  # and not due
 
@@ -51,6 +53,7 @@ class MergedOffers:
     cap: np.ndarray
     complete: bool  # the order holds every candidate
     starts: np.ndarray  # each part's first merged row (and the total, last)
+    backlog: np.ndarray  # the crawl's backlog order (day_plan.backlog_order), by its key then URL
 
 
 def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
@@ -64,7 +67,7 @@ def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
     if len(offers) == 1:  # the part's own orders are the crawl's
         only = offers[0]
         return MergedOffers(only.head, only.explore, discovery, listing, host, cap,
-                            len(only.head) - only.listings == candidates, starts)
+                            len(only.head) - only.listings == candidates, starts, only.backlog)
     gain, url, due = _joined(offers, "gain"), pa.concat_arrays([o.url for o in offers]), _joined(offers, "due")
     heads = [o.head + s for o, s in zip(offers, starts)]
     first = np.concatenate([h[:o.listings] for h, o in zip(heads, offers)])
@@ -85,7 +88,11 @@ def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
     scores = np.concatenate([o.explore_score for o in offers])
     explore = np.concatenate([o.explore + s for o, s in zip(offers, starts)])
     explore = explore[_sorted(0.0 - scores, url.take(pa.array(explore)))]
-    return MergedOffers(order, explore, discovery, listing, host, cap, len(order) - len(first) == candidates, starts)
+    backlog = np.concatenate([o.backlog + s for o, s in zip(offers, starts)])
+    backlog_key = np.concatenate([o.backlog_key for o in offers]) if offers else np.zeros((0, 3))
+    backlog = backlog[_sorted_by_keys(backlog_key, url.take(pa.array(backlog, pa.int64())))]
+    return MergedOffers(order, explore, discovery, listing, host, cap, len(order) - len(first) == candidates, starts,
+                        backlog)
 
 
 def _joined(offers: list[PlanOffer], name: str) -> np.ndarray:
@@ -95,6 +102,15 @@ def _joined(offers: list[PlanOffer], name: str) -> np.ndarray:
 def _by_key(rows: np.ndarray, key: np.ndarray, url: pa.Array) -> np.ndarray:
     """rows by key, then URL."""
     return rows[_sorted(key[rows], url.take(pa.array(rows, pa.int64())))]
+
+
+def _sorted_by_keys(keys: np.ndarray, url: pa.Array) -> np.ndarray:
+    """Positions sorting rows of `keys` (columns compared in turn, lowest first), then URL."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    columns = {f"k{i}": keys[:, i] for i in range(keys.shape[1])}
+    table = pa.table({**columns, "url": url})
+    return pc.sort_indices(table, sort_keys=[(k, "ascending") for k in [*columns, "url"]]).to_numpy()
 
 
 def _sorted(key: np.ndarray, url: pa.Array) -> np.ndarray:

@@ -177,7 +177,7 @@ def _unknown_names(con, pages: pa.Table) -> pa.Table:
 
 
 def host_caps(host_names: pa.Array, facts: pa.Table, settings) -> pa.Table:
-    """(host_index, host, cap) of every host, in host order: _HOST_CAPS_SQL."""
+    """(host_index, host, cap, flagged) of every host, in host order: _HOST_CAPS_SQL."""
     con = query_connection()
     try:
         con.register("host_index", pa.table({"host_index": np.arange(len(host_names)), "host": host_names}))
@@ -254,12 +254,14 @@ _NEW_IN_POOL_SQL = """
 """
 _NO_POOLS_SQL = "SELECT NULL::BIGINT AS pos, NULL::DOUBLE AS prior_rate LIMIT 0"
 
-# Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget.
+# Each host's daily cap: its budget, politeness (86,400 / delay), and the flagged budget; and
+# whether it is flagged (a flagged host's backlog is not put first: day_plan.backlog_order).
 _HOST_CAPS_SQL = """
 SELECT h.host_index, host,
        least($host_budget,
              floor($day_seconds / greatest(coalesce(f.delay_s, $default_delay), 1e-3)),
-             CASE WHEN coalesce(f.flagged, false) THEN $flagged_budget ELSE $host_budget END)::BIGINT AS cap
+             CASE WHEN coalesce(f.flagged, false) THEN $flagged_budget ELSE $host_budget END)::BIGINT AS cap,
+       coalesce(f.flagged, false) AS flagged
 FROM host_index h
 LEFT JOIN host_facts f USING (host)
 ORDER BY host_index

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
-from .day_plan import plan, plan_order
+from .day_plan import backlog_order, plan, plan_order
 from .plan_offers import PlanOffer, merge_offers
 from .priority_queries import GONE, KIND_CODES, Kind
 from .refresh_allocation import AGE, AllocationPart, crawl_log_price, edge_share, freshness
@@ -41,6 +41,8 @@ class PartSchedule:
         self.weight = pages["importance"].astype(np.float64, copy=False)
         self.host = pages["host_index"].astype(np.int64, copy=False)
         self.cap = caps["cap"].to_numpy(zero_copy_only=False).astype(np.float64)
+        self.flagged = (caps["flagged"].to_numpy(zero_copy_only=False).astype(bool) if "flagged" in caps.column_names
+                        else np.zeros(len(self.cap), dtype=bool))
         assert len(self.cap) == 0 or len(self.host) == 0 or self.host.max() < len(self.cap)
         kind = pages["kind_code"]
         self.refresh, self.discovery = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY))
@@ -73,7 +75,12 @@ class PartSchedule:
         """The head of the part's plan order and its exploration order (plan_offers.py).
         urls: the part's URLs (needed when the crawl has several parts)."""
         order, _ = plan_order(self.due, self.gain, self.candidate, head, first=self.listing)
-        rows = np.union1d(order, self.explore)
+        backlog = backlog_order(self.discovery, self.due, self.gain, self.host, self.cap, self.flagged)
+        rows = np.union1d(np.union1d(order, self.explore), backlog)
+        never = np.bincount(self.host[self.discovery], minlength=len(self.cap))
+        host = self.host[backlog]
+        backlog_key = np.column_stack([-(never[host] / np.maximum(self.cap[host], 1)), (~self.due[backlog]).astype(float),
+                                       0.0 - self.gain[backlog]]) if len(backlog) else np.zeros((0, 3))
         others = self.candidate & ~self.listing
         due_candidates = int((others & self.due).sum())
         return PlanOffer(rows=rows, head=np.searchsorted(rows, order), listings=int(self.listing.sum()),
@@ -81,6 +88,7 @@ class PartSchedule:
                          url=_urls_of(urls, rows),
                          discovery=self.discovery[rows], listing=self.listing[rows], host=self.host[rows],
                          cap=self.cap, explore=np.searchsorted(rows, self.explore), explore_score=self.explore_score,
+                         backlog=np.searchsorted(rows, backlog), backlog_key=backlog_key,
                          due_candidates=due_candidates, other_candidates=int(others.sum()) - due_candidates)
 
     def columns(self, planned_rows: np.ndarray, ranks: np.ndarray, ranked: int) -> dict:
@@ -132,7 +140,7 @@ def schedule_parts(parts: list[PartSchedule], settings, urls: list | None = None
         offers = [part.offer(head, None if urls is None else urls[i]) for i, part in enumerate(parts)]
         merged = merge_offers(offers, head)
         day = plan(merged.order, merged.discovery, merged.host, merged.cap, settings, merged.listing, merged.explore,
-                   never_fetched=sum(int(part.discovery.sum()) for part in parts))
+                   never_fetched=sum(int(part.discovery.sum()) for part in parts), backlog=merged.backlog)
         if merged.complete or not day.short:
             break
         head *= 4

@@ -573,3 +573,30 @@ def test_due_and_gain_is_a_function_of_each_page_alone():
     for whole, sliced in zip((due_day, gain, due), zip(*parts)):
         np.testing.assert_array_equal(whole, np.concatenate(sliced))
 
+
+
+def test_a_polite_hosts_backlog_of_several_days_gets_its_cap_of_the_discovery_floor(tmp_path):
+    # 1,000 stale pages worth more than any new one (the new pages get the floor, 50 of 100);
+    # 200 new pages with 2 in-links each on five fast hosts (40 each, under a day of their cap)
+    # and 100 new pages without on a host of an hour's Crawl-delay: 24 a day, a backlog of
+    # 100 / 24 = 4.2 days that only its own cap bounds. A day its cap goes unused is lost, while
+    # the fast hosts' pages all fit in a day of theirs: the floor takes the polite host's 24 first.
+    # A trap host (flagged, 10 a day) with 500 new pages, a backlog of 50 days, keeps its budget
+    # and gains nothing from its backlog.
+    stats = stats_table([(f"https://h{i % 5}.test/p/{i}", 1.0, 7) for i in range(1000)])
+    new = [f"https://h{i % 5}.test/new/{i}" for i in range(200)]
+    slow = [f"https://slow.test/new/{i}" for i in range(100)]
+    trap = [f"https://trap.test/cal/{i}" for i in range(500)]
+    inlinks = pa.table({"url": stats["url"].to_pylist() + new, "inlinks": np.r_[np.full(1000, 20), np.full(200, 2)]})
+    hosts = pa.table({"host": ["slow.test", "trap.test"], "delay_s": [3600.0, 1.0], "flagged": [False, True]})
+    config = settings(daily_fetch_budget=100, flagged_host_budget=10)
+    result, rows, totals = written_plan(tmp_path, stats, inlinks, hosts, known(stats, new + slow + trap), PLAN_DAY,
+                                        config)
+    assert max(rows[u]["expected_gain"] for u in slow) < min(rows[u]["expected_gain"] for u in new)
+    # The floor's total is unchanged (half the budget: 800 new pages would need more); the
+    # polite host takes its whole cap of it, the fast hosts' new pages the rest, the trap nothing.
+    assert result.counts.discovery_planned == 50
+    assert totals["per_host"]["slow.test"] == 24
+    assert sum(rows[u]["planned"] for u in new) == 26
+    assert totals["per_host"]["trap.test"] == 0
+    assert result.counts.refresh_planned == 50

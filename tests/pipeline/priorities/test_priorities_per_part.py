@@ -120,3 +120,23 @@ def test_the_sample_the_price_search_brackets_on_is_the_same_for_every_split():
         rows = np.flatnonzero(np.isin(host, mine))
         parts.append(AllocationPart(rate[rows], weight[rows], np.searchsorted(mine, host[rows]), cap[mine]))
     assert crawl_log_price(parts, 2_000, sample=1_000) == whole
+
+
+@pytest.mark.parametrize("budget", [100, 900])
+def test_backlogs_of_polite_hosts_are_planned_alike_over_shards(budget):
+    # 60 more never-fetched URLs on every other host: those of 3,000 s (28 a day) and the
+    # flagged ones have backlogs of more than a day of their cap, which the floor takes first.
+    stats, urls, hosts = web(seed=3)
+    more = [f"https://h{h}.example/more{i}" for h in range(0, HOSTS, 2) for i in range(60)]
+    urls = pa.concat_tables([urls, pa.table({"url": more, "host": [u.split("/")[2] for u in more],
+                                             "inlinks": pa.array(np.zeros(len(more), np.int64))})])
+    config = settings(daily_fetch_budget=budget, shard_count=4)
+    whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
+    crawl = priorities_of_parts(parts_of(stats, urls, hosts, 4), PLAN_DAY, config)
+    merged = pa.concat_tables([part.urls for part in crawl.parts])
+    assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
+    # the polite, unflagged hosts with a backlog take the floor (half the budget here) first
+    slow = [r["host"] for r in hosts.to_pylist() if r["delay_s"] == 3000 and not r["flagged"]
+            and int(r["host"][1:].split(".")[0]) % 2 == 0]
+    planned = whole.urls.filter(whole.urls["planned"])["host"].to_pylist()
+    assert slow and sum(planned.count(h) for h in slow) >= min(budget // 2, 28 * len(slow))
