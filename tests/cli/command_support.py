@@ -93,7 +93,7 @@ class Crawl:
         self.settings = f"{DEMO_SETTINGS}:{self.overlay('commands.toml', delay_s)}"
         self.quick_settings = f"{DEMO_SETTINGS}:{self.overlay('quick.toml', 0.05)}"  # same crawl, shorter delay
         self.env = os.environ | PRELOADED_RUNS_ENV | {"DAGSTER_HOME": str(self.home), "RECRAWL_SETTINGS": self.settings,
-                                                       "RECRAWL_SENSOR_INTERVAL_S": "5"}  # seed files every 10 s
+                                                       "RECRAWL_SENSOR_INTERVAL_S": "3"}  # seed files every 6 s
 
     def overlay(self, name: str, delay_s: float) -> Path:
         path = self.folder / name
