@@ -60,6 +60,8 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],
     "crawl_assets/crawler/url_policy/robots.py": [_URL + "test_robots.py"],
     "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
+    "crawl_assets/crawler/url_policy/url_bloom.py": [_URL + "test_url_bloom.py", _FETCH + "test_admission.py"],
+    "crawl_assets/crawler/fetching/admission.py": [_FETCH + "test_admission.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by

@@ -154,3 +154,22 @@ def test_hosts_are_learnt_from_a_redirect_to_the_https_twin_and_from_hsts_and_un
     assert https.observe_hsts("https://h.test/", "max-age=0") is False
     assert https.hosts == {"r.test"}
     assert https.upgrade("http://r.test/x") == "https://r.test/x" and https.upgrade("http://h.test/x") == "http://h.test/x"
+
+
+def test_unfollowed_links_are_new_or_known_by_the_filter_and_the_batch_and_other_shards_unknown():
+    """A nofollow link is reported new only when neither the seen filter nor this batch (queued
+    or refused) holds it; to another shard's host it is neither."""
+    hosts = ["a.test"] + [f"h{n}.test" for n in range(40)]
+    mine = shard_of("a.test", 2)
+    other = next(h for h in hosts if shard_of(h, 2) != mine)
+    bloom = Bloom(100, 0.01)
+    bloom.add("http://a.test/known")
+    gate, _ = admission(seen=ShardSeenFilter(bloom, mine, 2), mine=lambda host: True)
+    page = FetchTask("http://a.test/", "a.test", depth=0)
+    gate.admit(page)
+    gate.links_found(page, ["http://a.test/queued"])
+    gate.links_found(page, [], unfollowed=["http://a.test/known", "http://a.test/new", "http://a.test/queued",
+                                           f"http://{other}/nofollow"], why_unfollowed=DropReason.NOFOLLOW_LINK)
+    unfollowed = {link.target: link.is_new for link in gate.links if link.dropped_reason == DropReason.NOFOLLOW_LINK}
+    assert unfollowed == {"http://a.test/known": False, "http://a.test/new": True, "http://a.test/queued": False,
+                          f"http://{other}/nofollow": None}
