@@ -7,9 +7,12 @@ import sys
 
 import pytest
 
+from crawl_assets.crawler.crawl_errors import CrawlInputError
 from crawl_assets.crawler.url_policy.url_bloom import (
-    build_filter, load_filter, measured_fp_rate, save_filter, url_hash,
+    build_filter, digest_file, load_filter, measured_fp_rate, save_filter, url_hash,
 )
+from crawl_assets.pipeline.seen_filter_files import shard_seen_filter_file
+from crawl_assets.storage.layout import seen_filter_file
 
 
 def test_a_saved_filter_answers_the_same_after_loading(tmp_path):
@@ -83,3 +86,52 @@ def test_a_filled_filter_answers_a_random_url_wrongly_within_the_target(fp_rate)
     filled = bits_set(bloom) / bloom.size_in_bits
     rate = filled ** hash_count(len(urls), fp_rate)
     assert rate <= fp_rate, f"{filled:.4f} of the bits set: false-positive rate {rate:.6g} > {fp_rate}"
+
+
+def redo_of(day: str) -> str:
+    return (f"run the cycle command again, which rebuilds it from the URL registry of {day} first "
+            f"(or materialise seen_url_filter for {day} in the UI)")
+
+
+@pytest.mark.parametrize("where", ["crawl", "shard"])
+def test_a_damaged_filter_names_its_file_its_day_and_how_to_rebuild_it(tmp_path, where):
+    """The day is read from the filter's own folder under the data root: date=D, or a
+    shard's filter one folder below it (shard=sNN)."""
+    path = seen_filter_file(tmp_path, "2026-11-28") if where == "crawl" else \
+        shard_seen_filter_file(tmp_path, "2026-11-28", "s01", 4)
+    save_filter(build_filter([f"http://a.example/{n}" for n in range(100)], 100), path)
+    path.write_bytes(path.read_bytes()[:-1])  # truncated: fails its checksum
+    with pytest.raises(CrawlInputError) as failed:
+        load_filter(path)
+    assert str(failed.value) == (f"the seen-URL filter {path} does not match its checksum ({path.name}.sha256): "
+                                 f"it is truncated or corrupt; {redo_of('2026-11-28')}")
+    digest_file(path).unlink()  # a filter saved before checksums: rbloom's own check
+    path.write_bytes(b"")
+    with pytest.raises(CrawlInputError) as failed:
+        load_filter(path)
+    said = str(failed.value)
+    assert said.startswith(f"the seen-URL filter {path} cannot be read (") and said.endswith(f"): {redo_of('2026-11-28')}")
+    assert len(said) > len(f"the seen-URL filter {path} cannot be read (): {redo_of('2026-11-28')}")  # rbloom's reason
+
+
+def test_a_filter_is_saved_into_folders_not_there_yet_and_over_an_earlier_one(tmp_path):
+    """The day's first filter creates its folders; a rebuilt one (the cycle's rebuild from the
+    registry) replaces it whole, checksum too."""
+    path = shard_seen_filter_file(tmp_path / "data", "2026-11-28", "s00", 2)  # three folders to create
+    save_filter(build_filter(["http://a.test/old"], 10), path)
+    assert "http://a.test/old" in load_filter(path)
+    save_filter(build_filter(["http://a.test/new"], 10), path)
+    rebuilt = load_filter(path)  # (its checksum is the new file's)
+    assert "http://a.test/new" in rebuilt and "http://a.test/old" not in rebuilt
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".sha256"]
+
+
+def test_the_same_filter_measures_the_same_rate_each_time():
+    """The asset check's verdict must not flip when the step runs again: the held-out sample
+    is a fixed one (of its seed), not a fresh draw. An overfull filter answers wrongly often
+    enough that two different samples all but never score the same."""
+    bloom = build_filter([f"http://h{i % 50}.test/{i}" for i in range(30_000)], 10)  # sized for 10,000
+    rate = measured_fp_rate(bloom, 20_000)
+    assert 0.01 < rate < 0.5
+    assert measured_fp_rate(bloom, 20_000) == rate
+    assert measured_fp_rate(bloom, 20_000, seed=1) != rate  # another seed, another sample
