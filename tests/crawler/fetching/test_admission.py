@@ -7,6 +7,7 @@ from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
 from crawl_assets.crawler.url_policy.https_hosts import HttpsHosts
 from crawl_assets.crawler.url_policy.sharding import shard_of
 from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
+from crawl_assets.crawler.url_policy.url_aliases import AliasKind, AliasRule, AliasRules
 from crawl_assets.crawler.url_policy.url_bloom import ShardSeenFilter
 from crawl_assets.crawler.url_policy.urls import resolve_href
 from crawl_assets.crawler.vocabulary import DropReason
@@ -173,3 +174,108 @@ def test_unfollowed_links_are_new_or_known_by_the_filter_and_the_batch_and_other
     unfollowed = {link.target: link.is_new for link in gate.links if link.dropped_reason == DropReason.NOFOLLOW_LINK}
     assert unfollowed == {"http://a.test/known": False, "http://a.test/new": True, "http://a.test/queued": False,
                           f"http://{other}/nofollow": None}
+
+
+def test_each_refused_url_counts_once_and_every_one_of_them_counts():
+    gate, _ = admission(max_depth=1)
+    for url in ("http://a.test/deep1", "http://a.test/deep2", "http://a.test/deep1"):
+        assert not gate.admit(FetchTask(url, "a.test", depth=2))
+    assert gate.traps.dropped["a.test"] == {DropReason.DEPTH: 2}
+
+
+def test_a_link_decided_already_is_reported_again_as_known_with_the_reason_it_was_refused_for():
+    """A second page linking a URL this batch has queued or refused gets a row of its own: not
+    new (the first row said so, once), carrying a trap defence's reason again (a batch limit's
+    never), and the URL is neither queued nor its refusal counted again."""
+    gate, workbench = admission(budget=2)
+    first = FetchTask("http://a.test/", "a.test", depth=0, priority=1)
+    gate.admit(first)
+    too_long = "http://a.test/" + "abcdefghij" * 300
+    gate.links_found(first, ["http://a.test/new", too_long, "http://a.test/over-budget"])
+    second = FetchTask("http://b.test/", "b.test", depth=1, priority=1)
+    gate.links_found(second, ["http://a.test/new", too_long, "http://a.test/over-budget", "http://a.test/"])
+    assert gate.links[3:] == [Link(second.url, "http://a.test/new", "a.test", 2, False, None),
+                              Link(second.url, too_long, "a.test", 2, False, DropReason.URL_TOO_LONG),
+                              Link(second.url, "http://a.test/over-budget", "a.test", 2, False, None),
+                              Link(second.url, "http://a.test/", "a.test", 2, False, None)]
+    assert [link.is_new for link in gate.links[:3]] == [True, True, True]
+    assert gate.traps.dropped["a.test"] == {DropReason.URL_TOO_LONG: 1, DropReason.HOST_BUDGET: 1}
+    assert sorted(queued(workbench)) == ["http://a.test/", "http://a.test/new"]
+
+
+def test_a_link_is_one_priority_level_below_its_page_and_a_redirect_at_its_pages_level():
+    gate, workbench = admission()
+    page = FetchTask("http://a.test/", "a.test", depth=0, priority=1)
+    gate.links_found(page, ["http://a.test/link"])
+    gate.redirect_found(page, "http://a.test/moved", (page.url,))
+    assert sorted((t.url, t.priority) for t in queued_tasks(workbench)) == [
+        ("http://a.test/link", 2), ("http://a.test/moved", 1)]
+
+
+def test_a_full_batch_refuses_a_found_url_once_and_never_one_it_holds_already():
+    """Full is max_pages URLs held, not more; a URL queued already (a redirect back to it) is
+    not refused, and a refused one counts once."""
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(), lambda host: True, max_pages=2)
+    assert gate.admit(FetchTask("http://a.test/f0", "a.test")) and gate.admit(FetchTask("http://a.test/f1", "a.test"))
+    page = FetchTask("http://a.test/f0", "a.test", depth=0)
+    gate.links_found(page, ["http://a.test/x"])
+    assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 1}
+    gate.redirect_found(page, "http://a.test/f1", (page.url,))  # queued already
+    gate.redirect_found(page, "http://a.test/x", (page.url,))  # refused already
+    assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 1}
+    assert not gate.admit_found(FetchTask("http://a.test/f1", "a.test"))
+    assert not gate.admit_found(FetchTask("http://a.test/x", "a.test"))
+    assert not gate.admit_found(FetchTask("http://a.test/y", "a.test"))
+    assert gate.traps.dropped["a.test"] == {DropReason.DAY_BUDGET: 2}
+    assert sorted(queued(workbench)) == ["http://a.test/f0", "http://a.test/f1"] and gate.admitted_total == 2
+
+
+def test_only_the_batchs_own_hosts_new_urls_count_towards_a_hosts_growth():
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(), lambda host: True, own_hosts=lambda host: host == "a.test")
+    gate.links_found(FetchTask("http://a.test/", "a.test"), ["http://a.test/new", "http://b.test/new"])
+    assert gate.traps.new_url_estimate("a.test") == 1 and gate.traps.new_url_estimate("b.test") == 0
+
+
+def test_a_link_is_folded_by_its_hosts_aliases_before_the_seen_check_and_the_queue():
+    seen = Bloom(100, 0.01)
+    seen.add("http://a.test/p?id=7")
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(), lambda host: True, seen,
+                     aliases=AliasRules([AliasRule("a.test", AliasKind.PARAMETER, "from")]))
+    page = FetchTask("http://a.test/", "a.test")
+    gate.links_found(page, ["http://a.test/p?from=3&id=7", "http://a.test/q?from=1", "http://b.test/p?from=3&id=7"])
+    assert [(link.target, link.is_new) for link in gate.links] == [
+        ("http://a.test/p?id=7", False), ("http://a.test/q", True), ("http://b.test/p?from=3&id=7", True)]
+    assert sorted(queued(workbench)) == ["http://a.test/p?id=7", "http://a.test/q", "http://b.test/p?from=3&id=7"]
+
+
+def test_a_link_to_a_demoted_host_is_refused_and_counted_for_that_host():
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(demoted_hosts=frozenset({"d.test"})), lambda host: True)
+    page = FetchTask("http://a.test/", "a.test")
+    gate.links_found(page, ["http://d.test/x", "http://a.test/x"])
+    assert [link.dropped_reason for link in gate.links] == [DropReason.DEMOTED_HOST, None]
+    assert gate.traps.dropped == {"d.test": {DropReason.DEMOTED_HOST: 1}}
+    assert queued(workbench) == ["http://a.test/x"]
+
+
+def test_an_unfollowed_link_is_reported_whole_and_as_https_on_a_host_known_for_it():
+    workbench = Workbench(weights=(4, 2, 1))
+    gate = Admission(workbench, 2, 10, TrapDefences(), lambda host: True, https=HttpsHosts({"s.test"}))
+    page = FetchTask("http://a.test/", "a.test", depth=1)
+    gate.links_found(page, [], unfollowed=["http://s.test/nf", "http://a.test/nf"], why_unfollowed=DropReason.NOFOLLOW_LINK)
+    assert gate.links == [Link(page.url, "https://s.test/nf", "s.test", 2, True, DropReason.NOFOLLOW_LINK),
+                          Link(page.url, "http://a.test/nf", "a.test", 2, True, DropReason.NOFOLLOW_LINK)]
+    assert queued(workbench) == []
+
+
+def test_a_resumed_batch_does_not_queue_again_what_it_finished_before_its_crash():
+    gate, workbench = admission()
+    gate.already_done(["http://a.test/done"])
+    page = FetchTask("http://a.test/", "a.test", depth=0)
+    gate.links_found(page, ["http://a.test/done", "http://a.test/open"])
+    assert not gate.admit(FetchTask("http://a.test/done", "a.test"))
+    assert [(link.target, link.is_new) for link in gate.links] == [("http://a.test/done", False), ("http://a.test/open", True)]
+    assert queued(workbench) == ["http://a.test/open"]
