@@ -79,6 +79,31 @@ def test_the_growth_cap_weighs_new_urls_against_the_hosts_own_fetches():
     assert capped(0, ratio=150) and not capped(0, ratio=250)
 
 
+def test_a_host_is_capped_at_the_least_number_of_new_urls_and_only_past_the_ratio():
+    """growth_min_urls is a least number (a host whose new URLs reach it is capped), growth_ratio
+    a multiple of the host's fetches to exceed (a host at it is not). The limits are placed at
+    the estimate the host's 64 new URLs give (the sketch is counted at every 64th), read first
+    from the same URLs fed to a sketch of the same size: the sketch's hash is fixed."""
+    urls = [f"http://h.test/{n}" for n in range(64)]
+
+    def fed(limits: TrapLimits) -> TrapDefences:
+        traps = TrapDefences(limits)
+        for _ in range(2):
+            traps.observe_fetch("h.test")
+        for url in urls:
+            traps.observe_new_url("h.test", url)
+        return traps
+
+    estimate = fed(TrapLimits()).new_url_estimate("h.test")
+    assert 48 <= estimate <= 80  # 64 within the sketch's error
+
+    def capped(least: int, ratio: float) -> bool:
+        return "h.test" in fed(TrapLimits(growth_ratio=ratio, growth_min_urls=least)).capped_hosts
+
+    assert capped(estimate, 1) and not capped(estimate + 1, 1)
+    assert capped(1, (estimate - 1) / 2) and not capped(1, estimate / 2)  # 2 fetches: (estimate - 1) and estimate
+
+
 def test_the_limits_are_the_settings():
     settings = dataclasses.replace(CrawlSettings(), max_url_length=11, max_query_params=12, max_path_repeats=13,
                                    max_urls_per_pattern=14, host_growth_ratio=15.5, host_growth_min_urls=16)
