@@ -272,9 +272,18 @@ class AllocationPart:
             return np.zeros(len(f), dtype=bool)
         return free & (f == 0) & (np.abs(self.pages.log_ratio + log_price) < _EDGE)
 
-    def edge_pages(self, log_price: float) -> int:
+    def edge_hosts(self, log_price: float) -> tuple[np.ndarray, np.ndarray]:
+        """Of the hosts with pages at the price's edge: each one's count of them, and the room its
+        cap leaves them (inf for a host its cap never binds)."""
         f, demand = self._demand(log_price)
-        return int(self._at_edge(f, log_price, ~self._over(demand)[self.page_host]).sum())
+        edge = self._at_edge(f, log_price, ~self._over(demand)[self.page_host])
+        count = np.bincount(self.page_host[edge], minlength=len(self.cap))
+        hosts = np.flatnonzero(count)
+        return count[hosts], self._room(demand)[hosts]
+
+    def _room(self, demand: np.ndarray) -> np.ndarray:
+        """What each host's cap leaves beyond its demand (inf where the cap never binds)."""
+        return np.where(self.binds, np.maximum(self.cap - demand, 0.0), np.inf)
 
     def _over(self, demand: np.ndarray) -> np.ndarray:
         return self.binds & (demand > self.cap)
@@ -286,8 +295,10 @@ class AllocationPart:
         f, demand = self._demand(log_price)
         over = self._over(demand)
         edge = self._at_edge(f, log_price, ~over[self.page_host])
-        if edge.any():
-            f[edge] = np.minimum(share, self.pages.rate[edge] * self.pages.curve.inverse_x_near[0])
+        if edge.any():  # the share, within the host's cap (edge_share), and at most λ / 40
+            host = self.page_host[edge]
+            per_page = (self._room(demand) / np.maximum(np.bincount(host, minlength=len(self.cap)), 1))[host]
+            f[edge] = np.minimum(np.minimum(share, per_page), self.pages.rate[edge] * self.pages.curve.inverse_x_near[0])
         chosen = np.flatnonzero(over[self.page_host])
         if len(chosen):
             f[chosen] = _fill_hosts_to_cap(self.pages.take(chosen), self.page_host[chosen], self.cap, log_price)
@@ -338,12 +349,22 @@ def _units(pages: _Pages, log_price: float) -> int:
 
 def edge_share(parts: list[AllocationPart], log_price: float, budget: float) -> float:
     """What each page at the price's edge gets: the budget the hosts left at the price, shared
-    equally (0 when none is at the edge)."""
-    edge = sum(part.edge_pages(log_price) for part in parts)
-    if edge == 0:
+    equally, but never past a host's cap: a host with less room than its pages' shares fills it,
+    and the others share the rest (water-filling); 0 when none is at the edge."""
+    counts, rooms = zip(*(part.edge_hosts(log_price) for part in parts)) if parts else ((), ())
+    count, room = (np.concatenate(counts), np.concatenate(rooms)) if parts else (np.zeros(0), np.zeros(0))
+    if len(count) == 0:
         return 0.0
-    left = budget - sum(part.spend(log_price) for part in parts) / _SPEND_UNIT
-    return max(left, 0.0) / edge
+    left = max(budget - sum(part.spend(log_price) for part in parts) / _SPEND_UNIT, 0.0)
+    # Hosts by room a page (the same order, so the same sums, however the hosts are split):
+    # with the first k hosts filled, the others' pages share what is left, if that fits the k+1-th.
+    level = room / count
+    order = np.lexsort((room, count, level))
+    level, count, room = level[order], count[order], room[order]
+    with np.errstate(invalid="ignore"):  # (inf - inf past a host without a cap: never read)
+        share = (left - np.r_[0.0, np.cumsum(room)[:-1]]) / (count.sum() - np.r_[0, np.cumsum(count)[:-1]])
+    fits = np.flatnonzero(share <= level)
+    return float(share[fits[0]]) if len(fits) else float(level[-1])  # (every host filled)
 
 
 def _solve(spend, budget: float, guess: float | None) -> float:
@@ -363,7 +384,7 @@ def _solve(spend, budget: float, guess: float | None) -> float:
     for _ in range(100):
         c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
         fc = spend(c) - budget
-        if abs(fc) <= _TOLERANCE * budget or b - a < 1e-12:
+        if -_TOLERANCE * budget <= fc <= 0 or b - a < 1e-12:  # (within the budget: over it, b may be far)
             break
         if fc > 0:  # still over budget: price too low
             a, fa = c, fc
