@@ -298,7 +298,8 @@ class AllocationPart:
         if edge.any():  # the share, within the host's cap (edge_share), and at most λ / 40
             host = self.page_host[edge]
             per_page = (self._room(demand) / np.maximum(np.bincount(host, minlength=len(self.cap)), 1))[host]
-            f[edge] = np.minimum(np.minimum(share, per_page), self.pages.rate[edge] * self.pages.curve.inverse_x_near[0])
+            most = self.pages.rate[edge] * self.pages.curve.inverse_x_near[0]
+            f[edge] = np.minimum(np.minimum(share, per_page), most)
         chosen = np.flatnonzero(over[self.page_host])
         if len(chosen):
             f[chosen] = _fill_hosts_to_cap(self.pages.take(chosen), self.page_host[chosen], self.cap, log_price)
