@@ -223,15 +223,20 @@ def test_a_parked_host_takes_no_turns_until_unparked_and_its_own_hop_wakes_it():
 
 
 class CountingClock(ManualClock):
-    """A manual clock that counts how often a worker went to sleep on it."""
+    """A manual clock that counts how often a worker went to sleep on it, with which timeout
+    (None: no alarm), and how often a sleeper woke (by its alarm or by the workbench)."""
 
     def __init__(self):
         super().__init__()
         self.sleeps = 0
+        self.timeouts: list[float | None] = []
+        self.wakes = 0
 
     async def wait(self, event, timeout):
         self.sleeps += 1
+        self.timeouts.append(timeout)
         await super().wait(event, timeout)
+        self.wakes += 1
 
 
 def test_a_change_wakes_one_idle_worker_not_all_of_them():
@@ -251,6 +256,116 @@ def test_a_change_wakes_one_idle_worker_not_all_of_them():
     # Each worker sleeps once at the start; after that, a turn wakes at most a watcher or
     # two (waking one worker per change, whether or not it had anything to do, slept 104).
     assert clock.sleeps <= 50 + 2 * len(turns), clock.sleeps
+
+
+def test_links_to_new_hosts_found_while_every_host_is_held_each_wake_one_idle_worker():
+    """a.test held, two workers idle: a link to b.test wakes one of them, which takes it (not
+    both: the other would only sleep again), and a link to c.test then wakes the other. The
+    workbench counts the workers it woke until they have looked; a count left wrong by the
+    first wake-up would leave the second worker asleep with c.test due."""
+    clock = CountingClock()
+    workbench = Workbench(weights=(1.0,), clock=clock)
+    workbench.add(task("a.test", 0, priority=1))
+
+    async def scenario():
+        await workbench.acquire()  # a.test, held from here on
+        idle = [asyncio.create_task(workbench.acquire()) for _ in range(2)]
+        await settle()
+        woken = []
+        for host in ("b.test", "c.test"):
+            workbench.add(task(host, 0, priority=1))
+            await settle()
+            woken.append((clock.wakes, sorted(t.result()[1].url for t in idle if t.done())))
+        return clock.timeouts, woken
+
+    timeouts, woken = asyncio.run(scenario())
+    assert timeouts == [None, None]  # nothing due later: nobody sets an alarm
+    assert woken == [(1, ["http://b.test/0"]), (2, ["http://b.test/0", "http://c.test/0"])]
+
+
+def test_one_idle_worker_watches_the_time_the_next_host_is_due_and_wakes_alone():
+    """a.test is due again at 1 s, x.test at 2 s. Of two idle workers the first sleeps with an
+    alarm at 1 s, the second without one (two alarms for one time: two wake-ups, one of them
+    for nothing); x.test released meanwhile wakes nobody, as the alarm rings before it is due.
+    At 1 s the alarm's worker takes a.test and wakes the other to watch x.test's time, and at
+    2 s that one takes x.test."""
+    clock = CountingClock()
+    workbench = Workbench(weights=(1.0,), clock=clock)
+    for host in ("a.test", "x.test"):
+        for n in range(2):
+            workbench.add(task(host, n, priority=1))
+
+    async def scenario():
+        a, _ = await workbench.acquire()
+        x, _ = await workbench.acquire()
+        workbench.release(a, 1.0)
+        first = asyncio.create_task(workbench.acquire())
+        await settle()
+        second = asyncio.create_task(workbench.acquire())
+        await settle()
+        workbench.release(x, 2.0)
+        await settle()
+        seen = [(list(clock.timeouts), clock.wakes)]
+        clock.advance(1.0)
+        await settle()
+        seen.append((list(clock.timeouts), clock.wakes, first.done() and first.result()[1].url, second.done()))
+        clock.advance(1.0)
+        await settle()
+        seen.append(second.done() and second.result()[1].url)
+        return seen
+
+    assert asyncio.run(scenario()) == [([1.0, None], 0),
+                                       ([1.0, None, 1.0], 2, "http://a.test/1", False),
+                                       "http://x.test/1"]
+
+
+def test_a_new_host_due_now_is_taken_at_once_while_an_idle_worker_sleeps_until_a_later_host_is_due():
+    """a.test is due again at 1 s and an idle worker sleeps with an alarm for it: a link to
+    b.test, due at once, does not wait for that alarm."""
+    clock = ManualClock()
+    workbench = Workbench(weights=(1.0,), clock=clock)
+    for host, n in (("a.test", 0), ("a.test", 1), ("x.test", 0)):
+        workbench.add(task(host, n, priority=1))
+
+    async def scenario():
+        a, _ = await workbench.acquire()
+        await workbench.acquire()  # x.test, held from here on
+        workbench.release(a, 1.0)
+        idle = [asyncio.create_task(workbench.acquire()) for _ in range(2)]
+        await settle()
+        workbench.add(task("b.test", 0, priority=1))
+        await settle()
+        now = [t.result()[1].url for t in idle if t.done()]
+        clock.advance(1.0)
+        await settle()
+        return now, [t.result()[1].url for t in idle if t.done()]
+
+    assert asyncio.run(scenario()) == (["http://b.test/0"], ["http://b.test/0", "http://a.test/1"])
+
+
+def test_a_workbench_whose_batch_ended_still_wakes_an_idle_worker_for_a_link_added_later():
+    """The render pass adds the links its browser found to the workbench of a batch that ended
+    (every idle worker woken, and gone), then runs workers again: a new link must still wake
+    an idle worker."""
+    workbench = Workbench(weights=(1.0,), clock=ManualClock())
+    workbench.add(task("a.test", 0, priority=1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        idle = [asyncio.create_task(workbench.acquire()) for _ in range(2)]
+        await settle()
+        workbench.release(state, 0.0)  # the batch is done: every worker ends
+        await settle()
+        ended = [t.result() for t in idle] + [await workbench.acquire()]
+        workbench.add(task("b.test", 0, priority=1))  # links the render pass found
+        await workbench.acquire()  # b.test, held
+        waiting = asyncio.create_task(workbench.acquire())
+        await settle()
+        workbench.add(task("c.test", 0, priority=1))
+        await settle()
+        return ended, waiting.done() and waiting.result()[1].url
+
+    assert asyncio.run(scenario()) == ([None, None, None], "http://c.test/0")
 
 
 def test_the_real_clock_wakes_a_waiter_at_its_timeout_or_when_it_is_woken():
@@ -454,3 +569,104 @@ def test_queued_tasks_lists_the_front_and_the_back_queues():
 def test_a_task_for_a_url_carries_its_host_and_fields():
     t = FetchTask.for_url("http://A.test:8080/p?q=1", depth=2, priority=1, etag='"v1"')
     assert (t.url, t.host, t.depth, t.priority, t.etag, t.attempt) == ("http://A.test:8080/p?q=1", "a.test", 2, 1, '"v1"', 1)
+
+
+def test_with_two_priority_levels_holding_urls_the_lower_still_moves():
+    """No starvation whatever the number of levels holding URLs: two here (one back queue, so
+    the front-queue choice alone decides the order)."""
+    workbench = Workbench(weights=(4.0, 1.0), max_back_queues=1, rng=random.Random(1))
+    for n in range(100):
+        workbench.add(task(f"h{n}.test", n, priority=1 + n % 2))
+
+    async def priorities():
+        order = []
+        while (turn := await workbench.acquire()) is not None:
+            state, t = turn
+            order.append(t.priority)
+            workbench.release(state, 0.0)
+        return order
+
+    first = Counter(asyncio.run(priorities())[:40])
+    assert first[1] > 2 * first[2] > 0
+
+
+def test_a_link_waiting_in_the_front_queue_for_a_held_host_takes_no_second_back_queue():
+    """Two back queues, held by x.test and y.test; h.test's two links and z.test's wait in the
+    front queue. x.test done: h.test gets its back queue and is checked out. y.test done:
+    h.test's second link joins h.test's back queue, and the back queue y.test freed goes to
+    z.test, handed out while h.test is still held (counted twice, h.test would keep z.test
+    waiting)."""
+    workbench = Workbench(weights=(1.0,), max_back_queues=2, clock=ManualClock())
+    for host, n in (("x.test", 0), ("y.test", 0), ("h.test", 0), ("h.test", 1), ("z.test", 0)):
+        workbench.add(task(host, n, priority=1))
+
+    async def scenario():
+        x, _ = await workbench.acquire()
+        y, _ = await workbench.acquire()
+        workbench.release(x, 0.0)
+        h, first = await workbench.acquire()
+        workbench.release(y, 0.0)
+        waiting = asyncio.create_task(workbench.acquire())
+        await settle()
+        return first.url, [t.url for t in h.back_queue], waiting.done() and waiting.result()[1].url
+
+    assert asyncio.run(scenario()) == ("http://h.test/0", ["http://h.test/1"], "http://z.test/0")
+
+
+def test_a_hop_handed_back_to_a_held_host_whose_queue_was_dropped_takes_no_second_back_queue():
+    """As the engine does when a host's robots.txt cannot be read: in its turn its queue is
+    dropped, and another host's robots.txt hop queued there is handed back to it (add_first).
+    It still holds one back queue, its own: of two, the other goes to a link to b.test, which
+    an idle worker takes at once."""
+    workbench = Workbench(weights=(1.0,), max_back_queues=2, clock=ManualClock())
+    workbench.add(task("a.test", 0, priority=1))
+    workbench.add(task("a.test", 1, priority=1))
+
+    async def scenario():
+        state, _ = await workbench.acquire()
+        workbench.add_first(task("a.test", 99, robots_for="http://r.test"))  # r.test's hop, redirected here
+        for t in workbench.drop_host(state):
+            if t.robots_for is not None:  # still owed to r.test
+                workbench.add_first(t)
+        workbench.add(task("b.test", 0, priority=1))
+        waiting = asyncio.create_task(workbench.acquire())
+        await settle()
+        taken = waiting.done() and waiting.result()[1].url
+        workbench.release(state, 0.0)
+        if waiting.done():
+            workbench.release(waiting.result()[0], 0.0)
+        return taken, await turns_until_done(workbench)
+
+    assert asyncio.run(scenario()) == ("http://b.test/0", ["http://a.test/99"])
+
+
+def test_a_host_state_written_behind_the_workbench_back_is_refused_with_a_sentence_naming_it():
+    """The workbench's part of a VisitState (back_queue, checked_out, in_heap, parked) is its
+    own. A caller that writes it is refused when the workbench next meets the host, with a
+    sentence naming the host, not left to hand a host out empty or twice: a ready host's queue
+    emptied by hand (not by drop_host in its turn), a held host marked as in the heap, a
+    parked host marked as held."""
+    emptied = Workbench(weights=(1.0,))
+    emptied.add(task("a.test", 0, priority=1))
+    emptied.hosts["a.test"].back_queue.clear()
+    with pytest.raises(InvariantError, match=r"^a\.test in the heap but not ready$"):
+        asyncio.run(emptied.acquire())
+
+    async def held(workbench: Workbench):
+        return (await workbench.acquire())[0]
+
+    marked = Workbench(weights=(1.0,))
+    marked.add(task("a.test", 0, priority=1))
+    state = asyncio.run(held(marked))
+    state.in_heap = True
+    with pytest.raises(InvariantError, match=r"^a\.test released but not where the invariant puts it$"):
+        marked.release(state, 0.0)
+
+    parked = Workbench(weights=(1.0,))
+    for n in range(2):
+        parked.add(task("a.test", n, priority=1))
+    state = asyncio.run(held(parked))
+    parked.release(state, 0.0, park=True)
+    state.checked_out = True
+    with pytest.raises(InvariantError, match=r"^a\.test parked and held$"):
+        parked.unpark(state)
