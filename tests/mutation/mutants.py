@@ -63,6 +63,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/url_bloom.py": [_URL + "test_url_bloom.py", _FETCH + "test_admission.py"],
     "crawl_assets/crawler/fetching/admission.py": [_FETCH + "test_admission.py"],
     "crawl_assets/pipeline/priorities/host_delays.py": [_PRIO + "test_host_delays.py"],
+    "crawl_assets/pipeline/priorities/plan_offers.py": [_PRIO + "test_plan_offers.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by

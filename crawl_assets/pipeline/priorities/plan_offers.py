@@ -57,12 +57,13 @@ class MergedOffers:
 
 
 def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
-    """The crawl's plan order and exploration order from its parts' offers, each made with `head`."""
+    """The crawl's plan order and exploration order from its parts' offers (one a part: a crawl
+    has one part at the least), each made with `head`."""
     starts = np.cumsum([0] + [len(o.rows) for o in offers])
     host_starts = np.cumsum([0] + [len(o.cap) for o in offers])
     discovery, listing = _joined(offers, "discovery"), _joined(offers, "listing")
-    host = np.concatenate([o.host + h for o, h in zip(offers, host_starts)]) if offers else np.zeros(0, np.int64)
-    cap = np.concatenate([o.cap for o in offers]) if offers else np.zeros(0)
+    host = np.concatenate([o.host + h for o, h in zip(offers, host_starts)])
+    cap = _joined(offers, "cap")
     candidates = sum(o.due_candidates + o.other_candidates for o in offers)
     if len(offers) == 1:  # the part's own orders are the crawl's
         only = offers[0]
@@ -89,7 +90,7 @@ def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
     explore = np.concatenate([o.explore + s for o, s in zip(offers, starts)])
     explore = explore[_sorted(0.0 - scores, url.take(pa.array(explore)))]
     backlog = np.concatenate([o.backlog + s for o, s in zip(offers, starts)])
-    backlog_key = np.concatenate([o.backlog_key for o in offers]) if offers else np.zeros((0, 3))
+    backlog_key = _joined(offers, "backlog_key")
     backlog = backlog[_sorted_by_keys(backlog_key, url.take(pa.array(backlog, pa.int64())))]
     return MergedOffers(order, explore, discovery, listing, host, cap, len(order) - len(first) == candidates, starts,
                         backlog)

@@ -1,0 +1,161 @@
+"""The crawl's plan inputs merged from its parts' offers (plan_offers.merge_offers) are the
+one-process ones, row for row: the plan order (listings, due rows, then the others, each by
+gain then URL, cut at the head's gain with its ties), the exploration and backlog orders, each
+row's facts and its host's cap; and so the day's plan taken along them. Small hand-made crawls
+with many tied gains, drawn at random (seeded), each split by host among parts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from crawl_assets.pipeline.priorities.day_plan import plan
+from crawl_assets.pipeline.priorities.plan_offers import merge_offers
+from crawl_assets.pipeline.priorities.url_schedule import PartSchedule
+from test_priorities import settings
+
+HOSTS = 9
+
+
+@dataclasses.dataclass
+class Crawl:
+    """A crawl's rows in URL order: what PartSchedule.offer reads of each, and its hosts' caps."""
+
+    url: list[str]
+    host: np.ndarray
+    due: np.ndarray
+    gain: np.ndarray
+    candidate: np.ndarray
+    listing: np.ndarray
+    discovery: np.ndarray
+    explore_score: np.ndarray  # NaN: not an exploration row
+    cap: np.ndarray
+    flagged: np.ndarray
+
+
+def crawl(seed: int, rows: int = 80) -> Crawl:
+    """Gains from a few values (ties within and across parts, 0.0 and -0.0 among them, and
+    gains too small to tell apart beside 1.0, as the exploration scores), hosts
+    with caps of 0 to 4 (backlogs of never-fetched URLs), one host flagged."""
+    rng = np.random.default_rng(seed)
+    host = np.sort(rng.integers(0, HOSTS, rows))  # URLs sort by host first, as h0.test/...
+    url = [f"https://h{h}.test/p{i:03d}" for i, h in enumerate(host)]
+    listing = rng.random(rows) < 0.08
+    discovery = ~listing & (rng.random(rows) < 0.35)
+    explore = ~listing & ~discovery & (rng.random(rows) < 0.2)
+    return Crawl(url=url, host=host, due=rng.random(rows) < 0.4,
+                 gain=rng.choice([0.0, -0.0, 1e-20, 3e-20, 0.25, 0.5, 1.0, 3.0], rows),
+                 candidate=listing | discovery | (rng.random(rows) < 0.6), listing=listing, discovery=discovery,
+                 explore_score=np.where(explore, rng.choice([1e-20, 3e-20, 0.5, 1.0, 2.0], rows), np.nan),
+                 cap=rng.integers(0, 5, HOSTS).astype(np.float64), flagged=np.arange(HOSTS) == seed % HOSTS)
+
+
+def part_schedule(c: Crawl, rows: np.ndarray) -> PartSchedule:
+    """The part of `c` holding `rows` (whole hosts, in URL order), as PartSchedule.price leaves
+    it; its hosts numbered within it, its exploration order best first, then by URL."""
+    hosts, local_host = np.unique(c.host[rows], return_inverse=True)
+    part = PartSchedule.__new__(PartSchedule)
+    part.due, part.gain, part.candidate = c.due[rows], c.gain[rows], c.candidate[rows]
+    part.listing, part.discovery = c.listing[rows], c.discovery[rows]
+    part.host = local_host.astype(np.int64)
+    part.cap, part.flagged = c.cap[hosts], c.flagged[hosts]
+    score = c.explore_score[rows]
+    explore = np.flatnonzero(~np.isnan(score))
+    best = np.lexsort((explore, -score[explore]))
+    part.explore, part.explore_score = explore[best], score[explore][best]
+    return part
+
+
+def merged_in_urls(c: Crawl, parts: list[np.ndarray], head: int):
+    """merge_offers over the parts' offers, each merged row named by its URL; and the day's plan."""
+    schedules = [part_schedule(c, rows) for rows in parts]
+    urls = [pa.array([c.url[i] for i in rows]) for rows in parts]
+    offers = [s.offer(head, u) for s, u in zip(schedules, urls)]
+    merged = merge_offers(offers, head)
+    crawl_row = np.concatenate([rows[o.rows] for rows, o in zip(parts, offers)]).astype(np.int64)
+    names = np.array(c.url, dtype=object)[crawl_row] if len(crawl_row) else np.zeros(0, dtype=object)
+    config = settings(daily_fetch_budget=head // 2)
+    day = plan(merged.order, merged.discovery, merged.host, merged.cap, config, merged.listing, merged.explore,
+               never_fetched=int(c.discovery.sum()), backlog=merged.backlog)
+    used = set(merged.order.tolist()) | set(merged.explore.tolist()) | set(merged.backlog.tolist())
+    assert list(merged.starts) == list(np.cumsum([0] + [len(o.rows) for o in offers]))
+    assert len(merged.discovery) == len(merged.listing) == len(merged.host) == len(crawl_row)
+    return {
+        "order": list(names[merged.order]), "explore": list(names[merged.explore]),
+        "backlog": list(names[merged.backlog]), "complete": merged.complete,
+        # the facts of each row an order names (the parts offer more rows than the crawl's
+        # head: each its own head), and its host's cap through the merged host numbers
+        "rows": sorted(fact for i, fact in enumerate(zip(
+            names, merged.discovery.tolist(), merged.listing.tolist(), merged.cap[merged.host].tolist(),
+            c.host[crawl_row].tolist())) if i in used),
+        "hosts": sorted(set(zip(c.host[crawl_row].tolist(), merged.host.tolist()))),
+        "planned": list(names[day.ranked]), "short": day.short, "explored": day.explored,
+    }
+
+
+def split(c: Crawl, parts: int, seed: int) -> list[np.ndarray]:
+    """The crawl's rows by part, hosts dealt among the parts at random (a part may be empty)."""
+    owner = np.random.default_rng(seed + 100).integers(0, parts, HOSTS)
+    return [np.flatnonzero(owner[c.host] == n) for n in range(parts)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("head", [2, 7, 12, 20, 200])
+def test_the_merged_offers_are_the_one_process_plan_inputs_row_for_row(seed, head):
+    c = crawl(seed)
+    whole = merged_in_urls(c, [np.arange(len(c.url))], head)
+    for parts in (2, 3):
+        by_part = merged_in_urls(c, split(c, parts, seed), head)
+        # the hosts' numbers are the parts' one after the other: the same hosts, renumbered
+        assert len(by_part["hosts"]) == len({h for h, _ in by_part["hosts"]}) == len({n for _, n in by_part["hosts"]})
+        whole_hosts = whole.pop("hosts")
+        by_part.pop("hosts")
+        assert by_part == whole, (parts, head)
+        whole["hosts"] = whole_hosts
+    # the one-process order is plan_order's (listings first): the merge leaves it alone
+    assert whole["order"][:int(c.listing.sum())] == sorted(
+        (u for u, first in zip(c.url, c.listing) if first), key=lambda u: -c.gain[c.url.index(u)])
+
+
+def test_the_head_is_cut_at_its_last_gain_with_every_row_tied_with_it():
+    """Ties at the head's edge across parts: each part offers its tied rows, and the crawl's
+    head keeps all of them, in URL order; the rows past the head's gain are left out."""
+    url = [f"https://h{h}.test/{p}" for h in range(4) for p in "ab"]
+    gain = np.array([3.0, 1.0, 1.0, 0.5, 1.0, 2.0, 1.0, 0.0])
+    c = Crawl(url=url, host=np.repeat(np.arange(4), 2), due=np.ones(8, bool), gain=gain,
+              candidate=np.ones(8, bool), listing=np.zeros(8, bool), discovery=np.zeros(8, bool),
+              explore_score=np.full(8, np.nan), cap=np.full(4, 10.0), flagged=np.zeros(4, bool))
+    parts = [np.array([0, 1, 4, 5]), np.array([2, 3, 6, 7])]  # hosts 0 and 2, hosts 1 and 3
+    got = merged_in_urls(c, parts, head=3)
+    assert got["order"] == [url[0], url[5], url[1], url[2], url[4], url[6]]
+    assert got["complete"] is False
+    assert got["order"] == merged_in_urls(c, [np.arange(8)], head=3)["order"]
+    # the head filled by exactly its due rows: no row that is not due follows
+    c.due[[3, 7]] = False
+    assert merged_in_urls(c, parts, head=6)["order"] == [url[0], url[5], url[1], url[2], url[4], url[6]]
+    assert merged_in_urls(c, parts, head=7)["order"] == [url[0], url[5], url[1], url[2], url[4], url[6], url[3]]
+    whole = merged_in_urls(c, parts, head=8)
+    assert whole["order"] == [url[0], url[5], url[1], url[2], url[4], url[6], url[3], url[7]]
+    assert whole["complete"] is True
+
+
+def test_the_order_is_complete_when_it_holds_every_candidate_whatever_the_split():
+    c = crawl(seed=1)
+    c.gain = np.random.default_rng(1).permutation(len(c.url)) / 10  # no ties: a head of n rows holds n
+    candidates = int(c.candidate.sum())
+    for parts in ([np.arange(len(c.url))], split(c, 2, 1), split(c, 3, 1)):
+        assert merged_in_urls(c, parts, head=candidates)["complete"] is True
+        assert merged_in_urls(c, parts, head=candidates - int(c.listing.sum()))["complete"] is True
+        assert merged_in_urls(c, parts, head=candidates - int(c.listing.sum()) - 1)["complete"] is False
+
+
+def test_empty_parts_offer_nothing_and_take_no_part():
+    c = crawl(seed=2)
+    everything = np.arange(len(c.url))
+    nothing = np.zeros(0, dtype=np.int64)
+    alone = merged_in_urls(c, [everything], head=20)
+    for parts in ([nothing, everything], [everything, nothing], [nothing, everything, nothing]):
+        assert merged_in_urls(c, parts, head=20) == alone
