@@ -54,7 +54,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/addresses.py": [_URL + "test_addresses.py"],
     "crawl_assets/pipeline/priorities/day_plan.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py",
                                                      _PRIO + "test_host_importance.py"],
-    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_priorities.py", _PRIO + "test_listing_reserve.py"],
+    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_url_schedule.py"],
     "crawl_assets/pipeline/priorities/refresh_allocation.py": [_PRIO + "test_refresh_allocation.py"],
     "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_stats.py"],
     "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],

@@ -1,0 +1,359 @@
+"""The priorities step's schedule on small hand-made columns, without DuckDB: when each URL is
+next due and what fetching it is worth (due_and_gain, both objectives, every kind), which
+revisits teach a pool its rate most (exploration), and the schedule of a crawl (its
+frequencies from the allocation, the plan's ranks and levels, its figures), in one part and in
+several."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from crawl_assets.crawler.settings import CrawlSettings
+from crawl_assets.pipeline.priorities.priority_queries import KIND_CODES, Kind
+from crawl_assets.pipeline.priorities.refresh_allocation import allocate, freshness
+from crawl_assets.pipeline.priorities.url_schedule import (PartSchedule, due_and_gain, exploration_order,
+                                                           exploration_ranking, schedule, schedule_parts)
+
+REFRESH, DISCOVERY, GONE = (KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE))
+NOW = 20_000.0  # the plan day's midnight, in days since the epoch
+NAN = float("nan")
+SETTINGS = replace(CrawlSettings(), not_found_retry_days=7, not_found_max_days=180, gone_retry_days=365)
+
+# A page's columns, unless a row says otherwise.
+DEFAULTS = {"change_rate": 0.2, "importance": 1.0, "last_visit_t": NAN, "last_fetch_t": NAN, "gone_streak": 0,
+            "last_status": 200, "pending_change": False, "event_stale": 0.0, "kind_code": REFRESH,
+            "host_index": 0, "listing": False, "on_prior": False, "pool_key": 0}
+DTYPES = {"gone_streak": np.int64, "last_status": np.int32, "pending_change": bool, "kind_code": np.int8,
+          "host_index": np.int64, "listing": bool, "on_prior": bool, "pool_key": np.uint64}
+
+
+def columns(rows: list[dict]) -> dict:
+    return {name: np.array([row.get(name, default) for row in rows], dtype=DTYPES.get(name, np.float64))
+            for name, default in DEFAULTS.items()}
+
+
+def stale_chance(rate, elapsed):
+    return 1 - math.exp(-rate * elapsed)
+
+
+def fresh_days(rate, interval):
+    """The fresh time a fetch buys over the interval: ∫ e^{-λt} dt over it."""
+    return (1 - math.exp(-rate * interval)) / rate if rate > 0 else interval
+
+
+def expected_age(rate, elapsed):
+    """E[age] of a copy fetched `elapsed` days ago: ∫ (1 - e^{-λt}) dt."""
+    return elapsed - (1 - math.exp(-rate * elapsed)) / rate if rate > 0 else 0.0
+
+
+def test_a_held_page_is_due_a_period_after_its_last_visit_and_worth_the_fresh_time_it_buys():
+    rows = [dict(last_visit_t=NOW - 1.5, change_rate=0.5, importance=2.0),  # f 1/4: due in 2.5 days
+            dict(last_visit_t=NOW - 2.5),  # f 1/2: overdue, due today
+            dict(last_visit_t=NOW - 1.75),  # f 1/2: due 6 a.m. today
+            dict(last_visit_t=NOW - 3.0),  # f 0: never due, worth a day's fresh time
+            dict(last_visit_t=NOW - 0.5, pending_change=True, importance=3.0),  # a listing dated it after: due now
+            dict(last_visit_t=NOW - 0.5, event_stale=0.4),  # its host moved since: due now
+            dict(last_visit_t=NOW - 0.5, event_stale=0.01, change_rate=2.0),  # its own rate says more
+            dict(last_visit_t=NOW + 0.25, change_rate=0.0)]  # visited after midnight, never changes
+    frequency = np.array([0.25, 0.5, 0.5, 0.0, 0.1, 0.1, 0.1, 0.2])
+    due_day, gain, due = due_and_gain(columns(rows), frequency, NOW, 3.0, SETTINGS)
+    np.testing.assert_array_equal(due_day, [NOW + 2, NOW, NOW, NAN, NOW, NOW, NOW, NOW + 5])
+    assert due.tolist() == [False, True, True, False, True, True, True, False]
+    expected = [2.0 * stale_chance(0.5, 1.5) * fresh_days(0.5, 4),
+                stale_chance(0.2, 2.5) * fresh_days(0.2, 2),
+                stale_chance(0.2, 1.75) * fresh_days(0.2, 2),
+                stale_chance(0.2, 3.0) * fresh_days(0.2, 1.0),
+                3.0 * 1.0 * fresh_days(0.2, 10),  # pending: stale for sure
+                0.4 * fresh_days(0.2, 10),  # the host's event: 40 % stale, above its own 9.5 %
+                stale_chance(2.0, 0.5) * fresh_days(2.0, 10),
+                0.0]  # never changes: nothing to gain
+    np.testing.assert_allclose(gain, expected, rtol=1e-12)
+
+
+def test_under_the_age_objective_a_held_page_is_worth_its_copys_expected_age():
+    rows = [dict(last_visit_t=NOW - 4.0, change_rate=0.5, importance=2.0),
+            dict(last_visit_t=NOW - 0.5, pending_change=True),  # stale for sure: at least a day old
+            dict(last_visit_t=NOW - 0.5, event_stale=0.7),  # its host's event: at least 0.7
+            dict(last_visit_t=NOW - 9.0, event_stale=0.1),  # its own age says more
+            dict(last_visit_t=NOW - 9.0, change_rate=0.0),
+            dict(kind_code=DISCOVERY, change_rate=0.4)]  # not held: missing, worth all it would buy
+    frequency = np.array([0.25, 0.5, 0.5, 0.0, 0.5, 0.2])
+    age = replace(SETTINGS, recrawl_objective="age")
+    _, gain, _ = due_and_gain(columns(rows), frequency, NOW, 3.0, age)
+    expected = [2.0 * expected_age(0.5, 4.0) * fresh_days(0.5, 4),
+                max(expected_age(0.2, 0.5), 1.0) * fresh_days(0.2, 2),
+                max(expected_age(0.2, 0.5), 0.7) * fresh_days(0.2, 2),
+                expected_age(0.2, 9.0) * fresh_days(0.2, 1.0),
+                0.0,
+                fresh_days(0.4, 5)]
+    np.testing.assert_allclose(gain, expected, rtol=1e-12)
+    assert expected_age(0.2, 9.0) > 0.1 and expected_age(0.2, 0.5) < 0.7
+
+
+def test_a_page_never_fetched_is_due_at_once_if_the_allocation_holds_it():
+    rows = [dict(kind_code=DISCOVERY, change_rate=0.4, importance=2.0),
+            dict(kind_code=DISCOVERY, change_rate=0.4),
+            dict(kind_code=DISCOVERY, change_rate=0.0, importance=5.0)]
+    due_day, gain, due = due_and_gain(columns(rows), np.array([0.5, 0.0, 0.0]), NOW, 3.0, SETTINGS)
+    assert due_day[0] == NOW and np.isnan(due_day[1:]).all()
+    assert due.tolist() == [True, False, False]
+    # missing: stale for sure; the fresh time over 1/f, or over the mean interval without an f
+    np.testing.assert_allclose(gain, [2.0 * fresh_days(0.4, 2), fresh_days(0.4, 3.0), 5.0 * 3.0], rtol=1e-12)
+
+
+def test_a_404_comes_back_on_a_doubling_interval_and_a_410_after_a_year_or_never():
+    rows = [dict(kind_code=GONE, last_status=404, gone_streak=streak, last_fetch_t=NOW - 6.5, importance=2.0)
+            for streak in (0, 1, 2, 3, 6, 20)]
+    rows += [dict(kind_code=GONE, last_status=410, gone_streak=1, last_fetch_t=NOW - 363.5),
+             dict(kind_code=GONE, last_status=410, gone_streak=4, last_fetch_t=NOW - 365.5)]
+    pages = columns(rows)
+    due_day, gain, due = due_and_gain(pages, np.zeros(len(rows)), NOW, 3.0, SETTINGS)
+    # 7 days after the last fetch, 14, 28, ... at most 180; 365 for a 410
+    waits = [7, 7, 14, 28, 180, 180, 365, 365]
+    np.testing.assert_array_equal(due_day, np.maximum(np.floor(pages["last_fetch_t"] + waits), NOW))
+    assert due.tolist() == [True, True, False, False, False, False, False, True]  # (the first 410: tomorrow)
+    # worth a tenth of a page never fetched (of the mean interval's fresh time)
+    np.testing.assert_allclose(gain, [2.0 * 0.1 * fresh_days(0.2, 3.0)] * 6 + [0.1 * fresh_days(0.2, 3.0)] * 2,
+                               rtol=1e-12)
+    # gone_retry_days = 0: a 410 never comes back (a 404 still does)
+    never = replace(SETTINGS, gone_retry_days=0)
+    due_day, _, due = due_and_gain(pages, np.zeros(len(rows)), NOW, 3.0, never)
+    assert np.isnan(due_day[6:]).all() and not due[6:].any() and due[:2].all()
+    # other limits, read from the settings
+    other = replace(SETTINGS, not_found_retry_days=2, not_found_max_days=10, gone_retry_days=30)
+    due_day, _, _ = due_and_gain(pages, np.zeros(len(rows)), NOW, 3.0, other)
+    np.testing.assert_array_equal(due_day, np.maximum(np.floor(pages["last_fetch_t"] + [2, 2, 4, 8, 10, 10, 30, 30]),
+                                                      NOW))
+
+
+def test_a_page_without_a_host_event_column_is_as_one_without_an_event():
+    rows = [dict(last_visit_t=NOW - 2.0), dict(last_visit_t=NOW - 0.5, pending_change=True)]
+    pages = columns(rows)
+    with_event = due_and_gain(pages, np.array([0.1, 0.1]), NOW, 3.0, SETTINGS)
+    del pages["event_stale"]
+    without = due_and_gain(pages, np.array([0.1, 0.1]), NOW, 3.0, SETTINGS)
+    for a, b in zip(with_event, without):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_exploration_revisits_the_pools_that_teach_most_first():
+    """Rows on their pool's prior, visited before the plan day, score W / (n + j): W the
+    importance of the pool's URLs on the prior, n its URLs with intervals of their own, j the
+    sample's number in its pool (the longest-unvisited first, then by row)."""
+    rows = [
+        # pool 7: W = 2 + 2 + 2 = 6 (on the prior), n = 1 (row 3 has its own intervals)
+        dict(on_prior=True, pool_key=7, importance=2.0, last_visit_t=NOW - 5),  # 6 / 2 (second: visited later)
+        dict(on_prior=True, pool_key=7, importance=2.0, last_visit_t=NOW - 9),  # 6 / (1 + 1): the first of its pool
+        dict(on_prior=True, pool_key=7, importance=2.0, last_visit_t=NOW - 5),  # 6 / 4 (ties with row 0: by row)
+        dict(on_prior=False, pool_key=7, importance=50.0, last_visit_t=NOW - 5),  # has its own rate: not explored
+        # pool 3: W = 10 + 1 (row 10, on the prior but visited on the plan day), n = 0
+        dict(on_prior=True, pool_key=3, importance=10.0, last_visit_t=NOW - 2),  # 11 / 1
+        # pool 5: W = 1 + 4 = 5 (row 6 is on the prior but not eligible), n = 2
+        dict(on_prior=True, pool_key=5, importance=1.0, last_visit_t=NOW - 1),  # 5 / 3
+        dict(on_prior=True, pool_key=5, importance=4.0, last_visit_t=NOW - 1),  # (not eligible)
+        dict(on_prior=False, pool_key=5, last_visit_t=NOW - 1),
+        dict(on_prior=False, pool_key=5, last_visit_t=NOW - 1),
+        dict(on_prior=True, pool_key=5, importance=9.0, kind_code=DISCOVERY),  # never fetched: not counted
+        dict(on_prior=True, pool_key=3, importance=1.0, last_visit_t=NOW + 0.2),  # visited on the plan day
+        dict(on_prior=True, pool_key=11, importance=8.0, last_visit_t=NOW - 3),  # not eligible, its pool unseen
+    ]
+    pages = columns(rows)
+    eligible = np.array([True] * 6 + [False] + [True] * 4 + [False])
+    order, score = exploration_ranking(pages, eligible, pages["importance"], NOW)
+    assert order.tolist() == [4, 1, 0, 5, 2]
+    np.testing.assert_allclose(score, [11.0, 3.0, 2.0, 5 / 3, 1.5], rtol=1e-12)
+    np.testing.assert_array_equal(exploration_order(pages, eligible, pages["importance"], NOW), order)
+    # nothing eligible: nothing to explore
+    order, score = exploration_ranking(pages, np.zeros(len(rows), dtype=bool), pages["importance"], NOW)
+    assert len(order) == 0 and len(score) == 0
+
+
+def crawl_pages(seed: int, hosts: int = 6, pages: int = 120):
+    """A small crawl's columns (in URL order) and its hosts' caps: refresh pages (some on their
+    pool's prior, some pending), pages never fetched, 404s and 410s, a few listings."""
+    rng = np.random.default_rng(seed)
+    kind = rng.choice([REFRESH, REFRESH, REFRESH, DISCOVERY, GONE], pages)
+    visited = kind == REFRESH
+    rows = [dict(change_rate=float(rng.lognormal(-2, 1)), importance=float(1 + rng.integers(0, 5)),
+                 last_visit_t=float(NOW - rng.uniform(0.1, 20)) if visited[i] else NAN,
+                 last_fetch_t=float(NOW - rng.uniform(0.1, 20)), gone_streak=int(rng.integers(1, 4)),
+                 last_status=int(rng.choice([404, 410])) if kind[i] == GONE else 200,
+                 pending_change=bool(visited[i] and rng.random() < 0.05), kind_code=int(kind[i]),
+                 host_index=int(rng.integers(0, hosts)), listing=bool(visited[i] and rng.random() < 0.04),
+                 on_prior=bool(visited[i] and rng.random() < 0.3), pool_key=int(rng.integers(1, 4)))
+            for i in range(pages)]
+    for row in rows:  # a pool is a URL pattern of one host (change_stats' hash(url_pattern, host))
+        row["pool_key"] += 10 * row["host_index"]
+    caps = pa.table({"host": [f"h{h}.test" for h in range(hosts)], "cap": rng.choice([2, 5, 200], hosts).astype(float),
+                     "flagged": rng.random(hosts) < 0.2})
+    return columns(rows), caps
+
+
+def check_schedule(pages, caps, settings, out, figures):
+    """The schedule's columns against the allocation, due_and_gain and the plan's rules."""
+    budget = settings.daily_fetch_budget
+    kind, host, cap = pages["kind_code"], pages["host_index"], caps["cap"].to_numpy()
+    held = np.flatnonzero(kind != GONE)
+    allocation = allocate(pages["change_rate"][held], pages["importance"][held], host[held], cap, budget,
+                          objective=settings.recrawl_objective)
+    frequency = out["frequency"].to_numpy()
+    np.testing.assert_array_equal(frequency[held], allocation.frequency)
+    assert (frequency[kind == GONE] == 0).all()
+    mean_interval = max(len(held) / budget, 1.0)
+    due_day, gain, due = due_and_gain(pages, frequency, NOW, mean_interval, settings)
+    np.testing.assert_array_equal(out["expected_gain"].to_numpy(), gain)
+    np.testing.assert_array_equal(out["due"].to_numpy(zero_copy_only=False), due)
+    assert out["next_due"].type == pa.date32()
+    np.testing.assert_array_equal(out["next_due"].is_null().to_numpy(zero_copy_only=False), np.isnan(due_day))
+    known = ~np.isnan(due_day)
+    np.testing.assert_array_equal(out["next_due"].cast(pa.int32()).filter(pa.array(known)).to_numpy(), due_day[known])
+    planned = out["planned"].to_numpy(zero_copy_only=False)
+    assert 0 < planned.sum() <= budget
+    assert (np.bincount(host[planned], minlength=len(cap)) <= cap).all()
+    # planned rows are candidates: due, held pages the allocation wants, or never fetched
+    refresh = kind == REFRESH
+    candidate = due | (refresh & (frequency > 0)) | (kind == DISCOVERY)
+    listing = pages["listing"] & refresh
+    explorable = refresh & pages["on_prior"] & ~due & ~listing
+    assert (candidate | explorable | listing)[planned].all()
+    # ranks 1..n over the planned rows, none elsewhere; levels: the rank cut into equal groups
+    rank = out["plan_rank"]
+    assert rank.null_count == len(planned) - planned.sum()
+    ranks = rank.filter(pa.array(planned)).to_numpy()
+    assert sorted(ranks.tolist()) == list(range(1, planned.sum() + 1))
+    levels = len(settings.priority_weights)
+    level = out["level"].to_numpy()
+    np.testing.assert_array_equal(level[planned], 1 + (ranks - 1) * levels // planned.sum())
+    assert (level[~planned] == levels).all()
+    # the figures: capped hosts, the price, the expected freshness of the refresh pages
+    capped, price, expected, explored = figures
+    assert (capped, price) == (len(allocation.capped_hosts), allocation.price)
+    w = pages["importance"][refresh]
+    assert expected == pytest.approx((w * freshness(pages["change_rate"][refresh], frequency[refresh])).sum() / w.sum(),
+                                     rel=1e-12)
+    return planned, ranks
+
+
+@pytest.mark.parametrize("objective", ["freshness", "age"])
+@pytest.mark.parametrize("budget", [12, 40])
+def test_the_schedule_holds_the_allocation_the_due_dates_and_a_plan_within_the_caps(objective, budget):
+    pages, caps = crawl_pages(seed=budget)
+    settings = replace(SETTINGS, daily_fetch_budget=budget, recrawl_objective=objective, exploration_share=0.1,
+                       listing_reserve_share=0.1, discovery_share=0.1)
+    out, figures = schedule(pages, caps, NOW, settings)
+    assert list(out) == ["frequency", "next_due", "expected_gain", "due", "planned", "plan_rank", "level"]
+    planned, _ = check_schedule(pages, caps, settings, out, figures)
+    assert figures[3] > 0  # some rows explored
+
+
+def test_the_plan_ranks_listings_first_then_due_pages_by_gain():
+    # one host, no cap to speak of; budget 4: a listing, then the three due pages worth most
+    rows = [dict(last_visit_t=NOW - 10, change_rate=0.5, importance=w) for w in (1.0, 4.0, 2.0, 3.0, 5.0)]
+    rows += [dict(last_visit_t=NOW - 0.5, listing=True, change_rate=0.01),  # listing: first, though worth little
+             dict(last_visit_t=NOW - 0.5, change_rate=0.01, importance=0.1)]  # not due, worth little
+    pages = columns(rows)
+    caps = pa.table({"host": ["a.test"], "cap": [100.0], "flagged": [False]})
+    settings = replace(SETTINGS, daily_fetch_budget=4, listing_reserve_share=0.25, discovery_share=0.0,
+                       exploration_share=0.0, priority_weights=(4.0, 2.0))
+    out, figures = schedule(pages, caps, NOW, settings)
+    planned, _ = check_schedule(pages, caps, settings, out, figures)
+    assert out["plan_rank"].to_pylist() == [None, 3, None, 4, 2, 1, None]
+    assert out["level"].to_pylist() == [2, 2, 2, 2, 1, 1, 2]
+    assert figures[3] == 0
+
+
+def test_a_held_page_the_allocation_gives_nothing_is_planned_only_when_due():
+    """Ten slow pages worth more take the budget; of two pages changing 50 times a day (no
+    fetch allocated), the one a listing dated after our copy is due and planned first."""
+    rows = [dict(last_visit_t=NOW - 0.5, change_rate=0.01, importance=5.0) for _ in range(10)]
+    rows += [dict(last_visit_t=NOW - 0.5, change_rate=50.0), dict(last_visit_t=NOW - 0.5, change_rate=50.0,
+                                                                   pending_change=True)]
+    pages = columns(rows)
+    caps = pa.table({"host": ["a.test"], "cap": [100.0], "flagged": [False]})
+    settings = replace(SETTINGS, daily_fetch_budget=3, discovery_share=0.0, exploration_share=0.0)
+    out, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, out, figures)
+    assert out["frequency"].to_pylist()[10:] == [0.0, 0.0]
+    assert out["plan_rank"].to_pylist()[10:] == [None, 1]
+    assert sum(out["planned"].to_pylist()[:10]) == 2
+
+
+def test_a_capped_host_holding_the_best_pages_does_not_stop_the_plan_short():
+    """The plan reads the head of the order first (2 x budget + 1,024 rows); all of it on a host
+    capped at one fetch a day, it reads further, to the other host's pages."""
+    rows = [dict(last_visit_t=NOW - 30, change_rate=0.5, importance=100.0, host_index=0, pending_change=True)
+            for _ in range(1200)]
+    rows += [dict(last_visit_t=NOW - 30, change_rate=0.5, importance=1.0, host_index=1) for _ in range(6)]
+    pages = columns(rows)
+    caps = pa.table({"host": ["a.test", "b.test"], "cap": [1.0, 100.0], "flagged": [False, False]})
+    settings = replace(SETTINGS, daily_fetch_budget=5, discovery_share=0.0, exploration_share=0.0,
+                       listing_reserve_share=0.0)
+    out, figures = schedule(pages, caps, NOW, settings)
+    planned = out["planned"].to_numpy(zero_copy_only=False)
+    assert np.bincount(pages["host_index"][planned]).tolist() == [1, 4]
+    check_schedule(pages, caps, settings, out, figures)
+
+
+def test_a_crawl_without_refresh_pages_is_all_fresh_and_a_budget_of_nothing_plans_nothing():
+    rows = [dict(kind_code=DISCOVERY), dict(kind_code=DISCOVERY, host_index=1)]
+    caps = pa.table({"host": ["a.test", "b.test"], "cap": [5.0, 5.0]})  # (no flagged column: none)
+    out, figures = schedule(columns(rows), caps, NOW, replace(SETTINGS, daily_fetch_budget=2))
+    assert figures[2] == 1.0
+    assert out["planned"].to_pylist() == [True, True]
+    out, figures = schedule(columns(rows), caps, NOW, replace(SETTINGS, daily_fetch_budget=0))
+    assert out["planned"].to_pylist() == [False, False] and out["frequency"].to_pylist() == [0.0, 0.0]
+    assert figures[1] == math.inf
+
+
+def test_a_polite_hosts_backlog_takes_the_discovery_floor_first():
+    """Host 0 (cap 2) knows 6 URLs it never fetched: three days of its cap, the floor's first
+    (2 of them); host 1's new URLs, worth more, fill the rest of the floor."""
+    rows = [dict(kind_code=DISCOVERY, host_index=0, importance=1.0, change_rate=0.1) for _ in range(6)]
+    rows += [dict(kind_code=DISCOVERY, host_index=1, importance=5.0, change_rate=0.1) for _ in range(6)]
+    rows += [dict(last_visit_t=NOW - 20, host_index=2, importance=50.0, change_rate=0.5) for _ in range(10)]
+    pages = columns(rows)
+    caps = pa.table({"host": ["a", "b", "c"], "cap": [2.0, 100.0, 100.0], "flagged": [False, False, False]})
+    settings = replace(SETTINGS, daily_fetch_budget=8, discovery_share=0.5, exploration_share=0.0,
+                       discovery_days=30)
+    out, figures = schedule(pages, caps, NOW, settings)
+    planned = out["planned"].to_numpy(zero_copy_only=False)
+    assert np.bincount(pages["host_index"][planned], minlength=3).tolist() == [2, 2, 4]
+    # flagged, host 0 keeps its small budget but its backlog is not taken first
+    flagged = caps.set_column(2, "flagged", pa.array([True, False, False]))
+    out, _ = schedule(pages, flagged, NOW, settings)
+    planned = out["planned"].to_numpy(zero_copy_only=False)
+    assert np.bincount(pages["host_index"][planned], minlength=3).tolist() == [0, 4, 4]
+
+
+@pytest.mark.parametrize("budget", [10, 30, 90])
+def test_the_schedule_of_a_crawl_in_parts_is_the_one_process_schedule(budget):
+    pages, caps = crawl_pages(seed=5, hosts=9, pages=300)
+    urls = pa.array([f"https://h{h}.test/{i:04d}" for i, h in enumerate(pages["host_index"])])
+    order = np.argsort(urls.to_numpy(zero_copy_only=False), kind="stable")  # the columns come in URL order
+    pages, urls = {name: values[order] for name, values in pages.items()}, urls.take(pa.array(order))
+    settings = replace(SETTINGS, daily_fetch_budget=budget, exploration_share=0.1, listing_reserve_share=0.1,
+                       discovery_share=0.1)
+    whole, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, whole, figures)
+    parts, part_urls, rows_of = [], [], []
+    for hosts in ([0, 4, 5], [1, 2], [3, 6, 7, 8]):
+        rows = np.flatnonzero(np.isin(pages["host_index"], hosts))
+        mine = {name: values[rows] for name, values in pages.items()}
+        mine["host_index"] = np.searchsorted(hosts, pages["host_index"][rows])
+        parts.append(PartSchedule(mine, caps.take(pa.array(hosts)), NOW, settings))
+        part_urls.append(urls.take(pa.array(rows)))
+        rows_of.append(rows)
+    out, part_figures = schedule_parts(parts, settings, part_urls)
+    assert part_figures[:2] == figures[:2] and part_figures[3] == figures[3]
+    assert part_figures[2] == pytest.approx(figures[2], rel=1e-12)
+    for name in whole:
+        merged = [None] * len(urls)
+        for rows, columns_ in zip(rows_of, out):
+            for row, value in zip(rows, columns_[name].to_pylist()):
+                merged[row] = value
+        assert merged == whole[name].to_pylist(), name
