@@ -39,7 +39,7 @@ def plan_order(due, gain, candidate, head: int, first=None) -> tuple[np.ndarray,
             part = _highest_gain(part, gain, head)
         ordered.append(_by_gain(part, gain))
         head -= len(part)
-    order = np.concatenate(ordered) if ordered else rows
+    order = np.concatenate(ordered) if ordered else rows[:0]  # (head <= 0: none)
     return order, len(order) == len(rows)
 
 

@@ -1,0 +1,268 @@
+"""The day's plan on small arrays, without DuckDB: the plan order (listings, then due rows, then
+the others, by gain, by row), the plan's passes (listings within their reserve, exploration,
+the discovery floor with polite hosts' backlogs first, then the rest by value), each host
+held to its cap, against a plain loop over the rows that follows the module's rules."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from crawl_assets.crawler.settings import CrawlSettings
+from crawl_assets.pipeline.priorities.day_plan import (DISCOVERY_MAX_SHARE, backlog_order, discovery_floor, plan,
+                                                       plan_order)
+
+SETTINGS = replace(CrawlSettings(), daily_fetch_budget=20, listing_reserve_share=0.1, exploration_share=0.1,
+                   discovery_share=0.2, discovery_days=1)
+
+
+def reference_order(due, gain, candidate, first=None):
+    """Every candidate: the `first` rows by gain (due or not), then due rows, then the others,
+    each by gain (highest first), then by row."""
+    first = np.zeros(len(due), dtype=bool) if first is None else first
+    rows = [r for r in range(len(due)) if candidate[r] or first[r]]
+    return sorted(rows, key=lambda r: (not first[r], bool(not due[r] and not first[r]), -gain[r], r))
+
+
+def random_rows(rng, n):
+    due = rng.random(n) < 0.4
+    gain = rng.integers(0, 12, n) / 4.0  # many ties
+    candidate = rng.random(n) < 0.8
+    return due, gain, candidate
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_plan_order_is_due_rows_then_the_others_by_gain_then_by_row(seed):
+    rng = np.random.default_rng(seed)
+    n = 400
+    due, gain, candidate = random_rows(rng, n)
+    reference = reference_order(due, gain, candidate)
+    whole, complete = plan_order(due, gain, candidate, head=n)
+    assert whole.tolist() == reference and complete
+    for head in (1, 7, 60, int(due[candidate].sum()), int(due[candidate].sum()) + 5, 300):
+        order, complete = plan_order(due, gain, candidate, head)
+        # the head of the whole order, at least `head` rows: to the head-th gain and every row tied with it
+        assert len(order) >= head and order.tolist() == reference[:len(order)]
+        last = reference[len(order) - 1]
+        if len(order) > head:
+            assert (due[last], gain[last]) == (due[reference[head - 1]], gain[reference[head - 1]])
+        if len(order) < len(reference):
+            following = reference[len(order)]
+            assert (due[following], gain[following]) != (due[last], gain[last])
+        assert complete == (len(order) == len(reference))
+    # listings first, every one of them, by gain, whatever the head
+    first = rng.random(n) < 0.05
+    order, complete = plan_order(due, gain, candidate, 10, first=first)
+    listed = int(first.sum())
+    assert order[:listed].tolist() == reference_order(due, gain, candidate, first)[:listed]
+    assert order[listed:].tolist() == reference_order(due, gain, candidate & ~first)[:len(order) - listed]
+    assert not complete
+    empty, complete = plan_order(due, gain, np.zeros(n, dtype=bool), 10)
+    assert len(empty) == 0 and complete
+    none, complete = plan_order(due, gain, candidate, 0)
+    assert len(none) == 0 and not complete
+
+
+def test_equal_gains_keep_the_row_order_in_long_runs():
+    gain = np.repeat([3.0, 1.0, 2.0], 500)[np.random.default_rng(4).permutation(1500)]
+    due = np.zeros(1500, dtype=bool)
+    order, _ = plan_order(due, gain, np.ones(1500, dtype=bool), 1500)
+    assert order.tolist() == sorted(range(1500), key=lambda r: (-gain[r], r))
+
+
+def reference_floor(never_fetched, settings):
+    budget = settings.daily_fetch_budget
+    cover = math.ceil(never_fetched / settings.discovery_days) if settings.discovery_days > 0 else 0
+    return min(max(round(settings.discovery_share * budget), cover), round(0.5 * budget))
+
+
+def test_the_discovery_floor_covers_the_known_urls_in_discovery_days_up_to_half_the_budget():
+    assert DISCOVERY_MAX_SHARE == 0.5
+    budget = replace(SETTINGS, daily_fetch_budget=100, discovery_share=0.05)
+    assert discovery_floor(0, budget) == 5  # the share of the budget, at the least
+    assert discovery_floor(12, budget) == 12  # every known one tomorrow (discovery_days = 1)
+    assert discovery_floor(400, budget) == 50  # at most half the budget
+    assert discovery_floor(121, replace(budget, discovery_days=4)) == 31  # 121 in 4 days: 31 a day
+    assert discovery_floor(19, replace(budget, discovery_days=4)) == 5
+    assert discovery_floor(400, replace(budget, discovery_days=0)) == 5  # 0: no covering, the share alone
+    assert discovery_floor(400, replace(budget, discovery_share=0.8)) == 50
+    for never in range(0, 300, 7):
+        for days in (0, 1, 3, 10):
+            settings = replace(budget, discovery_days=days)
+            assert discovery_floor(never, settings) == reference_floor(never, settings)
+
+
+def reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak=None):
+    """Never-fetched rows of hosts (not held back, cap > 0) whose never-fetched rows are more
+    than their cap: the longest backlog in days of cap first, then due, by gain, by row (or
+    tiebreak); each host's first `cap` of them."""
+    count = Counter(int(host[r]) for r in np.flatnonzero(is_discovery))
+    rows = [r for r in np.flatnonzero(is_discovery)
+            if count[host[r]] > cap[host[r]] and cap[host[r]] > 0 and not held_back[host[r]]]
+    key = (lambda r: r) if tiebreak is None else (lambda r: tiebreak[r])
+    rows.sort(key=lambda r: (-count[host[r]] / cap[host[r]], not due[r], -gain[r], key(r)))
+    taken, kept = Counter(), []
+    for r in rows:
+        if taken[host[r]] < cap[host[r]]:
+            kept.append(r)
+            taken[host[r]] += 1
+    return kept
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_a_backlog_takes_each_polite_hosts_first_cap_of_urls_the_longest_first(seed):
+    rng = np.random.default_rng(seed)
+    n, hosts = 600, 12
+    due, gain, _ = random_rows(rng, n)
+    is_discovery = rng.random(n) < 0.6
+    host = rng.integers(0, hosts, n)
+    cap = rng.choice([0, 2, 5, 9, 30, 200], hosts).astype(float)
+    cap[:2] = [3.0, 6.0]
+    host[:1] = 0  # hosts 0 and 1: backlogs of the same length in days (tied)
+    held_back = np.zeros(hosts, dtype=bool)
+    held_back[rng.integers(0, hosts)] = True
+    order = backlog_order(is_discovery, due, gain, host, cap, held_back)
+    assert order.tolist() == reference_backlog(is_discovery, due, gain, host, cap, held_back)
+    assert len(order) > 20
+    tiebreak = rng.permutation(n)
+    order = backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=tiebreak)
+    assert order.tolist() == reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak)
+
+
+def test_a_host_with_a_day_or_less_of_backlog_has_none():
+    host = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
+    is_discovery = np.array([True, True, True, True, True, False, True, True, True])
+    cap = np.array([3.0, 1.0, 0.0])
+    gain = np.array([1.0, 2.0, 3.0, 1.0, 2.0, 5.0, 1.0, 1.0, 1.0])
+    due = np.zeros(9, dtype=bool)
+    # host 0: 3 in a cap of 3 (a day): none; host 1: 2 in a cap of 1: its best; host 2: no cap
+    assert backlog_order(is_discovery, due, gain, host, cap, np.zeros(3, dtype=bool)).tolist() == [4]
+    assert backlog_order(is_discovery, due, gain, host, cap, np.array([False, True, False])).tolist() == []
+
+
+def reference_plan(order, is_discovery, host, cap, settings, listing=None, explore=(), never_fetched=None,
+                   backlog=()):
+    """The plan by a loop over the rows: each pass takes its rows in their order while its limit
+    and the budget last, a row whose host has its cap skipped."""
+    budget = settings.daily_fetch_budget
+    listing = np.zeros(len(is_discovery), dtype=bool) if listing is None else listing
+    order, explore, backlog = list(order), list(explore), list(backlog)
+    never = int(is_discovery.sum()) if never_fetched is None else never_fetched
+    listed = [r for r in order if listing[r]]
+    floor_rows = backlog + [r for r in order if is_discovery[r] and not listing[r] and r not in backlog]
+    passes = [(listed, round(settings.listing_reserve_share * budget), True),
+              (explore, round(settings.exploration_share * budget), True),
+              (floor_rows, reference_floor(never, settings), False),
+              ([r for r in order if not listing[r]], None, False), (listed, None, True)]
+    planned, used, short, explored = set(), Counter(), False, 0
+    for number, (rows, limit, whole) in enumerate(passes):
+        left = budget - len(planned)
+        limit = left if limit is None else min(limit, left)
+        taken = 0
+        for r in rows:
+            if taken >= limit:
+                break
+            if r not in planned and used[host[r]] < cap[host[r]]:
+                planned.add(r)
+                used[host[r]] += 1
+                taken += 1
+        short |= taken < limit and not whole
+        explored += taken if number == 1 else 0
+    ranked = [r for r in order if r in planned]
+    ranked += [r for r in explore if r in planned and r not in order]
+    ranked += [r for r in backlog if r in planned and r not in order and r not in explore]
+    return sorted(planned), ranked, short, explored
+
+
+def check_plan(day, expected):
+    planned, ranked, short, explored = expected
+    assert np.flatnonzero(day.planned).tolist() == planned
+    assert day.ranked.tolist() == ranked
+    assert (day.short, day.explored) == (short, explored)
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9, 10])
+@pytest.mark.parametrize("budget", [5, 20, 60, 400])
+def test_the_plan_takes_its_passes_in_order_within_the_budget_and_the_caps(seed, budget):
+    rng = np.random.default_rng(seed)
+    n, hosts = 500, 15
+    due, gain, candidate = random_rows(rng, n)
+    host = rng.integers(0, hosts, n)
+    cap = rng.choice([0, 1, 3, 10, 40, 1000], hosts).astype(float)
+    is_discovery = rng.random(n) < 0.3
+    listing = ~is_discovery & (rng.random(n) < 0.05)
+    explore = rng.permutation(np.flatnonzero(~is_discovery & ~listing & ~due))[:30]
+    explore = np.r_[explore, np.flatnonzero(listing)[:1]]  # (a listing explored: taken once)
+    backlog = backlog_order(is_discovery, due, gain, host, cap, np.zeros(hosts, dtype=bool))
+    order, _ = plan_order(due, gain, candidate, n, first=listing)
+    settings = replace(SETTINGS, daily_fetch_budget=budget)
+    day = plan(order, is_discovery, host, cap, settings, listing, explore, backlog=backlog)
+    expected = reference_plan(order, is_discovery, host, cap, settings, listing, explore, backlog=backlog)
+    check_plan(day, expected)
+    assert day.planned.sum() <= budget
+    assert (np.bincount(host[day.planned], minlength=hosts) <= cap).all()
+    # more never-fetched URLs in the crawl than these rows: a higher floor
+    never = int(is_discovery.sum()) * 3
+    day = plan(order, is_discovery, host, cap, settings, listing, explore, never_fetched=never, backlog=backlog)
+    check_plan(day, reference_plan(order, is_discovery, host, cap, settings, listing, explore, never, backlog))
+    # an order of any kind, without listings, exploration or backlog
+    shuffled = rng.permutation(n)[: n // 2]
+    day = plan(shuffled, is_discovery, host, cap, settings)
+    check_plan(day, reference_plan(shuffled, is_discovery, host, cap, settings))
+
+
+def test_listings_are_read_first_within_their_reserve_and_after_the_rest_if_budget_is_left():
+    # rows 0-3 listings, 4-9 due pages; budget 6, reserve 2: two listings, then the pages, no more
+    order = np.arange(10)
+    listing = order < 4
+    host = np.zeros(10, dtype=np.int64)
+    settings = replace(SETTINGS, daily_fetch_budget=6, listing_reserve_share=0.34, discovery_share=0.0,
+                       exploration_share=0.0)
+    day = plan(order, np.zeros(10, dtype=bool), host, np.array([100.0]), settings, listing)
+    assert np.flatnonzero(day.planned).tolist() == [0, 1, 4, 5, 6, 7]
+    assert not day.short
+    # budget 12: the pages, then the listings past the reserve too
+    day = plan(order, np.zeros(10, dtype=bool), host, np.array([100.0]), replace(settings, daily_fetch_budget=12),
+               listing)
+    assert day.planned.all() and day.ranked.tolist() == list(range(10)) and day.short
+
+
+def test_the_plan_reaches_past_a_host_at_its_cap_in_a_long_order():
+    """2,000 rows of a host capped at one fetch ahead of another host's rows: the plan looks
+    past the first 2 x limit + 1,024 rows."""
+    host = np.r_[np.zeros(2000, dtype=np.int64), np.ones(10, dtype=np.int64)]
+    order = np.arange(2010)
+    settings = replace(SETTINGS, daily_fetch_budget=5, discovery_share=0.0, exploration_share=0.0,
+                       listing_reserve_share=0.0)
+    day = plan(order, np.zeros(2010, dtype=bool), host, np.array([1.0, 100.0]), settings)
+    assert np.flatnonzero(day.planned).tolist() == [0, 2000, 2001, 2002, 2003]
+    assert not day.short
+
+
+@pytest.mark.parametrize("offset", [0, 70_000, 1 << 33])
+def test_caps_hold_for_host_numbers_of_any_size(offset):
+    """Host numbers past 16 bits (two passes of the radix sort) and past 32 (numpy's own)."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    host = rng.integers(0, 40, n) * 1700 + offset  # 40 hosts spread over 16 bits and more
+    number = np.unique(host, return_inverse=True)[1]
+    cap = rng.choice([1, 2, 5], 40).astype(float)
+    caps = np.zeros(host.max() + 1) if offset < (1 << 32) else None
+    order = rng.permutation(n)
+    settings = replace(SETTINGS, daily_fetch_budget=60, discovery_share=0.0, exploration_share=0.0)
+    expected = reference_plan(order, np.zeros(n, dtype=bool), number, cap, settings)
+    if caps is not None:
+        caps[np.unique(host)] = cap
+        check_plan(plan(order, np.zeros(n, dtype=bool), host, caps, settings), expected)
+    check_plan(plan(order, np.zeros(n, dtype=bool), number, cap, settings), expected)
+    # the backlog's host order over the same numbers
+    discovery = np.ones(n, dtype=bool)
+    gain = rng.random(n)
+    if caps is not None:
+        assert backlog_order(discovery, np.zeros(n, dtype=bool), gain, host, caps,
+                             np.zeros(len(caps), dtype=bool)).tolist() == \
+            reference_backlog(discovery, np.zeros(n, dtype=bool), gain, host, caps, np.zeros(len(caps), dtype=bool))
