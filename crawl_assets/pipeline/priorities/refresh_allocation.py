@@ -352,25 +352,29 @@ def edge_share(parts: list[AllocationPart], log_price: float, budget: float) -> 
     """What each page at the price's edge gets: the budget the hosts left at the price, shared
     equally, but never past a host's cap: a host with less room than its pages' shares fills it,
     and the others share the rest (water-filling); 0 when none is at the edge."""
-    counts, rooms = zip(*(part.edge_hosts(log_price) for part in parts)) if parts else ((), ())
-    count, room = (np.concatenate(counts), np.concatenate(rooms)) if parts else (np.zeros(0), np.zeros(0))
+    found = [part.edge_hosts(log_price) for part in parts]
+    count = np.concatenate([count for count, _ in found] + [np.zeros(0, dtype=np.int64)])
     if len(count) == 0:
         return 0.0
+    room = np.concatenate([room for _, room in found])
     left = max(budget - sum(part.spend(log_price) for part in parts) / _SPEND_UNIT, 0.0)
-    # Hosts by room a page (the same order, so the same sums, however the hosts are split):
-    # with the first k hosts filled, the others' pages share what is left, if that fits the k+1-th.
+    # Hosts by room a page (the same order, so the same sums, however the hosts are split).
+    # With the first k hosts filled, the others' pages share what is left: that share rises
+    # with k while it is above the k-th host's room a page, then falls, so the water level is
+    # the highest of min(share, room a page) (the last host's room a page if all are filled).
     level = room / count
     order = np.lexsort((room, count, level))
     level, count, room = level[order], count[order], room[order]
-    with np.errstate(invalid="ignore"):  # (inf - inf past a host without a cap: never read)
-        share = (left - np.r_[0.0, np.cumsum(room)[:-1]]) / (count.sum() - np.r_[0, np.cumsum(count)[:-1]])
-    fits = np.flatnonzero(share <= level)
-    return float(share[fits[0]]) if len(fits) else float(level[-1])  # (every host filled)
+    share = (left - np.r_[0.0, np.cumsum(room)[:-1]]) / (count.sum() - np.r_[0, np.cumsum(count)[:-1]])
+    return float(np.max(np.minimum(share, level)))
 
 
 def _solve(spend, budget: float, guess: float | None) -> float:
     """Bracket log μ (around `guess`, if any), then regula falsi (Illinois variant) on
-    spend(log μ), which falls as μ rises."""
+    spend(log μ), which falls as μ rises; a step bisects instead where two steps shrank the
+    bracket by less than half (at a jump of the spend, as when many pages alike reach the
+    price's edge together, the secant crawls towards the jump: bisection reaches it, within
+    _EDGE, where edge_share finds the pages it leaves)."""
     width = 0.5 if guess is not None else 5.0
     lo, hi = (guess - width, guess + width) if guess is not None else (-width, width)
     while spend(hi) > budget:
@@ -381,9 +385,12 @@ def _solve(spend, budget: float, guess: float | None) -> float:
             return lo  # budget beyond what the pages can take: the cheapest price
     a, b = lo, hi
     fa, fb = spend(a) - budget, spend(b) - budget
-    c, side = a, 0
-    for _ in range(100):
-        c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
+    c, side, widths = a, 0, [b - a]
+    for _ in range(200):
+        if len(widths) > 2 and widths[-1] > 0.5 * widths[-3]:
+            c = 0.5 * (a + b)
+        else:
+            c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
         fc = spend(c) - budget
         if -_TOLERANCE * budget <= fc <= 0 or b - a < 1e-12:  # (within the budget: over it, b may be far)
             break
@@ -397,6 +404,7 @@ def _solve(spend, budget: float, guess: float | None) -> float:
             if side == 1:
                 fa /= 2
             side = 1
+        widths.append(b - a)
     if spend(c) > budget:  # end on the affordable side of the root
         c = b
     return c

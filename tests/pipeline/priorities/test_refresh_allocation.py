@@ -6,6 +6,8 @@ at least as high for each capped host, the budget and the caps spent, none excee
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -113,6 +115,20 @@ def test_at_a_price_each_page_takes_the_frequency_whose_marginal_age_is_the_pric
     assert (f > 0).all()
 
 
+def test_at_a_price_far_below_their_worth_pages_take_max_per_day():
+    # levels price·λ/w from e^-60 to e^-20 (the curve's first steps among them), and a price of 0
+    level = np.exp(np.linspace(-60, -20, 200_001))
+    f = frequencies_at_price(level, np.ones(len(level)), np.ones(len(level)), max_per_day=1.0)
+    assert (f == 1.0).all()
+    assert (frequencies_at_price(0.0, [0.3, 2.0, 0.0], [1.0, 1.0, 1.0], max_per_day=3.0) == [3.0, 3.0, 0.0]).all()
+
+
+def test_under_the_age_objective_every_changing_page_gets_some_share_at_any_level():
+    level = np.exp(np.linspace(0, 60, 1001))  # price·λ²/w up to e^60
+    f = frequencies_at_price(level, np.ones(len(level)), np.ones(len(level)), objective="age")
+    assert (f > 0).all() and (np.diff(f) <= 0).all()
+
+
 def test_pages_that_never_change_or_weigh_nothing_get_no_fetch():
     rate = np.array([0.0, 0.3, 0.3, 2.0, 0.3])
     weight = np.array([1.0, 0.0, 2.0, 10.0, 2.0])
@@ -151,6 +167,9 @@ def check_optimum(result, rate, weight, host, cap, budget, max_per_day=1.0, obje
         fp = f[pages]
         inner = (fp > 0) & (fp < max_per_day)
         value = marginal(objective, rate[pages[inner]], weight[pages[inner]], fp[inner])
+        if cap[h_] == 0:
+            assert (fp == 0).all()
+            continue
         if capped[h_]:
             nu = np.median(value) if len(value) else mu
             assert nu >= mu * (1 - rtol), (h_, nu, mu)
@@ -228,6 +247,28 @@ def test_a_budget_the_pages_cannot_use_gives_each_all_its_host_and_max_per_day_a
     # exactly what the pages can take: the same
     exact = allocate(rate, np.ones(7), host, cap, budget=4.5)
     np.testing.assert_allclose(exact.frequency, result.frequency, rtol=1e-3)
+    assert exact.price == 0.0
+
+
+def test_a_host_with_a_cap_of_nothing_gets_nothing_and_a_host_without_pages_no_room():
+    rate, weight = np.array([0.3, 0.3, 0.2, 0.5]), np.array([1.0, 1.0, 2.0, 2.0])
+    host = np.array([0, 0, 1, 1])
+    cap = np.array([0.0, 10.0, 5.0])  # host 0 may take nothing; host 2 has no page here
+    result = allocate(rate, weight, host, cap, budget=1.0)
+    assert result.frequency[:2].tolist() == [0.0, 0.0]
+    assert result.frequency.sum() == pytest.approx(1.0, rel=1e-3)  # (two pages alike: the spend moves in steps)
+    check_optimum(result, rate, weight, host, cap, 1.0, short=1e-3)
+
+
+def test_a_host_binds_at_its_cap_whatever_max_per_day_allows():
+    # ten pages worth much more than the others, max_per_day 2: they would take 20, their host's cap is 15
+    rate = np.r_[np.full(10, 5.0), np.full(50, 0.1)]
+    weight = np.r_[np.full(10, 1000.0), np.full(50, 1.0)]
+    host = np.r_[np.zeros(10, dtype=int), np.ones(50, dtype=int)]
+    result = allocate(rate, weight, host, np.array([15.0, 1e9]), budget=30, max_per_day=2.0)
+    assert result.capped_hosts.tolist() == [0]
+    assert result.frequency[:10].sum() == pytest.approx(15.0, rel=1e-3) and result.frequency[:10].sum() <= 15.0
+    check_optimum(result, rate, weight, host, np.array([15.0, 1e9]), 30, max_per_day=2.0, short=1e-3)
 
 
 @pytest.mark.parametrize("objective", ["freshness", "age"])
@@ -271,6 +312,12 @@ def test_pages_alike_changing_faster_than_the_budget_follows_share_it_equally():
     result = allocate(rate, weight, host, np.array([1e9]), budget=10)
     np.testing.assert_allclose(result.frequency, 0.1, rtol=1e-9)
     assert result.price == pytest.approx(1 / 50, rel=1e-9)
+    # beside ten slow pages that take 4.97 of a budget of 5.2: the fast ones share the 0.23 left
+    rate2, weight2 = np.r_[rate, np.full(10, 0.01)], np.r_[weight, np.ones(10)]
+    result = allocate(rate2, weight2, np.zeros(110, dtype=int), np.array([1e9]), budget=5.2)
+    left = 5.2 - result.frequency[100:].sum()
+    assert 0.2 < left < 0.3
+    np.testing.assert_allclose(result.frequency[:100], left / 100, rtol=1e-6)
     # Two hosts of such pages, the first capped at 4: it takes its 4, the other the 26 left.
     rate, weight, host = np.r_[rate, rate], np.r_[weight, weight], np.r_[host, np.ones(100, dtype=int)]
     result = allocate(rate, weight, host, np.array([4.0, 1e9]), budget=30)
@@ -289,6 +336,69 @@ def test_pages_alike_changing_faster_than_the_budget_follows_share_it_equally():
     for rows, part in split:
         frequency[rows] = part.frequencies(log_price, share)[0]
     np.testing.assert_array_equal(frequency, allocate(rate, weight, host, np.array([4.0, 1e9]), budget=30).frequency)
+
+
+# The curve's table ends where 1 - g(x) = (1 + x)e^{-x} is e^-38: x of about 41.7 (a page
+# fetched once in 41.7 of its changes); a page at the price's edge gets at most λ / X_MAX.
+X_MAX = 41.0
+for _ in range(50):
+    X_MAX -= (math.log1p(X_MAX) - X_MAX + 38.0) / (1 / (1 + X_MAX) - 1)
+
+
+def exact_frequency(price, rate, weight):
+    """λ / g⁻¹(price λ / w) by bisection on x."""
+    lo, hi = 1e-12, 1e3
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if g(np.array(mid)) < price * rate / weight else (lo, mid)
+    return rate / hi
+
+
+def test_the_budget_left_at_the_edge_fills_hosts_to_their_caps_and_the_rest_equally():
+    """Pages changing 50 times a day (w/λ = 0.02) on five hosts beside slow pages: the price is
+    their w/λ, where the curve gives them nothing; what the slow pages leave of the budget is
+    shared among them, each host within its cap (the capped ones filled first), each page at
+    most λ / X_MAX. Host 4's pages are worth more (w/λ = 0.2): over its cap at the crawl's
+    price, its own price reaches their edge, and its cap is shared the same way."""
+    rows = [(0, 10, 0.01, 1.0), (0, 100, 50.0, 1.0),  # uncapped: slow and fast pages
+            (1, 7, 0.01, 1.0), (1, 100, 50.0, 1.0),  # cap 4: the slow pages leave it 0.52
+            (2, 100, 50.0, 1.0), (2, 10, 0.5, 0.01),  # uncapped; pages at the edge with λ/X_MAX < the share
+            (3, 6, 0.01, 1.0), (3, 1, 50.0, 1.0),  # cap 3: the slow pages leave it 0.02
+            (4, 100, 50.0, 10.0), (4, 10, 0.1, 0.02)]  # cap 1, over it at the crawl's price
+    host = np.concatenate([np.full(n, h) for h, n, _, _ in rows])
+    rate = np.concatenate([np.full(n, r) for _, n, r, _ in rows])
+    weight = np.concatenate([np.full(n, w) for _, n, _, w in rows])
+    group = np.concatenate([np.full(n, i) for i, (_, n, _, _) in enumerate(rows)])
+    cap = np.array([1e9, 4.0, 1e9, 3.0, 1.0])
+    result = allocate(rate, weight, host, cap, budget=30)
+    f = result.frequency
+    assert result.price == pytest.approx(0.02, rel=1e-9)
+    assert result.capped_hosts.tolist() == [4]
+    for i in range(len(rows)):  # pages alike get the same
+        assert (f[group == i] == f[group == i][0]).all()
+    each = [f[group == i][0] for i in range(len(rows))]
+    slow = exact_frequency(0.02, 0.01, 1.0)
+    np.testing.assert_allclose([each[0], each[2], each[6]], slow, rtol=8e-4)
+    per_host = np.bincount(host, weights=f)
+    np.testing.assert_allclose(per_host[[1, 3]], [4.0, 3.0], rtol=1e-9)  # filled to their caps
+    assert each[3] == pytest.approx((4.0 - 7 * each[2]) / 100, rel=1e-9)
+    assert each[7] == pytest.approx(3.0 - 6 * each[6], rel=1e-9)
+    share = each[1]
+    assert each[4] == share and share > 0.05
+    np.testing.assert_allclose([each[5], each[9]], [0.5 / X_MAX, 0.1 / X_MAX], rtol=1e-7)  # bound
+    # host 4: its cap shared by its 110 pages, the ten bound at λ / X_MAX
+    assert each[8] == pytest.approx(1 / 110, rel=1e-9)
+    # the budget spent, but what the bound keeps from the edge pages of hosts 2 and 4
+    assert f.sum() == pytest.approx(30 - 10 * (share - 0.5 / X_MAX) - 10 * (1 / 110 - 0.1 / X_MAX), rel=1e-7)
+    # the same over shards, the crawl's share found from their answers
+    split = split_by_host(rate, weight, host, cap, 3, seed=2)
+    assert len(split) == 3 and min(len(rows_) for rows_, _ in split) > 0
+    parts = [part for _, part in split]
+    log_price = crawl_log_price(parts, 30)
+    frequency = np.zeros(len(rate))
+    for rows_, part in split:
+        frequency[rows_] = part.frequencies(log_price, edge_share(parts, log_price, 30))[0]
+    np.testing.assert_array_equal(frequency, f)
 
 
 def split_by_host(rate, weight, host, cap, parts, seed, objective="freshness"):
