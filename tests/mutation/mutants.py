@@ -63,6 +63,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/fetching/admission.py": [_FETCH + "test_admission.py"],
     "crawl_assets/pipeline/priorities/host_delays.py": [_PRIO + "test_host_delays.py"],
     "crawl_assets/pipeline/priorities/plan_offers.py": [_PRIO + "test_plan_offers.py"],
+    "crawl_assets/pipeline/change_stats/pool_sums.py": [_STATS + "test_pool_sums.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
@@ -78,6 +79,7 @@ RULE_MODULES = list(TESTS)  # the run without MODULES (RULE_PARTS of those above
 FORKSERVER = {"crawl_assets/pipeline/priorities/day_plan.py", "crawl_assets/pipeline/priorities/url_schedule.py",
               "crawl_assets/pipeline/priorities/refresh_allocation.py", "crawl_assets/pipeline/change_stats/change_history.py",
               "crawl_assets/pipeline/change_stats/host_events.py", "crawl_assets/pipeline/priorities/host_delays.py",
+              "crawl_assets/pipeline/change_stats/pool_sums.py",
               # lru_caches a forked process inherits warm, so a mutant behind one is never run:
               "crawl_assets/crawler/url_policy/urls.py", "crawl_assets/crawler/url_policy/sharding.py"}
 
