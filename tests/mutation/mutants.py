@@ -55,7 +55,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/pipeline/priorities/day_plan.py": [_PRIO + "test_day_plan.py"],
     "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_url_schedule.py"],
     "crawl_assets/pipeline/priorities/refresh_allocation.py": [_PRIO + "test_refresh_allocation.py"],
-    "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_stats.py"],
+    "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_history.py"],
     "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],
     "crawl_assets/crawler/url_policy/robots.py": [_URL + "test_robots.py"],
     "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
