@@ -57,21 +57,28 @@ LATER_STATE_COLUMNS = ("last_change_key",)
 STATE_COLUMNS = tuple(STATE_SQL_TYPES)
 
 
+# The fetch_log view over the files (a view cannot take parameters: the path(s) go in as quoted
+# SQL literals, {files}), with columns {later} adds; the columns the fold reads, which a file
+# that is no fetch log lacks; change_digest for logs written before it (compared by their
+# payload digest).
+_LOG_VIEW_SQL = ("CREATE OR REPLACE VIEW fetch_log AS SELECT *{later} "
+                 "FROM read_parquet({files}, hive_partitioning = true, union_by_name = true)")
+_LOG_COLUMNS_SQL = ("SELECT url, host, status, status_class, fetched_at, bytes, sha256, payload_digest, simhash, "
+                    "last_modified FROM fetch_log LIMIT 0")
+_NO_CHANGE_DIGEST = ", NULL::VARCHAR AS change_digest"
+
+
 def read_fetch_log(con, glob) -> str:
     """The fetch_log view over the files; returns the SQL of a visit's time."""
     try:
-        # A view cannot take parameters: the path(s) go in as quoted SQL literals.
-        con.execute(f"CREATE VIEW fetch_log AS SELECT * FROM read_parquet({sql_literal(glob)}, "
-                    "hive_partitioning = true, union_by_name = true)")
-        con.execute("SELECT url, host, status, status_class, fetched_at, bytes, sha256, payload_digest, "
-                    "simhash, last_modified FROM fetch_log LIMIT 0")
-        columns = {row[0] for row in con.execute("DESCRIBE fetch_log").fetchall()}
+        con.execute(_LOG_VIEW_SQL.format(later="", files=sql_literal(glob)))
+        con.execute(_LOG_COLUMNS_SQL)
+        columns = set(con.table("fetch_log").columns)
     except duckdb.Error as exc:
         raise ValueError(f"fetch log {glob!r} cannot be read as the crawl's fetch-log Parquet "
                          f"(run the fetch step first, or check the path): {exc}") from None
-    if "change_digest" not in columns:  # logs written before it: compared by their payload digest
-        con.execute(f"CREATE OR REPLACE VIEW fetch_log AS SELECT *, NULL::VARCHAR AS change_digest "
-                    f"FROM read_parquet({sql_literal(glob)}, hive_partitioning = true, union_by_name = true)")
+    if "change_digest" not in columns:
+        con.execute(_LOG_VIEW_SQL.format(later=_NO_CHANGE_DIGEST, files=sql_literal(glob)))
     return VISIT_TIME_IN_DAY if "date" in columns else VISIT_TIME
 
 
@@ -81,11 +88,15 @@ def sql_literal(glob) -> str:
     return quoted if isinstance(glob, str) else f"[{quoted}]"
 
 
+# No URL seen before the window (a full rebuild): every state column, no row.
+_EMPTY_STATE_SQL = ("CREATE VIEW state_before AS SELECT "
+                    + ", ".join(f"NULL::{sql_type} AS {name}" for name, sql_type in STATE_SQL_TYPES.items())
+                    + ", NULL::BOOLEAN AS pending_change LIMIT 0")
+
+
 def empty_state(con) -> None:
     """The state_before view of a full rebuild: no URL seen before the window."""
-    con.execute("CREATE VIEW state_before AS SELECT "
-                + ", ".join(f"NULL::{sql_type} AS {name}" for name, sql_type in STATE_SQL_TYPES.items())
-                + ", NULL::BOOLEAN AS pending_change LIMIT 0")
+    con.execute(_EMPTY_STATE_SQL)
 
 
 # The window's fetches, each beside the URL's previous visit and previous full answer: one
@@ -93,6 +104,7 @@ def empty_state(con) -> None:
 # first of them; IGNORE NULLS skips the fetches that are not visits (errors) or carry no body
 # (304s) so they are compared with what the crawl last saw.
 _FOLD_SQL = """
+CREATE TEMP TABLE window_history AS
 WITH fetches AS (
     -- Only numbers go through the sort: the URL as two 64-bit hashes, the digest as one (it
     -- is only compared with the previous one).
@@ -247,6 +259,7 @@ def _per_url_sql() -> str:
 
 # The names behind the hashes: one row per URL of the window.
 _NAMES_SQL = """
+CREATE TEMP TABLE window_names AS
 SELECT hash(url) AS k1, hash(url, 1) AS k2, any_value(url) AS url, any_value(host) AS host
 FROM fetch_log WHERE {visit_time} >= $start_day AND {visit_time} < $end_day GROUP BY ALL
 """
@@ -275,6 +288,7 @@ def _sums(*columns: str) -> str:
 # The state of the window's URLs after it: the day before's state with the window's fetches
 # added in (or the window's alone for a URL first fetched in it).
 _MERGE_SQL = """
+CREATE TEMP TABLE window_state AS
 SELECT d.k1, d.k2,
        coalesce(c.url, n.url) AS url, coalesce(c.host, n.host) AS host, c.url_pattern,
        {visit_sums},
@@ -331,11 +345,38 @@ SELECT * FROM state_before ANTI JOIN changed USING (k1, k2)
 UNION ALL BY NAME
 SELECT * FROM changed
 """
+# Sitemap and feed dates (view lastmod_evidence): per URL, how many lie at or before each date
+# (`seen`), and the latest before the window's end.
+_EVIDENCE_SEEN_SQL = """
+CREATE TEMP TABLE evidence_seen AS
+SELECT hash(url) AS k1, hash(url, 1) AS k2, epoch(lastmod) / 86400.0 AS lastmod_t,
+       row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen
+FROM lastmod_evidence
+"""
+_LATEST_LASTMOD_SQL = """
+CREATE TEMP TABLE latest_lastmod AS
+SELECT k1, k2, max(lastmod_t) AS lastmod_t FROM evidence_seen WHERE lastmod_t < $end_day GROUP BY k1, k2
+"""
+# Only the rows of the window's URLs (and the flipped ones) leave the state's files whole.
+_CARRY_SQL = """
+CREATE TEMP TABLE carry AS
+SELECT * FROM state_before SEMI JOIN (SELECT k1, k2 FROM window_names UNION {flipped}) USING (k1, k2)
+"""
+# The window's tables, merged into window_state.
+_DROP_WINDOW_TABLES_SQL = "DROP TABLE window_history; DROP TABLE window_names"
 # The URLs of the state before the window whose pending_change is no longer what it was.
 _FLIPPED_KEYS = {
     True: "SELECT k1, k2 FROM state_before s LEFT JOIN latest_lastmod l USING (k1, k2) "
           "WHERE coalesce(l.lastmod_t > s.last_visit_t, false) <> s.pending_change",
     False: "SELECT k1, k2 FROM state_before WHERE pending_change",
+}
+# The fold's parameters that are constants.
+_FOLD_CONSTANTS = {"ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
+                   "slack": LM_FUTURE_SLACK_DAYS}
+# A touched URL's pending change: with evidence, a listed date after its last visit.
+_TOUCHED_PENDING = {
+    True: ("coalesce(l.lastmod_t > t.last_visit_t, false)", "LEFT JOIN latest_lastmod l USING (k1, k2)"),
+    False: ("false", ""),
 }
 
 
@@ -356,26 +397,17 @@ def fold_history(con, glob, start_day: float, end_day: float, threshold: int, ev
         if missing:
             raise ValueError(f"lastmod evidence needs columns url and lastmod; missing {sorted(missing)}")
         con.register("lastmod_evidence", evidence.select(["url", "lastmod"]).cast(LASTMOD_EVIDENCE_SCHEMA))
-        con.execute("CREATE TEMP TABLE evidence_seen AS SELECT hash(url) AS k1, hash(url, 1) AS k2, "
-                    "epoch(lastmod) / 86400.0 AS lastmod_t, "
-                    "row_number() OVER (PARTITION BY url ORDER BY lastmod) AS seen FROM lastmod_evidence")
-        con.execute("CREATE TEMP TABLE latest_lastmod AS SELECT k1, k2, max(lastmod_t) AS lastmod_t "
-                    "FROM evidence_seen WHERE lastmod_t < $end GROUP BY k1, k2", {"end": end_day})
+        con.execute(_EVIDENCE_SEEN_SQL)
+        con.execute(_LATEST_LASTMOD_SQL, {"end_day": end_day})
     window = {"start_day": start_day, "end_day": end_day}
-    con.execute("CREATE TEMP TABLE window_names AS " + _NAMES_SQL.format(visit_time=visit_time), window)
-    # Only the rows of the window's URLs (and the flipped ones) leave the state's files whole.
-    con.execute("CREATE TEMP TABLE carry AS SELECT * FROM state_before SEMI JOIN "
-                f"(SELECT k1, k2 FROM window_names UNION {_FLIPPED_KEYS[evidence is not None]}) USING (k1, k2)")
+    con.execute(_NAMES_SQL.format(visit_time=visit_time), window)
+    con.execute(_CARRY_SQL.format(flipped=_FLIPPED_KEYS[evidence is not None]))
     sql = _FOLD_SQL.format(per_url=_per_url_sql(), evidence=_NO_EVIDENCE if evidence is None else _WITH_EVIDENCE,
                            carry_seen=_CARRY_NO_EVIDENCE if evidence is None else _CARRY_WITH_EVIDENCE,
                            visit_time=visit_time, changed_by=_CHANGED_BY[definition])
-    con.execute("CREATE TEMP TABLE window_history AS " + sql, {
-        "ok": StatusClass.OK, "not_modified": StatusClass.NOT_MODIFIED, "http_date": HTTP_DATE,
-        "threshold": threshold, "slack": LM_FUTURE_SLACK_DAYS, **window})
-    con.execute("CREATE TEMP TABLE window_state AS "
-                + _MERGE_SQL.replace("{boilerplate_moves}", _BOILERPLATE_MOVES[definition]))
-    con.execute("DROP TABLE window_history")
-    con.execute("DROP TABLE window_names")
+    con.execute(sql, {**_FOLD_CONSTANTS, "threshold": threshold, **window})
+    con.execute(_MERGE_SQL.replace("{boilerplate_moves}", _BOILERPLATE_MOVES[definition]))
+    con.execute(_DROP_WINDOW_TABLES_SQL)
 
 
 def every_url_state(con, with_evidence: bool) -> None:
@@ -383,7 +415,6 @@ def every_url_state(con, with_evidence: bool) -> None:
     view state_rows: every URL's state after the window. pending_change: a sitemap or feed
     lastmod after the last visit."""
     columns = ", ".join(f"t.{name}" for name in STATE_COLUMNS)
-    pending = ("coalesce(l.lastmod_t > t.last_visit_t, false)", "LEFT JOIN latest_lastmod l USING (k1, k2)") \
-        if with_evidence else ("false", "")
+    pending = _TOUCHED_PENDING[with_evidence]
     con.execute(_CHANGED_SQL.format(columns=columns, touched_pending=pending[0], touched_evidence=pending[1]))
     con.execute(_STATE_ROWS_SQL)
