@@ -58,9 +58,9 @@ HOST_EVENTS_SCHEMA = pa.schema([
 ])
 
 # Per URL of the day (table `touched`, change_history's day columns; `rate_before`: its rate
-# in the day before's change_stats): whether it counts as a sample of its host (a revisit
-# today, not a page that moved on every earlier revisit), whether it moved, and the chance
-# that it would have by its rate.
+# in the day before's change_stats, _UPDATE_SQL's first part): whether it counts as a sample
+# of its host (a revisit today, not a page that moved on every earlier revisit), whether it
+# moved, and the chance that it would have by its rate.
 _SAMPLES_SQL = """
 SELECT t.host, t.day_changed > 0 OR (t.day_moved > 0 AND t.intervals_before > t.moves_before) AS moved,
        t.moved_after_t, t.moved_by_t, 1 - exp(-coalesce(r.change_rate, 0) * t.day_interval) AS p
@@ -75,9 +75,12 @@ SELECT host, count(*) AS revisits, count(*) FILTER (moved) AS moved,
 FROM ({_SAMPLES_SQL}) GROUP BY host
 """
 
-# The day before's table updated with the day's hosts ($day_start: day D's start, in days).
+# The day before's table (registered as _BEFORE) updated with the day's hosts ($day_start: day
+# D's start, in days; {rates_before}: the query of the day before's rates).
+_BEFORE = "host_events_before"
 _UPDATE_SQL = f"""
-WITH day AS (
+WITH rate_before AS (SELECT k1, k2, change_rate FROM ({{rates_before}})),
+day AS (
     SELECT *, moved >= {EVENT_MIN_PAGES} AND moved >= {EVENT_MIN_SHARE!r} * revisits
               AND excess >= {EVENT_MIN_EXCESS!r} AND excess >= {EVENT_MIN_Z!r} * spread AS is_event
     FROM ({_DAY_SQL})
@@ -98,7 +101,7 @@ merged AS (
            CASE WHEN d.is_event THEN d.moved / d.revisits ELSE p.last_event_share END AS last_event_share,
            CASE WHEN d.is_event THEN d.moved ELSE p.last_event_pages END AS last_event_pages,
            CASE WHEN d.is_event THEN d.revisits ELSE p.last_event_revisits END AS last_event_revisits
-    FROM day d FULL OUTER JOIN host_events_before p USING (host)
+    FROM day d FULL OUTER JOIN {_BEFORE} p USING (host)
 )
 SELECT host, watched_since, events,
        events / greatest($day_start + 1 - epoch(watched_since) / 86400.0, 1.0) AS event_rate,
@@ -119,11 +122,10 @@ def update_host_events(con, before: pa.Table | None, day_start: float, rates_bef
     which detects none) and the day before's table (None: none)."""
     if rates_before is None:
         return empty_host_events()
-    con.register("host_events_before", before if before is not None else empty_host_events())
-    con.execute(f"CREATE TEMP TABLE rate_before AS SELECT k1, k2, change_rate FROM ({rates_before})")
+    con.register(_BEFORE, before if before is not None else empty_host_events())
     try:
-        table = con.sql(_UPDATE_SQL, params={"day_start": day_start}).to_arrow_table()
+        update = _UPDATE_SQL.format(rates_before=rates_before)
+        table = con.sql(update, params={"day_start": day_start}).to_arrow_table()
     finally:
-        con.unregister("host_events_before")
-        con.execute("DROP TABLE rate_before")
+        con.unregister(_BEFORE)
     return table.cast(HOST_EVENTS_SCHEMA)
