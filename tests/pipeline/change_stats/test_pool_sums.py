@@ -53,6 +53,7 @@ def sums_of(con, changed: list[dict], carry=(), previous_sums=None, before=None)
 
 
 def test_each_pool_sums_its_urls_in_both_last_modified_variants():
+    assert POOL_MIN_INTERVALS == 3  # a URL's own rate counts towards its pool's spread from 3 intervals
     con = duckdb.connect()
     changed = [
         # by Last-Modified when trusted: x 1 over 8 days; else 0.2 a day over 10 days; a member
@@ -213,6 +214,10 @@ def spread_of(members: list[tuple[float, float]]) -> float:
 
 
 def test_a_patterns_prior_is_shrunk_towards_its_hosts_shrunk_towards_everyones():
+    # the rule's numbers: 30 pseudo-days, 5 members for a spread, days from 1 to 60 (7 without),
+    # everyone's rate shrunk towards a change a month
+    assert (POOL_PSEUDO_DAYS, POOL_MIN_URLS, PRIOR_DAYS_MIN, PRIOR_DAYS_MAX, PRIOR_DAYS_DEFAULT) == (30.0, 5, 1.0, 60.0, 7.0)
+    assert DEFAULT_PRIOR_RATE == 1 / 30
     k = POOL_PSEUDO_DAYS
     within = [(0.05, 500.0), (0.15, 500.0), (0.1, 500.0), (0.2, 500.0), (0.0, 500.0)]  # m / spread about 15
     wide = [(0.0, 50.0), (0.3, 50.0), (0.0, 50.0), (0.35, 50.0), (0.02, 50.0)]  # m / spread under 1
