@@ -67,29 +67,39 @@ def _addends(rows: str, sign: int) -> str:
     return f"SELECT url_pattern, host, {sign} AS urls, {host_sums}, {sums} FROM (SELECT *, {rates} FROM ({evidence}))"
 
 
+# The host sums and the evidence sums of both variants, from a sums file's rows (a row per
+# pool and variant: the host sums are the same in both rows).
+_SIDE_BY_SIDE_COLUMNS = ", ".join(
+    [f"sum({n}) FILTER (lm_trusted) AS {n}" for n in ("urls", *_HOST_SUMS)]
+    + [f"{'fsum' if n in _EVIDENCE_SUMS else 'sum'}({n}) FILTER ({'' if t == 'true' else 'NOT '}lm_trusted) AS {n}_{v}"
+       for v, t in _VARIANTS for n in ("members", *_EVIDENCE_SUMS)])
+
+
 def _side_by_side(long_sums: str) -> str:
-    """A sums file (SUMS_COLUMNS, a row per pool and variant) with its variants side by side
-    (the host sums are the same in both rows)."""
-    host_sums = ", ".join(f"sum({n}) FILTER (lm_trusted) AS {n}" for n in ("urls", *_HOST_SUMS))
-    evidence = ", ".join(f"{'fsum' if n in _EVIDENCE_SUMS else 'sum'}({n}) "
-                         f"FILTER ({'' if t == 'true' else 'NOT '}lm_trusted) AS {n}_{v}"
-                         for v, t in _VARIANTS for n in ("members", *_EVIDENCE_SUMS))
-    return f"SELECT url_pattern, host, {host_sums}, {evidence} FROM {long_sums} GROUP BY url_pattern, host"
+    """A sums file (SUMS_COLUMNS, a row per pool and variant) with its variants side by side."""
+    return f"SELECT url_pattern, host, {_SIDE_BY_SIDE_COLUMNS} FROM {long_sums} GROUP BY url_pattern, host"
+
+
+# The pools' sums of the addends (side by side), and the pools back as a row per variant.
+_SUMMED_COLUMNS = ", ".join(
+    [f"sum({n})::BIGINT AS {n}" for n in ("urls", *_HOST_SUMS)]
+    + [f"sum(members_{v})::BIGINT AS members_{v}, " + ", ".join(f"fsum({n}_{v}) AS {n}_{v}" for n in _EVIDENCE_SUMS)
+       for v, _ in _VARIANTS])
+_POOLS_BY_VARIANT = " UNION ALL ".join(
+    f"SELECT url_pattern, host, {trusted} AS lm_trusted, urls, {', '.join(_HOST_SUMS)}, "
+    + ", ".join(f"{n}_{v} AS {n}" for n in ("members", *_EVIDENCE_SUMS)) + " FROM pools"
+    for v, trusted in _VARIANTS)
 
 
 def _summed(parts: list[str]) -> str:
     """The pools' sums over the addends `parts` (side by side), in SUMS_COLUMNS: a row per
     pool and variant."""
-    host_sums = ", ".join(f"sum({n})::BIGINT AS {n}" for n in ("urls", *_HOST_SUMS))
-    evidence = ", ".join(f"sum(members_{v})::BIGINT AS members_{v}, "
-                         + ", ".join(f"fsum({n}_{v}) AS {n}_{v}" for n in _EVIDENCE_SUMS) for v, _ in _VARIANTS)
     addends = " UNION ALL ".join(f"({p})" for p in parts)
-    variants = " UNION ALL ".join(
-        f"SELECT url_pattern, host, {trusted} AS lm_trusted, urls, {', '.join(_HOST_SUMS)}, "
-        + ", ".join(f"{n}_{v} AS {n}" for n in ("members", *_EVIDENCE_SUMS)) + " FROM pools"
-        for v, trusted in _VARIANTS)
-    return (f"WITH pools AS MATERIALIZED (SELECT url_pattern, host, {host_sums}, {evidence} FROM ({addends}) "
-            f"GROUP BY url_pattern, host) {variants}")
+    return (f"WITH pools AS MATERIALIZED (SELECT url_pattern, host, {_SUMMED_COLUMNS} FROM ({addends}) "
+            f"GROUP BY url_pattern, host) {_POOLS_BY_VARIANT}")
+
+
+_CREATE_POOL_SUMS = "CREATE TEMP TABLE pool_sums AS "
 
 
 def update_pool_sums(con, previous_sums, has_previous: bool) -> None:
@@ -102,7 +112,7 @@ def update_pool_sums(con, previous_sums, has_previous: bool) -> None:
         parts.append(_side_by_side(_read_sums(con, previous_sums)))
     elif has_previous:
         parts.append(_addends("state_before", 1))
-    con.execute("CREATE TEMP TABLE pool_sums AS " + _summed(parts))
+    con.execute(_CREATE_POOL_SUMS + _summed(parts))
 
 
 def _read_sums(con, path) -> str:
@@ -127,7 +137,8 @@ CREATE TEMP TABLE lm_hosts AS
 SELECT host, sum(urls)::BIGINT AS urls, {host_sums},
        sum(lm_checks) >= $lm_min_checks AND sum(lm_agreements) >= $lm_min_agreement * sum(lm_checks) AS lm_trusted
 FROM pool_sums WHERE lm_trusted GROUP BY host
-"""
+""".format(host_sums=", ".join(f"sum({n})::BIGINT AS {n}" for n in _HOST_SUMS))
+_LM_HOSTS_PARAMETERS = {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT}
 
 # The pooled prior of each URL pattern (within its host), shrunk towards its host's, shrunk
 # towards everyone's; each pool's sums in its host's Last-Modified variant.
@@ -175,14 +186,15 @@ SELECT url_pattern, host, m AS prior_rate,
             ELSE least(greatest(m / spread, $b_min), $b_max) END AS prior_days
 FROM pattern_pool
 """
+_PRIORS_PARAMETERS = {"default_rate": DEFAULT_PRIOR_RATE, "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT,
+                      "b_min": PRIOR_DAYS_MIN, "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS}
+# Each pattern's prior, for the hosts the day's sums know (with their Last-Modified trust).
+_CREATE_PRIORS = (f"CREATE TEMP TABLE priors AS SELECT {', '.join(PRIOR_COLUMNS)} FROM ({_PRIORS_SQL}) "
+                  "JOIN (SELECT host, lm_trusted FROM lm_hosts) USING (host)")
 
 
 def pool_priors(con) -> None:
     """Temp tables lm_hosts (the host table's sums and Last-Modified trust) and priors
     (PRIOR_COLUMNS) from temp table pool_sums."""
-    con.execute(_LM_HOSTS_SQL.format(host_sums=", ".join(f"sum({n})::BIGINT AS {n}" for n in _HOST_SUMS)),
-                {"lm_min_checks": LM_MIN_CHECKS, "lm_min_agreement": LM_MIN_AGREEMENT})
-    con.execute(f"CREATE TEMP TABLE priors AS SELECT {', '.join(PRIOR_COLUMNS)} FROM ({_PRIORS_SQL}) "
-                "JOIN (SELECT host, lm_trusted FROM lm_hosts) USING (host)",
-                {"default_rate": DEFAULT_PRIOR_RATE, "min_urls": POOL_MIN_URLS, "b_default": PRIOR_DAYS_DEFAULT,
-                 "b_min": PRIOR_DAYS_MIN, "b_max": PRIOR_DAYS_MAX, "k": POOL_PSEUDO_DAYS})
+    con.execute(_LM_HOSTS_SQL, _LM_HOSTS_PARAMETERS)
+    con.execute(_CREATE_PRIORS, _PRIORS_PARAMETERS)
