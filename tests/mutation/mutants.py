@@ -64,6 +64,8 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/pipeline/priorities/host_delays.py": [_PRIO + "test_host_delays.py"],
     "crawl_assets/pipeline/priorities/plan_offers.py": [_PRIO + "test_plan_offers.py"],
     "crawl_assets/pipeline/change_stats/pool_sums.py": [_STATS + "test_pool_sums.py"],
+    "crawl_assets/crawler/url_policy/depth_limit.py": [_URL + "test_depth_limit.py", _FETCH + "test_admission.py"],
+    "crawl_assets/crawler/url_policy/host_patterns.py": [_URL + "test_host_patterns.py", _URL + "test_addresses.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
