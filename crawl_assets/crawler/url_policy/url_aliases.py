@@ -62,11 +62,13 @@ class AliasRules:
 
     def __init__(self, rules: list[AliasRule] = ()):
         self.by_host: dict[str, list[AliasRule]] = defaultdict(list)
+        # Each host's rules in AliasKind's order, whatever order they come in: a query is removed
+        # before its index page (/api/index.html?List.html -> /api/index.html -> /api/).
         for rule in sorted(rules, key=lambda r: (r.host, list(AliasKind).index(r.kind), r.name)):
             self.by_host[rule.host].append(rule)
-        self._compiled = {host: [(re.compile(p.replace(r"\1", r"\g<1>")), r.replace(r"\1", r"\g<1>").replace(
-            r"\2", r"\g<2>")) for p, r in (rule.pattern() for rule in host_rules)]
-            for host, host_rules in self.by_host.items()}
+        # Python's re reads the RE2 patterns and their \1 \2 as they are (an unmatched group as "").
+        self._compiled = {host: [(re.compile(pattern), replacement) for pattern, replacement in
+                                 (rule.pattern() for rule in host_rules)] for host, host_rules in self.by_host.items()}
 
     @classmethod
     def from_table(cls, table: pa.Table | None) -> "AliasRules":
