@@ -15,6 +15,16 @@ def test_a_failed_fetch_batch_waits_the_retry_delay_and_then_twice_it():
     assert waits == [60.0, 120.0]  # README: fetch_retry_delay_s (60 s), then twice that (120 s)
 
 
+def test_the_retry_delay_is_the_settings_one(tmp_path, monkeypatch):
+    """The settings given (the definitions' own when none is), not the project's default."""
+    given = dataclasses.replace(load_settings(use_env=False), fetch_retry_delay_s=45.0)
+    assert fetch_retry_policy(given).delay == 45.0
+    overlay = tmp_path / "slow_retries.toml"
+    overlay.write_text("[crawl]\nfetch_retry_delay_s = 30.0\n")
+    monkeypatch.setenv("RECRAWL_SETTINGS", str(overlay))
+    assert fetch_retry_policy().delay == 30.0
+
+
 def test_a_terminated_step_is_not_retried_by_its_retry_policy():
     """Dagster's op boundary takes an interrupt (a run terminated: Ctrl-C of a cycle command, the
     UI's Terminate) for a failure and retries the step after the policy's delay; the fetch batch
