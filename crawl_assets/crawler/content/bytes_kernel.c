@@ -1,10 +1,12 @@
 /* Byte searches the fetch path makes on every page, compiled: Python's `needle in haystack`
  * walks a 30 KB page at about 2 GB/s per needle here, glibc's memmem several times faster.
  *
- * contains_any(haystack, needles) -> bool: whether any of the needles (a tuple of bytes)
- * occurs in the haystack, exactly as any(n in haystack for n in needles) says (an empty
- * needle occurs everywhere). Callers that search without regard to case lower the
- * haystack first, as volatile_parts.py does.
+ * contains_any(haystack, needles, fold_case=False) -> bool: whether any of the needles (a
+ * tuple of bytes) occurs in the haystack, exactly as any(n in haystack for n in needles) says
+ * (an empty needle occurs everywhere); with fold_case, in haystack.lower() (ASCII letters
+ * lowered, as bytes.lower() does), without making that lowered copy: each needle's first and
+ * last bytes are compared with 16 lowered haystack bytes at a time (SSE2), the rest only where
+ * both match. volatile_parts.py searches a page so for its words (lower case) on every page.
  *
  * Built by setup.py as an optional extension: without a compiler the callers fall back to
  * the Python expression above, which stays the reference.
@@ -16,12 +18,70 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* bytes.lower()'s table: ASCII A-Z to a-z, every other byte itself */
+static unsigned char lowered[256];
+
+static void fill_lowered(void)
+{
+    for (int i = 0; i < 256; i++)
+        lowered[i] = (unsigned char)(i >= 'A' && i <= 'Z' ? i + 32 : i);
+}
+
+/* whether n[0:m] occurs in h[0:len] lowered (m >= 1) */
+static int contains_folded(const unsigned char *h, Py_ssize_t len, const unsigned char *n, Py_ssize_t m)
+{
+    if (m > len)
+        return 0;
+    const unsigned char first = n[0], last = n[m - 1];
+    Py_ssize_t i = 0, end = len - m + 1;  /* candidate starts: [0, end) */
+#ifdef __SSE2__
+    const __m128i upper_below = _mm_set1_epi8('A' - 1), upper_above = _mm_set1_epi8('Z' + 1);
+    const __m128i case_bit = _mm_set1_epi8(0x20);
+    const __m128i want_first = _mm_set1_epi8((char)first), want_last = _mm_set1_epi8((char)last);
+    /* 16 starts at a time while the last byte's block stays inside the haystack */
+    for (; i + 16 <= end; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(h + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(h + i + m - 1));
+        /* signed compares: bytes >= 0x80 are negative, so never taken for A-Z */
+        a = _mm_add_epi8(a, _mm_and_si128(case_bit, _mm_and_si128(_mm_cmpgt_epi8(a, upper_below),
+                                                                   _mm_cmplt_epi8(a, upper_above))));
+        b = _mm_add_epi8(b, _mm_and_si128(case_bit, _mm_and_si128(_mm_cmpgt_epi8(b, upper_below),
+                                                                   _mm_cmplt_epi8(b, upper_above))));
+        unsigned int hits = (unsigned int)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, want_first),
+                                                                          _mm_cmpeq_epi8(b, want_last)));
+        while (hits) {
+            Py_ssize_t at = i + __builtin_ctz(hits);
+            Py_ssize_t k = 1;
+            while (k < m - 1 && lowered[h[at + k]] == n[k])
+                k++;
+            if (k >= m - 1)
+                return 1;
+            hits &= hits - 1;
+        }
+    }
+#endif
+    for (; i < end; i++) {
+        if (lowered[h[i]] != first || lowered[h[i + m - 1]] != last)
+            continue;
+        Py_ssize_t k = 1;
+        while (k < m - 1 && lowered[h[i + k]] == n[k])
+            k++;
+        if (k >= m - 1)
+            return 1;
+    }
+    return 0;
+}
 
 static PyObject *contains_any(PyObject *self, PyObject *args)
 {
     Py_buffer haystack;
     PyObject *needles;
-    if (!PyArg_ParseTuple(args, "y*O!:contains_any", &haystack, &PyTuple_Type, &needles))
+    int fold_case = 0;
+    if (!PyArg_ParseTuple(args, "y*O!|p:contains_any", &haystack, &PyTuple_Type, &needles, &fold_case))
         return NULL;
     Py_ssize_t count = PyTuple_GET_SIZE(needles);
     int found = 0;
@@ -33,8 +93,13 @@ static PyObject *contains_any(PyObject *self, PyObject *args)
             return NULL;
         }
         Py_ssize_t size = PyBytes_GET_SIZE(needle);
-        found = size == 0 || (size <= haystack.len &&
-                              memmem(haystack.buf, haystack.len, PyBytes_AS_STRING(needle), size) != NULL);
+        const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(needle);
+        if (size == 0)
+            found = 1;
+        else if (fold_case)
+            found = contains_folded(haystack.buf, haystack.len, bytes, size);
+        else
+            found = size <= haystack.len && memmem(haystack.buf, haystack.len, bytes, size) != NULL;
     }
     PyBuffer_Release(&haystack);
     return PyBool_FromLong(found);
@@ -72,8 +137,8 @@ static PyObject *b32encode(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"contains_any", contains_any, METH_VARARGS,
-     "contains_any(haystack, needles) -> bool: any(needle in haystack for needle in needles), "
-     "needles a tuple of bytes."},
+     "contains_any(haystack, needles, fold_case=False) -> bool: any(needle in haystack for needle in "
+     "needles), needles a tuple of bytes; with fold_case, in haystack.lower() (no copy made)."},
     {"b32encode", b32encode, METH_VARARGS,
      "b32encode(data) -> str: base64.b32encode(data).decode('ascii')."},
     {NULL, NULL, 0, NULL},
@@ -87,5 +152,6 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit_bytes_kernel(void)
 {
+    fill_lowered();
     return PyModule_Create(&module);
 }

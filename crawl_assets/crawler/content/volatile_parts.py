@@ -24,10 +24,12 @@ from __future__ import annotations
 import hashlib
 import re
 
-try:  # memmem in C (bytes_kernel.c); the expression below is the reference it equals
+try:  # in C (bytes_kernel.c); the expression below is the reference it equals
     from .bytes_kernel import contains_any
 except ImportError:
-    def contains_any(haystack: bytes, needles: tuple[bytes, ...]) -> bool:
+    def contains_any(haystack: bytes, needles: tuple[bytes, ...], fold_case: bool = False) -> bool:
+        if fold_case:
+            haystack = haystack.lower()
         return any(needle in haystack for needle in needles)
 
 _TOKEN_NAMES = (rb"(?:[\w.-]*(?:csrf|xsrf)[\w.-]*|authenticity_token|__RequestVerificationToken|_token"
@@ -50,9 +52,9 @@ VOLATILE_PATTERNS = (
 def without_volatile_parts(content: bytes) -> bytes:
     """The content with every volatile value (VOLATILE_PATTERNS) blanked (the same object
     when the page holds none of their words)."""
-    lowered = content.lower()
+    original = content
     for pattern, words in VOLATILE_PATTERNS:
-        if contains_any(lowered, words):
+        if contains_any(original, words, True):  # in content.lower(), without that copy
             content = pattern.sub(_blank_group, content)
     return content
 

@@ -45,6 +45,26 @@ def test_the_kernel_answers_as_the_python_reference():
 
 
 @needs_kernel
+def test_the_kernel_searches_the_lowered_haystack_as_the_python_reference_does():
+    rng = random.Random(4)
+    # letters of both cases, the bytes next to A-Z and a-z (case-folding edges), non-ASCII
+    alphabet = b"aAbBzZ@[`{_=\x00\xc3\xff"
+    for _ in range(5000):
+        # long enough for the 16-byte blocks and their scalar tail
+        haystack = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 70)))
+        needles = tuple(bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                        for _ in range(rng.randint(0, 4)))
+        lowered = haystack.lower()
+        assert kernel(haystack, needles, True) == reference(lowered, needles), (haystack, needles)
+    page = b"<p>" + b"x" * 40 + b'<META NAME="X-CSRF-Token" CONTENT="t">' + b"y" * 40
+    assert kernel(page, (b"csrf",), True) and not kernel(page, (b"csrf",))
+    assert not kernel(page, (b"CSRF",), True)  # an upper-case needle never occurs in a lowered page
+    for at in range(40):  # a match at every offset of a block, and one cut by the haystack's end
+        haystack = b"." * at + b"NoNcE" + b"." * (40 - at)
+        assert kernel(haystack, (b"nonce",), True) and not kernel(haystack[:at + 4], (b"nonce",), True)
+
+
+@needs_kernel
 def test_the_kernel_takes_any_bytes_like_haystack_and_refuses_other_needles():
     assert kernel(bytearray(b"abc"), (b"bc",)) and kernel(memoryview(b"abc"), (b"a",))
     with pytest.raises(TypeError):
