@@ -26,7 +26,9 @@ import re
 
 try:  # in C (bytes_kernel.c); the expression below is the reference it equals
     from .bytes_kernel import contains_any
-except ImportError:
+
+    contains_any(b"", (), True)  # a kernel built before fold_case (a checkout not reinstalled) refuses it
+except (ImportError, TypeError):
     def contains_any(haystack: bytes, needles: tuple[bytes, ...], fold_case: bool = False) -> bool:
         if fold_case:
             haystack = haystack.lower()
