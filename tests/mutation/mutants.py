@@ -71,6 +71,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/host_patterns.py": [_URL + "test_host_patterns.py", _URL + "test_addresses.py"],
     "crawl_assets/crawler/url_policy/https_hosts.py": [_URL + "test_https_hosts.py", _FETCH + "test_admission.py"],
     "crawl_assets/crawler/url_policy/url_aliases.py": [_URL + "test_url_alias_folding.py", _FETCH + "test_admission.py"],
+    "crawl_assets/crawler/url_policy/url_bytes.py": [_URL + "test_url_bytes.py"],  # (test_trap_defences.py: seconds a mutant)
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by

@@ -130,4 +130,5 @@ def sorted_within(lists: pa.ListArray) -> pa.ListArray:
         return lists
     order = pc.sort_indices(pa.table({"owner": owners, "value": values}),
                             sort_keys=[("owner", "ascending"), ("value", "ascending")])
-    return pa.ListArray.from_arrays(lists.offsets, values.take(order))
+    offsets = pc.subtract(lists.offsets, lists.offsets[0])  # a slice's offsets start past 0, its values at 0
+    return pa.ListArray.from_arrays(offsets, values.take(order))
