@@ -19,6 +19,9 @@ from crawl_assets.pipeline.priorities.refresh_allocation import allocate, freshn
 from crawl_assets.pipeline.priorities.url_schedule import (PartSchedule, due_and_gain, exploration_order,
                                                            exploration_ranking, schedule, schedule_parts)
 
+# The schedule silences numpy where it divides by 0 or meets NaN on purpose: it must not warn.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 REFRESH, DISCOVERY, GONE = (KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE))
 NOW = 20_000.0  # the plan day's midnight, in days since the epoch
 NAN = float("nan")
@@ -81,8 +84,10 @@ def test_under_the_age_objective_a_held_page_is_worth_its_copys_expected_age():
             dict(last_visit_t=NOW - 0.5, event_stale=0.7),  # its host's event: at least 0.7
             dict(last_visit_t=NOW - 9.0, event_stale=0.1),  # its own age says more
             dict(last_visit_t=NOW - 9.0, change_rate=0.0),
-            dict(kind_code=DISCOVERY, change_rate=0.4)]  # not held: missing, worth all it would buy
-    frequency = np.array([0.25, 0.5, 0.5, 0.0, 0.5, 0.2])
+            dict(kind_code=DISCOVERY, change_rate=0.4),  # not held: missing, worth all it would buy
+            dict(last_visit_t=NOW - 2.0, change_rate=0.0, pending_change=True),  # dated after: a day old at least
+            dict(last_visit_t=NOW - 2.0, change_rate=0.0, event_stale=0.3)]
+    frequency = np.array([0.25, 0.5, 0.5, 0.0, 0.5, 0.2, 0.25, 0.5])
     age = replace(SETTINGS, recrawl_objective="age")
     _, gain, _ = due_and_gain(columns(rows), frequency, NOW, 3.0, age)
     expected = [2.0 * expected_age(0.5, 4.0) * fresh_days(0.5, 4),
@@ -90,7 +95,9 @@ def test_under_the_age_objective_a_held_page_is_worth_its_copys_expected_age():
                 max(expected_age(0.2, 0.5), 0.7) * fresh_days(0.2, 2),
                 expected_age(0.2, 9.0) * fresh_days(0.2, 1.0),
                 0.0,
-                fresh_days(0.4, 5)]
+                fresh_days(0.4, 5),
+                4.0 * 1.0,
+                2.0 * 0.3]
     np.testing.assert_allclose(gain, expected, rtol=1e-12)
     assert expected_age(0.2, 9.0) > 0.1 and expected_age(0.2, 0.5) < 0.7
 
@@ -124,6 +131,9 @@ def test_a_404_comes_back_on_a_doubling_interval_and_a_410_after_a_year_or_never
     never = replace(SETTINGS, gone_retry_days=0)
     due_day, _, due = due_and_gain(pages, np.zeros(len(rows)), NOW, 3.0, never)
     assert np.isnan(due_day[6:]).all() and not due[6:].any() and due[:2].all()
+    # a 410 after a day
+    due_day, _, _ = due_and_gain(pages, np.zeros(len(rows)), NOW, 3.0, replace(SETTINGS, gone_retry_days=1))
+    np.testing.assert_array_equal(due_day[6:], [NOW, NOW])
     # other limits, read from the settings
     other = replace(SETTINGS, not_found_retry_days=2, not_found_max_days=10, gone_retry_days=30)
     due_day, _, _ = due_and_gain(pages, np.zeros(len(rows)), NOW, 3.0, other)
@@ -151,8 +161,8 @@ def test_exploration_revisits_the_pools_that_teach_most_first():
         dict(on_prior=True, pool_key=7, importance=2.0, last_visit_t=NOW - 9),  # 6 / (1 + 1): the first of its pool
         dict(on_prior=True, pool_key=7, importance=2.0, last_visit_t=NOW - 5),  # 6 / 4 (ties with row 0: by row)
         dict(on_prior=False, pool_key=7, importance=50.0, last_visit_t=NOW - 5),  # has its own rate: not explored
-        # pool 3: W = 10 + 1 (row 10, on the prior but visited on the plan day), n = 0
-        dict(on_prior=True, pool_key=3, importance=10.0, last_visit_t=NOW - 2),  # 11 / 1
+        # pool 3: W = 10 + 1 + 2 (rows 10 and 12, on the prior but visited on the plan day), n = 0
+        dict(on_prior=True, pool_key=3, importance=10.0, last_visit_t=NOW - 2),  # 13 / 1
         # pool 5: W = 1 + 4 = 5 (row 6 is on the prior but not eligible), n = 2
         dict(on_prior=True, pool_key=5, importance=1.0, last_visit_t=NOW - 1),  # 5 / 3
         dict(on_prior=True, pool_key=5, importance=4.0, last_visit_t=NOW - 1),  # (not eligible)
@@ -161,12 +171,14 @@ def test_exploration_revisits_the_pools_that_teach_most_first():
         dict(on_prior=True, pool_key=5, importance=9.0, kind_code=DISCOVERY),  # never fetched: not counted
         dict(on_prior=True, pool_key=3, importance=1.0, last_visit_t=NOW + 0.2),  # visited on the plan day
         dict(on_prior=True, pool_key=11, importance=8.0, last_visit_t=NOW - 3),  # not eligible, its pool unseen
+        dict(on_prior=True, pool_key=3, importance=2.0, last_visit_t=NOW),  # visited at the plan day's midnight
+        dict(on_prior=True, pool_key=13, importance=0.5, last_visit_t=NOW - 1),  # 0.5 / 1: a pool without evidence
     ]
     pages = columns(rows)
-    eligible = np.array([True] * 6 + [False] + [True] * 4 + [False])
+    eligible = np.array([True] * 6 + [False] + [True] * 4 + [False] + [True] * 2)
     order, score = exploration_ranking(pages, eligible, pages["importance"], NOW)
-    assert order.tolist() == [4, 1, 0, 5, 2]
-    np.testing.assert_allclose(score, [11.0, 3.0, 2.0, 5 / 3, 1.5], rtol=1e-12)
+    assert order.tolist() == [4, 1, 0, 5, 2, 13]
+    np.testing.assert_allclose(score, [13.0, 3.0, 2.0, 5 / 3, 1.5, 0.5], rtol=1e-12)
     np.testing.assert_array_equal(exploration_order(pages, eligible, pages["importance"], NOW), order)
     # nothing eligible: nothing to explore
     order, score = exploration_ranking(pages, np.zeros(len(rows), dtype=bool), pages["importance"], NOW)
@@ -240,15 +252,18 @@ def check_schedule(pages, caps, settings, out, figures):
 
 
 @pytest.mark.parametrize("objective", ["freshness", "age"])
-@pytest.mark.parametrize("budget", [12, 40])
+@pytest.mark.parametrize("budget", [1, 12, 40, 80])
 def test_the_schedule_holds_the_allocation_the_due_dates_and_a_plan_within_the_caps(objective, budget):
     pages, caps = crawl_pages(seed=budget)
     settings = replace(SETTINGS, daily_fetch_budget=budget, recrawl_objective=objective, exploration_share=0.1,
                        listing_reserve_share=0.1, discovery_share=0.1)
     out, figures = schedule(pages, caps, NOW, settings)
+    assert {name: column.type for name, column in out.items()} == {
+        "frequency": pa.float64(), "next_due": pa.date32(), "expected_gain": pa.float64(), "due": pa.bool_(),
+        "planned": pa.bool_(), "plan_rank": pa.int64(), "level": pa.int32()}
     assert list(out) == ["frequency", "next_due", "expected_gain", "due", "planned", "plan_rank", "level"]
     planned, _ = check_schedule(pages, caps, settings, out, figures)
-    assert figures[3] > 0  # some rows explored
+    assert figures[3] > 0 or budget < 10  # some rows explored
 
 
 def test_the_plan_ranks_listings_first_then_due_pages_by_gain():
@@ -265,6 +280,13 @@ def test_the_plan_ranks_listings_first_then_due_pages_by_gain():
     assert out["plan_rank"].to_pylist() == [None, 3, None, 4, 2, 1, None]
     assert out["level"].to_pylist() == [2, 2, 2, 2, 1, 1, 2]
     assert figures[3] == 0
+    # a second listing, worth more: the reserve (one of six) takes it, the other waits for the
+    # due pages, which take the rest (the rank is the place in the plan's order, listings first)
+    pages = columns(rows + [dict(last_visit_t=NOW - 0.5, listing=True, change_rate=0.02)])
+    settings = replace(settings, daily_fetch_budget=6, listing_reserve_share=1 / 6)
+    out, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, out, figures)
+    assert out["plan_rank"].to_pylist() == [6, 3, 5, 4, 2, None, None, 1]
 
 
 def test_a_held_page_the_allocation_gives_nothing_is_planned_only_when_due():
@@ -302,12 +324,41 @@ def test_a_capped_host_holding_the_best_pages_does_not_stop_the_plan_short():
 def test_a_crawl_without_refresh_pages_is_all_fresh_and_a_budget_of_nothing_plans_nothing():
     rows = [dict(kind_code=DISCOVERY), dict(kind_code=DISCOVERY, host_index=1)]
     caps = pa.table({"host": ["a.test", "b.test"], "cap": [5.0, 5.0]})  # (no flagged column: none)
-    out, figures = schedule(columns(rows), caps, NOW, replace(SETTINGS, daily_fetch_budget=2))
+    out, figures = schedule(columns(rows), caps, NOW, replace(SETTINGS, daily_fetch_budget=5))
     assert figures[2] == 1.0
-    assert out["planned"].to_pylist() == [True, True]
+    assert out["planned"].to_pylist() == [True, True]  # (the budget is more than the URLs)
     out, figures = schedule(columns(rows), caps, NOW, replace(SETTINGS, daily_fetch_budget=0))
     assert out["planned"].to_pylist() == [False, False] and out["frequency"].to_pylist() == [0.0, 0.0]
     assert figures[1] == math.inf
+    # without a budget, the interval a fetch of a page without a frequency buys is a day
+    np.testing.assert_allclose(out["expected_gain"].to_numpy(), [fresh_days(0.2, 1.0)] * 2, rtol=1e-12)
+
+
+def test_a_held_page_that_never_changes_is_not_planned_though_budget_is_left():
+    rows = [dict(last_visit_t=NOW - 3, change_rate=0.0, importance=0.2),
+            dict(last_visit_t=NOW - 3, change_rate=0.3, importance=0.3)]
+    pages = columns(rows)
+    caps = pa.table({"host": ["a.test"], "cap": [5.0], "flagged": [False]})
+    settings = replace(SETTINGS, daily_fetch_budget=4)
+    out, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, out, figures)
+    assert out["planned"].to_pylist() == [False, True]
+    # the expected freshness: the importance-weighted mean, whatever the weights add up to
+    assert figures[2] == pytest.approx((0.2 * 1.0 + 0.3 * float(freshness(0.3, 1.0))) / 0.5, rel=1e-12)
+
+
+def test_the_discovery_floor_counts_every_url_never_fetched_not_only_those_offered():
+    """3,000 URLs never fetched, worth less than 300 due pages: the floor covers them in 30
+    days (100 a day), though the plan reads only the head of the order (2 x 200 + 1,024 rows)."""
+    rows = [dict(kind_code=DISCOVERY, importance=0.01, host_index=1) for _ in range(3000)]
+    rows += [dict(last_visit_t=NOW - 40, change_rate=0.5, importance=10.0, pending_change=True) for _ in range(300)]
+    pages = columns(rows)
+    caps = pa.table({"host": ["a", "b"], "cap": [1e6, 1e6], "flagged": [False, False]})
+    settings = replace(SETTINGS, daily_fetch_budget=200, discovery_share=0.01, discovery_days=30,
+                       exploration_share=0.0)
+    out, figures = schedule(pages, caps, NOW, settings)
+    planned = out["planned"].to_numpy(zero_copy_only=False)
+    assert planned[:3000].sum() == 100 and planned[3000:].sum() == 100
 
 
 def test_a_polite_hosts_backlog_takes_the_discovery_floor_first():
@@ -330,9 +381,40 @@ def test_a_polite_hosts_backlog_takes_the_discovery_floor_first():
     assert np.bincount(pages["host_index"][planned], minlength=3).tolist() == [0, 4, 4]
 
 
+def in_parts(pages, caps, urls, settings, hosts_of_parts):
+    """schedule_parts over the crawl split by host (URLs as chunked arrays, as the step reads
+    them), each part's columns put back in the crawl's rows; the parts and their figures."""
+    parts, part_urls, rows_of = [], [], []
+    for hosts in hosts_of_parts:
+        rows = np.flatnonzero(np.isin(pages["host_index"], hosts))
+        mine = {name: values[rows] for name, values in pages.items()}
+        mine["host_index"] = np.searchsorted(hosts, pages["host_index"][rows])
+        parts.append(PartSchedule(mine, caps.take(pa.array(hosts, pa.int64())), NOW, settings))
+        taken = urls.take(pa.array(rows, pa.int64()))
+        part_urls.append(pa.chunked_array([taken[:len(rows) // 2], taken[len(rows) // 2:]], pa.string()))
+        rows_of.append(rows)
+    out, figures = schedule_parts(parts, settings, part_urls)
+    merged = {}
+    for name in out[0]:
+        merged[name] = [None] * len(urls)
+        for rows, columns_ in zip(rows_of, out):
+            for row, value in zip(rows, columns_[name].to_pylist()):
+                merged[name][row] = value
+    return parts, merged, figures
+
+
+def check_parts(whole, figures, merged, part_figures):
+    assert part_figures[:2] == figures[:2] and part_figures[3] == figures[3]
+    assert part_figures[2] == pytest.approx(figures[2], rel=1e-12)
+    for name in whole:
+        assert merged[name] == whole[name].to_pylist(), name
+
+
 @pytest.mark.parametrize("budget", [10, 30, 90])
 def test_the_schedule_of_a_crawl_in_parts_is_the_one_process_schedule(budget):
-    pages, caps = crawl_pages(seed=5, hosts=9, pages=300)
+    pages, caps = crawl_pages(seed=5, hosts=10, pages=300)
+    pages["kind_code"][pages["host_index"] == 9] = GONE  # host 9: 404s and 410s only
+    pages["last_fetch_t"][pages["host_index"] == 9] = NOW - 0.5
     urls = pa.array([f"https://h{h}.test/{i:04d}" for i, h in enumerate(pages["host_index"])])
     order = np.argsort(urls.to_numpy(zero_copy_only=False), kind="stable")  # the columns come in URL order
     pages, urls = {name: values[order] for name, values in pages.items()}, urls.take(pa.array(order))
@@ -340,20 +422,80 @@ def test_the_schedule_of_a_crawl_in_parts_is_the_one_process_schedule(budget):
                        discovery_share=0.1)
     whole, figures = schedule(pages, caps, NOW, settings)
     check_schedule(pages, caps, settings, whole, figures)
-    parts, part_urls, rows_of = [], [], []
-    for hosts in ([0, 4, 5], [1, 2], [3, 6, 7, 8]):
-        rows = np.flatnonzero(np.isin(pages["host_index"], hosts))
-        mine = {name: values[rows] for name, values in pages.items()}
-        mine["host_index"] = np.searchsorted(hosts, pages["host_index"][rows])
-        parts.append(PartSchedule(mine, caps.take(pa.array(hosts)), NOW, settings))
-        part_urls.append(urls.take(pa.array(rows)))
-        rows_of.append(rows)
-    out, part_figures = schedule_parts(parts, settings, part_urls)
-    assert part_figures[:2] == figures[:2] and part_figures[3] == figures[3]
-    assert part_figures[2] == pytest.approx(figures[2], rel=1e-12)
-    for name in whole:
-        merged = [None] * len(urls)
-        for rows, columns_ in zip(rows_of, out):
-            for row, value in zip(rows, columns_[name].to_pylist()):
-                merged[row] = value
-        assert merged == whole[name].to_pylist(), name
+    # three parts, a part of no host, one of a host with nothing to offer (gone a day ago)
+    hosts_of_parts = ([0, 4, 5], [1, 2], [], [9], [3, 6, 7, 8])
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, hosts_of_parts)
+    check_parts(whole, figures, merged, part_figures)
+    # each part explores its refresh URLs on their pool's prior, not due, not listings, best first
+    for part in parts:
+        refresh = part.pages["kind_code"] == REFRESH
+        eligible = refresh & ~part.due & ~(part.pages["listing"] & refresh)
+        np.testing.assert_array_equal(part.explore, exploration_order(part.pages, eligible, part.weight, NOW))
+    assert sum(len(part.explore) for part in parts) > 0
+
+
+def test_a_crawl_in_parts_shares_the_edge_and_takes_the_backlogs_as_in_one_process():
+    """Pages changing 50 times a day on hosts of two parts (the price at their edge: what the
+    others leave is shared), and polite hosts' backlogs in both: the floor (3) takes the
+    longest backlogs first, across the parts, as the one-process plan does."""
+    rows = []
+    def add(host, n, **page):
+        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    add(0, 2, kind_code=DISCOVERY, change_rate=0.1, importance=2.0)  # cap 1: four days of backlog
+    add(0, 2, kind_code=DISCOVERY, change_rate=500.0)  # (allocated nothing: not due)
+    add(1, 3, kind_code=DISCOVERY, change_rate=0.1, importance=3.0)  # cap 2: a day and a half
+    add(2, 50, last_visit_t=NOW - 0.5, change_rate=50.0)  # fast pages, uncapped
+    add(3, 3, kind_code=DISCOVERY, change_rate=0.1, importance=1.5)  # cap 1: three days
+    add(4, 12, kind_code=DISCOVERY, change_rate=0.1, importance=1.0)  # cap 3: four days
+    add(5, 50, last_visit_t=NOW - 0.5, change_rate=50.0)
+    add(5, 10, last_visit_t=NOW - 3, change_rate=0.01)
+    pages = columns(rows)
+    caps = pa.table({"host": [f"h{h}" for h in range(6)], "cap": [1.0, 2.0, 1e6, 1.0, 3.0, 1e6],
+                     "flagged": [False] * 6})
+    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
+    settings = replace(SETTINGS, daily_fetch_budget=12, discovery_share=0.25, discovery_days=30,
+                       exploration_share=0.0, listing_reserve_share=0.0)
+    whole, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, whole, figures)
+    frequency = np.array(whole["frequency"].to_pylist())
+    fast = pages["change_rate"] == 50.0
+    assert (frequency[fast] == frequency[fast][0]).all() and frequency[fast][0] > 0  # the edge's share
+    assert figures[1] == pytest.approx(0.02, rel=1e-9)
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 2, 3], [1, 4, 5]))
+    check_parts(whole, figures, merged, part_figures)
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([1, 4], [0, 2, 3, 5]))
+    check_parts(whole, figures, merged, part_figures)
+
+
+@pytest.mark.parametrize("floor, per_host", [(3, [1, 0, 0, 2, 5, 0, 1]), (5, [1, 0, 1, 3, 5, 0, 1])])
+def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_host):
+    """The discovery floor (3 or 5 of the budget) takes polite hosts' backlogs, the longest in days of their
+    cap first (then due before not, then by gain), each host's first `cap` URLs; the rest of the
+    budget goes to five stale pages worth far more. The same over parts as in one process."""
+    rows = []
+
+    def add(host, n, **page):
+        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    new = dict(kind_code=DISCOVERY, change_rate=0.1)
+    add(0, 4, **new, importance=0.02)  # cap 1: four days of backlog
+    add(1, 3, **new, importance=0.05)  # cap 2: a day and a half
+    add(2, 3, **new, importance=0.03)  # cap 1: three days
+    add(3, 12, kind_code=DISCOVERY, change_rate=500.0, importance=0.05)  # cap 3: four days, none due
+    add(4, 5, last_visit_t=NOW - 30, change_rate=0.5, importance=100.0)  # stale and worth much
+    add(5, 6, **new, importance=0.01)  # cap 2: three days
+    add(6, 1, last_visit_t=NOW - 30, change_rate=0.5, importance=50.0)  # a part of one URL
+    pages = columns(rows)
+    caps = pa.table({"host": [f"h{h}" for h in range(7)], "cap": [1.0, 2.0, 1.0, 3.0, 1e6, 2.0, 1e6],
+                     "flagged": [False] * 7})
+    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
+    settings = replace(SETTINGS, daily_fetch_budget=floor + 6, discovery_share=floor / (floor + 6), discovery_days=30,
+                       exploration_share=0.0, listing_reserve_share=0.0)
+    whole, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, whole, figures)
+    planned = np.array(whole["planned"].to_pylist())
+    assert not np.array(whole["due"].to_pylist())[pages["host_index"] == 3].any()
+    # host 0's (four days, due), host 3's (four days, not due), host 2's (three days, worth more than host 5's)
+    assert np.bincount(pages["host_index"][planned], minlength=7).tolist() == per_host
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 1, 4], [2, 3, 5], [6]))
+    check_parts(whole, figures, merged, part_figures)
+
