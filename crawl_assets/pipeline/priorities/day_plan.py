@@ -177,8 +177,7 @@ def _within_caps(rows, host, cap, used) -> np.ndarray:
 
 def _stable_order(hosts: np.ndarray) -> np.ndarray:
     """np.argsort(hosts, kind="stable") for host numbers: two passes of numpy's radix sort
-    on 16 bits each (quicker than the merge sort it takes for 64-bit numbers)."""
-    if len(hosts) == 0 or hosts.max() >= 1 << 32 or hosts.min() < 0:
-        return np.argsort(hosts, kind="stable")
+    on 16 bits each (quicker than the merge sort it takes for 64-bit numbers). Host numbers
+    index the caps' array: 0 <= host < 2^32."""
     low = np.argsort((hosts & 0xFFFF).astype(np.uint16), kind="stable")
     return low[np.argsort((hosts[low] >> 16).astype(np.uint16), kind="stable")]

@@ -16,6 +16,9 @@ from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.priorities.day_plan import (DISCOVERY_MAX_SHARE, backlog_order, discovery_floor, plan,
                                                        plan_order)
 
+# The plan divides and compares where a host has no cap or no backlog: it must not warn.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 SETTINGS = replace(CrawlSettings(), daily_fetch_budget=20, listing_reserve_share=0.1, exploration_share=0.1,
                    discovery_share=0.2, discovery_days=1)
 
@@ -89,6 +92,7 @@ def test_the_discovery_floor_covers_the_known_urls_in_discovery_days_up_to_half_
     assert discovery_floor(121, replace(budget, discovery_days=4)) == 31  # 121 in 4 days: 31 a day
     assert discovery_floor(19, replace(budget, discovery_days=4)) == 5
     assert discovery_floor(400, replace(budget, discovery_days=0)) == 5  # 0: no covering, the share alone
+    assert discovery_floor(400, replace(budget, discovery_days=0, discovery_share=0.0)) == 0
     assert discovery_floor(400, replace(budget, discovery_share=0.8)) == 50
     for never in range(0, 300, 7):
         for days in (0, 1, 3, 10):
@@ -136,12 +140,12 @@ def test_a_backlog_takes_each_polite_hosts_first_cap_of_urls_the_longest_first(s
 def test_a_host_with_a_day_or_less_of_backlog_has_none():
     host = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
     is_discovery = np.array([True, True, True, True, True, False, True, True, True])
-    cap = np.array([3.0, 1.0, 0.0])
+    cap = np.array([3.0, 1.0, 0.0, 4.0])  # (host 3: none here)
     gain = np.array([1.0, 2.0, 3.0, 1.0, 2.0, 5.0, 1.0, 1.0, 1.0])
     due = np.zeros(9, dtype=bool)
     # host 0: 3 in a cap of 3 (a day): none; host 1: 2 in a cap of 1: its best; host 2: no cap
-    assert backlog_order(is_discovery, due, gain, host, cap, np.zeros(3, dtype=bool)).tolist() == [4]
-    assert backlog_order(is_discovery, due, gain, host, cap, np.array([False, True, False])).tolist() == []
+    assert backlog_order(is_discovery, due, gain, host, cap, np.zeros(4, dtype=bool)).tolist() == [4]
+    assert backlog_order(is_discovery, due, gain, host, cap, np.array([False, True, False, False])).tolist() == []
 
 
 def reference_plan(order, is_discovery, host, cap, settings, listing=None, explore=(), never_fetched=None,
@@ -243,26 +247,85 @@ def test_the_plan_reaches_past_a_host_at_its_cap_in_a_long_order():
     assert not day.short
 
 
-@pytest.mark.parametrize("offset", [0, 70_000, 1 << 33])
-def test_caps_hold_for_host_numbers_of_any_size(offset):
-    """Host numbers past 16 bits (two passes of the radix sort) and past 32 (numpy's own)."""
+@pytest.mark.parametrize("hosts", [[3, 7, 11, 12], [5, 70_000, 65_541, 5 + 2 * 65_536, 9]])
+def test_caps_hold_for_host_numbers_past_16_bits(hosts):
+    """Host numbers past 16 bits (two passes of the radix sort), some alike in their low 16."""
     rng = np.random.default_rng(11)
     n = 3000
-    host = rng.integers(0, 40, n) * 1700 + offset  # 40 hosts spread over 16 bits and more
-    number = np.unique(host, return_inverse=True)[1]
-    cap = rng.choice([1, 2, 5], 40).astype(float)
-    caps = np.zeros(host.max() + 1) if offset < (1 << 32) else None
+    number = rng.integers(0, len(hosts), n)
+    host = np.array(hosts)[number]
+    cap = rng.choice([1, 2, 5], len(hosts)).astype(float)
+    caps = np.zeros(max(hosts) + 1)
+    caps[hosts] = cap
     order = rng.permutation(n)
     settings = replace(SETTINGS, daily_fetch_budget=60, discovery_share=0.0, exploration_share=0.0)
     expected = reference_plan(order, np.zeros(n, dtype=bool), number, cap, settings)
-    if caps is not None:
-        caps[np.unique(host)] = cap
-        check_plan(plan(order, np.zeros(n, dtype=bool), host, caps, settings), expected)
+    check_plan(plan(order, np.zeros(n, dtype=bool), host, caps, settings), expected)
     check_plan(plan(order, np.zeros(n, dtype=bool), number, cap, settings), expected)
+    assert sum(cap) < 60 and len(expected[0]) == sum(cap)
     # the backlog's host order over the same numbers
-    discovery = np.ones(n, dtype=bool)
-    gain = rng.random(n)
-    if caps is not None:
-        assert backlog_order(discovery, np.zeros(n, dtype=bool), gain, host, caps,
-                             np.zeros(len(caps), dtype=bool)).tolist() == \
-            reference_backlog(discovery, np.zeros(n, dtype=bool), gain, host, caps, np.zeros(len(caps), dtype=bool))
+    discovery, gain, due = np.ones(n, dtype=bool), rng.random(n), np.zeros(n, dtype=bool)
+    held_back = np.zeros(len(caps), dtype=bool)
+    assert backlog_order(discovery, due, gain, host, caps, held_back).tolist() == \
+        reference_backlog(discovery, due, gain, host, caps, held_back)
+
+
+def test_a_pass_of_one_row_or_a_limit_of_one_takes_it():
+    host, cap = np.zeros(3, dtype=np.int64), np.array([5.0])
+    one = replace(SETTINGS, daily_fetch_budget=1, discovery_share=0.0, exploration_share=0.0,
+                  listing_reserve_share=0.0)
+    assert np.flatnonzero(plan(np.array([2, 0, 1]), np.zeros(3, dtype=bool), host, cap, one).planned).tolist() == [2]
+    # one listing, read in its reserve
+    listing = np.array([False, True, False])
+    settings = replace(one, daily_fetch_budget=3, listing_reserve_share=0.34)
+    day = plan(np.array([1]), np.zeros(3, dtype=bool), host, cap, settings, listing)
+    assert day.planned.tolist() == [False, True, False] and day.ranked.tolist() == [1]
+
+
+def test_a_backlog_url_in_the_order_too_is_taken_once():
+    # host 0 (cap 3): two URLs never fetched, one of them first in the backlog, and a held page
+    # that the value pass takes with the room left
+    order = np.array([3, 0, 1])
+    is_discovery = np.array([True, True, False, False])
+    host = np.array([0, 0, 0, 0])
+    settings = replace(SETTINGS, daily_fetch_budget=6, discovery_share=0.5, discovery_days=1,
+                       exploration_share=0.0, listing_reserve_share=0.0)  # a floor of 3
+    day = plan(order, is_discovery, host, np.array([3.0]), settings, backlog=np.array([1]))
+    assert np.flatnonzero(day.planned).tolist() == [0, 1, 3]
+    assert day.ranked.tolist() == [3, 0, 1]
+
+
+def test_a_floor_without_enough_urls_never_fetched_is_short():
+    """The floor (5) finds two never-fetched URLs in the order: short, though the value pass
+    fills the budget (more such URLs may lie past the order's head)."""
+    order = np.arange(20)
+    is_discovery = order < 2
+    settings = replace(SETTINGS, daily_fetch_budget=10, discovery_share=0.5, exploration_share=0.0,
+                       listing_reserve_share=0.0)
+    day = plan(order, is_discovery, np.zeros(20, dtype=np.int64), np.array([100.0]), settings, never_fetched=40)
+    assert day.planned.sum() == 10 and day.short
+
+
+def test_the_floor_counts_the_crawls_urls_never_fetched_not_only_these_rows():
+    order = np.arange(100)
+    is_discovery = order >= 60  # 40 of these rows, last in the order
+    settings = replace(SETTINGS, daily_fetch_budget=50, discovery_share=0.0, discovery_days=10,
+                       exploration_share=0.0, listing_reserve_share=0.0)
+    host = np.zeros(100, dtype=np.int64)
+    assert plan(order, is_discovery, host, np.array([100.0]), settings).planned[60:].sum() == 4
+    assert plan(order, is_discovery, host, np.array([100.0]), settings, never_fetched=200).planned[60:].sum() == 20
+
+
+@pytest.mark.parametrize("seed", [12, 13])
+def test_the_head_of_a_long_order_holds_every_row_tied_with_its_last(seed):
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    due = rng.random(n) < 0.5
+    gain = rng.integers(0, 300, n) / 7.0
+    candidate = np.ones(n, dtype=bool)
+    reference = reference_order(due, gain, candidate)
+    for head in (*range(1, n, 211), int(due.sum()) - 1, n - 1):
+        order, _ = plan_order(due, gain, candidate, head)
+        assert order.tolist() == reference[:len(order)] and len(order) >= head
+        last, at_head = reference[len(order) - 1], reference[head - 1]
+        assert (due[last], gain[last]) == (due[at_head], gain[at_head])
