@@ -73,7 +73,8 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
     if media_type in HTML_TYPES:
         tree = parse_html(content)  # one parse for both: the links first, page_text cuts the tree
         scan = scan_page(tree, url, agent)
-        signals = script_signals(tree, len(content), len(scan.links) + len(scan.nofollow_links))
+        signals = script_signals(tree, len(content), len(scan.links) + len(scan.nofollow_links),
+                                 scan.noscript_texts)
         return ContentFacts(media_type, digest, scan.links, simhash64(page_text(tree)), too_large,
                             nofollow_links=scan.nofollow_links, directives=scan.directives,
                             resources=scan.resources, script_signals=signals,

@@ -42,13 +42,16 @@ PAGE_RELS = frozenset({"alternate", "next", "prev", "canonical"})
 RESOURCE_RELS = frozenset({"stylesheet", "icon", "apple-touch-icon", "preload", "modulepreload", "prefetch",
                            "manifest"})
 FRAMELESS = "noframes"  # its content is text to the HTML parser: links.py parses it again
+# Not a link source: met in the same walk for script_signals.py (whether a <noscript> asks for
+# JavaScript), which then walks the document no second time.
+NOSCRIPT = "noscript"
 
 # One selector for every element read, so the document is walked once. It names attributes,
 # not elements: lexbor tries each alternative on every element, and five attribute tests cost
 # no more than the old four (a[href], area[href], base[href], meta[name]) where twenty
 # element[attribute] pairs cost 15 % more; links.py skips the other elements it matches.
 _URL_ATTRIBUTES = sorted({"href", *PAGE_ATTRIBUTES.values(), *(a for names in RESOURCE_ATTRIBUTES.values() for a in names)})
-SELECTOR = ", ".join([*(f"[{attribute}]" for attribute in _URL_ATTRIBUTES), "meta", FRAMELESS])
+SELECTOR = ", ".join([*(f"[{attribute}]" for attribute in _URL_ATTRIBUTES), "meta", FRAMELESS, NOSCRIPT])
 
 
 def link_kind(rel: str | None) -> str | None:

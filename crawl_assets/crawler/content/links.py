@@ -17,7 +17,7 @@ from typing import NamedTuple
 from ..url_policy.urls import UrlError, normalize_url, resolve_href
 from .html_tree import HTMLTree, parse_html
 from .link_sources import (
-    FRAMELESS, PAGE_ATTRIBUTES, RESOURCE_ATTRIBUTES, SELECTOR, SRCSET, link_kind, refresh_target, srcset_urls,
+    FRAMELESS, NOSCRIPT, PAGE_ATTRIBUTES, RESOURCE_ATTRIBUTES, SELECTOR, SRCSET, link_kind, refresh_target, srcset_urls,
 )
 from .page_signals import PageDirectives, meta_directives, rel_nofollow
 
@@ -30,6 +30,7 @@ class PageScan(NamedTuple):
     nofollow_links: list[str]  # those only linked with rel="nofollow" (or ugc, sponsored)
     directives: PageDirectives  # of the page's <meta name="robots"> (and our agent's name)
     resources: list[str] = []  # distinct URLs of images, scripts, styles...: not pages, not queued
+    noscript_texts: list[str] = []  # the text of each <noscript>, in document order (script_signals.py)
 
 
 class _Found:
@@ -40,6 +41,7 @@ class _Found:
         self.resources: list[str] = []
         self.metas: list[tuple[str | None, str | None]] = []  # robots <meta> (name, content)
         self.base: str | None = None  # the first <base href>
+        self.noscript_texts: list[str] = []
 
     def read(self, node) -> None:
         tag = node.tag
@@ -60,6 +62,8 @@ class _Found:
                 self.base = node.getattr("href")
         elif tag == FRAMELESS:
             self._frameless(node.text)
+        elif tag == NOSCRIPT:
+            self.noscript_texts.append(node.text)
 
     def _link(self, node) -> None:
         rel = node.getattr("rel")
@@ -120,7 +124,7 @@ def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> P
             (nofollow if unfollowed else follow).setdefault(url, None)
     resources = dict.fromkeys(url for url in map(resolve, found.resources) if url is not None and url not in follow)
     return PageScan(list(follow), [u for u in nofollow if u not in follow], meta_directives(found.metas, agent),
-                    list(resources))
+                    list(resources), found.noscript_texts)
 
 
 class _Resolver:

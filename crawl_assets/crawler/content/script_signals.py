@@ -70,15 +70,19 @@ def _empty_mount(tree: HTMLTree) -> bool:
     return mount is not None and mount.child_element_count == 0 and not mount.text.strip()
 
 
-def _noscript_asks(tree: HTMLTree) -> bool:
-    return any(word in node.text.lower() for node in tree.document.get_elements_by_tag_name("noscript")
-               for word in ASKS_FOR_SCRIPTS)
+def _noscript_asks(tree: HTMLTree, noscript_texts: list[str] | None) -> bool:
+    if noscript_texts is None:
+        noscript_texts = [node.text for node in tree.document.get_elements_by_tag_name("noscript")]
+    return any(word in text.lower() for text in noscript_texts for word in ASKS_FOR_SCRIPTS)
 
 
-def script_signals(tree: HTMLTree, markup_bytes: int, link_count: int) -> ScriptSignals:
-    """The signals of a parsed page; link_count: the links its markup holds (links.scan_page)."""
+def script_signals(tree: HTMLTree, markup_bytes: int, link_count: int,
+                   noscript_texts: list[str] | None = None) -> ScriptSignals:
+    """The signals of a parsed page; link_count: the links its markup holds, noscript_texts:
+    its <noscript> elements' texts, when the caller has them (links.scan_page reads both in
+    its walk; without them the document is walked for the <noscript> elements)."""
     # (scripts looked for only on a page without links: most pages have links)
     only_in_scripts = link_count == 0 and bool(tree.document.get_elements_by_tag_name("script"))
-    mount, asks = _empty_mount(tree), _noscript_asks(tree)
+    mount, asks = _empty_mount(tree), _noscript_asks(tree, noscript_texts)
     text = visible_text_chars(tree) if mount or asks or only_in_scripts else None
     return ScriptSignals(text, markup_bytes, mount, asks, only_in_scripts)

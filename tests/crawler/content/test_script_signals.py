@@ -62,3 +62,24 @@ def test_examine_reports_the_signals_of_html_only():
     page = examine(web.render_page(0, 1), "text/html", None, web.page_url(0, 1), 10**6)
     assert page.script_signals.count == 0
     assert examine(b'{"a": 1}', "application/json", None, "http://a.demo.test/x", 10**6).script_signals is None
+
+
+@pytest.mark.parametrize("html", [
+    "<html><body><noscript>Please enable JavaScript</noscript><div id=app></div></body></html>",
+    "<html><head><noscript>enable js</noscript></head><body><div id=root></div><script src=a.js></script></body></html>",
+    "<html><body><template><noscript>enable JS</noscript></template><div id=app></div></body></html>",
+    "<html><body><svg><noscript>javascript needed</noscript></svg><div id=app></div></body></html>",
+    "<html><body><NOSCRIPT>JavaScript</NOSCRIPT><NoScript>x</NoScript><a href=/x>x</a></body></html>",
+    "<html><body><noframes><noscript>javascript</noscript></noframes><div id=app></div></body></html>",
+    "<html><body><noscript><a href=/y>y</a> enable js</noscript><noscript>second: javascript</noscript></body></html>",
+    SHELL, ARTICLE,
+])
+def test_the_noscript_texts_the_link_scan_meets_give_the_signals_a_walk_of_their_own_gives(html):
+    from crawl_assets.crawler.content.links import scan_page
+
+    tree = parse_html(html)
+    scan = scan_page(tree, "http://a.test/", "recrawl")
+    walked = [node.text for node in tree.document.get_elements_by_tag_name("noscript")]
+    assert scan.noscript_texts == walked
+    for links in (0, 2):
+        assert script_signals(tree, len(html), links, scan.noscript_texts) == signals_of(html, links)
