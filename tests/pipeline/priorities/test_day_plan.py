@@ -145,6 +145,8 @@ def test_a_host_with_a_day_or_less_of_backlog_has_none():
     due = np.zeros(9, dtype=bool)
     # host 0: 3 in a cap of 3 (a day): none; host 1: 2 in a cap of 1: its best; host 2: no cap
     assert backlog_order(is_discovery, due, gain, host, cap, np.zeros(4, dtype=bool)).tolist() == [4]
+    # gains next to nothing, still told apart
+    assert backlog_order(is_discovery, due, gain * 1e-20, host, cap, np.zeros(4, dtype=bool)).tolist() == [4]
     assert backlog_order(is_discovery, due, gain, host, cap, np.array([False, True, False, False])).tolist() == []
 
 

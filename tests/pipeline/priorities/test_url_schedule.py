@@ -467,7 +467,7 @@ def test_a_crawl_in_parts_shares_the_edge_and_takes_the_backlogs_as_in_one_proce
     check_parts(whole, figures, merged, part_figures)
 
 
-@pytest.mark.parametrize("floor, per_host", [(3, [1, 0, 0, 2, 5, 0, 1]), (5, [1, 0, 1, 3, 5, 0, 1])])
+@pytest.mark.parametrize("floor, per_host", [(3, [1, 0, 0, 2, 5, 0, 1, 0]), (5, [1, 0, 0, 3, 5, 1, 1, 0])])
 def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_host):
     """The discovery floor (3 or 5 of the budget) takes polite hosts' backlogs, the longest in days of their
     cap first (then due before not, then by gain), each host's first `cap` URLs; the rest of the
@@ -477,16 +477,17 @@ def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_
     def add(host, n, **page):
         rows.extend(dict(host_index=host, **page) for _ in range(n))
     new = dict(kind_code=DISCOVERY, change_rate=0.1)
-    add(0, 4, **new, importance=0.02)  # cap 1: four days of backlog
+    add(0, 4, **new, importance=0.5)  # cap 1: four days of backlog, due
     add(1, 3, **new, importance=0.05)  # cap 2: a day and a half
-    add(2, 3, **new, importance=0.03)  # cap 1: three days
-    add(3, 12, kind_code=DISCOVERY, change_rate=500.0, importance=0.05)  # cap 3: four days, none due
+    add(2, 3, **new, importance=1e-20)  # cap 1: three days (worth next to nothing: not due)
+    add(3, 12, kind_code=DISCOVERY, change_rate=500.0, importance=1e-3)  # cap 3: four days, none due
     add(4, 5, last_visit_t=NOW - 30, change_rate=0.5, importance=100.0)  # stale and worth much
-    add(5, 6, **new, importance=0.01)  # cap 2: three days
+    add(5, 6, **new, importance=3e-20)  # cap 2: three days, worth three times host 2's
     add(6, 1, last_visit_t=NOW - 30, change_rate=0.5, importance=50.0)  # a part of one URL
+    add(7, 10, last_visit_t=NOW - 0.2, change_rate=0.5, importance=0.5)  # fetched lately: not due
     pages = columns(rows)
-    caps = pa.table({"host": [f"h{h}" for h in range(7)], "cap": [1.0, 2.0, 1.0, 3.0, 1e6, 2.0, 1e6],
-                     "flagged": [False] * 7})
+    caps = pa.table({"host": [f"h{h}" for h in range(8)], "cap": [1.0, 2.0, 1.0, 3.0, 1e6, 2.0, 1e6, 1e6],
+                     "flagged": [False] * 8})
     urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
     settings = replace(SETTINGS, daily_fetch_budget=floor + 6, discovery_share=floor / (floor + 6), discovery_days=30,
                        exploration_share=0.0, listing_reserve_share=0.0)
@@ -494,8 +495,8 @@ def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_
     check_schedule(pages, caps, settings, whole, figures)
     planned = np.array(whole["planned"].to_pylist())
     assert not np.array(whole["due"].to_pylist())[pages["host_index"] == 3].any()
-    # host 0's (four days, due), host 3's (four days, not due), host 2's (three days, worth more than host 5's)
-    assert np.bincount(pages["host_index"][planned], minlength=7).tolist() == per_host
-    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 1, 4], [2, 3, 5], [6]))
+    # host 0's (four days, due), host 3's (four days, not due), host 5's (three days, worth more than host 2's)
+    assert np.bincount(pages["host_index"][planned], minlength=8).tolist() == per_host
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 1, 4], [2, 3, 5, 7], [6]))
     check_parts(whole, figures, merged, part_figures)
 
