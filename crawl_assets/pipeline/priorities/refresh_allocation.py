@@ -371,10 +371,10 @@ def edge_share(parts: list[AllocationPart], log_price: float, budget: float) -> 
 
 def _solve(spend, budget: float, guess: float | None) -> float:
     """Bracket log μ (around `guess`, if any), then regula falsi (Illinois variant) on
-    spend(log μ), which falls as μ rises; a step bisects instead where two steps shrank the
+    spend(log μ), which falls as μ rises; a step bisects instead where six steps shrank the
     bracket by less than half (at a jump of the spend, as when many pages alike reach the
     price's edge together, the secant crawls towards the jump: bisection reaches it, within
-    _EDGE, where edge_share finds the pages it leaves)."""
+    _EDGE, where edge_share finds the pages it leaves; on a smooth spend it seldom acts)."""
     width = 0.5 if guess is not None else 5.0
     lo, hi = (guess - width, guess + width) if guess is not None else (-width, width)
     while spend(hi) > budget:
@@ -387,7 +387,7 @@ def _solve(spend, budget: float, guess: float | None) -> float:
     fa, fb = spend(a) - budget, spend(b) - budget
     c, side, widths = a, 0, [b - a]
     for _ in range(200):
-        if len(widths) > 2 and widths[-1] > 0.5 * widths[-3]:
+        if len(widths) > 6 and widths[-1] > 0.5 * widths[-7]:
             c = 0.5 * (a + b)
         else:
             c = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)

@@ -73,6 +73,9 @@ def test_at_a_price_each_page_takes_the_frequency_whose_marginal_freshness_is_th
     exact = rate / x
     f = frequencies_at_price(price, rate, weight, max_per_day=1e12)
     assert_inverse(f, exact, x)
+    # levels price·λ/w from e^-60 to e^-20 (the curve's first steps among them): max_per_day
+    level = np.exp(np.linspace(-60, -20, 200_001))
+    assert (frequencies_at_price(level, np.ones(len(level)), np.ones(len(level)), max_per_day=1.0) == 1.0).all()
     assert (x < NEAR_ONE_X).sum() > 500 and (x > NEAR_ONE_X).sum() > 500  # both tables
     # at most max_per_day
     capped = frequencies_at_price(price, rate, weight, max_per_day=1.0)
@@ -113,20 +116,14 @@ def test_at_a_price_each_page_takes_the_frequency_whose_marginal_age_is_the_pric
     f = frequencies_at_price(price, rate, weight, max_per_day=1e12, objective="age")
     assert_inverse(f, rate / x, x, "age")
     assert (f > 0).all()
-
-
-def test_at_a_price_far_below_their_worth_pages_take_max_per_day():
-    # levels price·λ/w from e^-60 to e^-20 (the curve's first steps among them), and a price of 0
-    level = np.exp(np.linspace(-60, -20, 200_001))
-    f = frequencies_at_price(level, np.ones(len(level)), np.ones(len(level)), max_per_day=1.0)
-    assert (f == 1.0).all()
-    assert (frequencies_at_price(0.0, [0.3, 2.0, 0.0], [1.0, 1.0, 1.0], max_per_day=3.0) == [3.0, 3.0, 0.0]).all()
-
-
-def test_under_the_age_objective_every_changing_page_gets_some_share_at_any_level():
-    level = np.exp(np.linspace(0, 60, 1001))  # price·λ²/w up to e^60
+    # at any level, up to e^60 (past the curve's table: the f of its last step)
+    level = np.exp(np.linspace(0, 60, 1001))
     f = frequencies_at_price(level, np.ones(len(level)), np.ones(len(level)), objective="age")
     assert (f > 0).all() and (np.diff(f) <= 0).all()
+
+
+def test_at_a_price_of_nothing_pages_take_max_per_day():
+    assert (frequencies_at_price(0.0, [0.3, 2.0, 0.0], [1.0, 1.0, 1.0], max_per_day=3.0) == [3.0, 3.0, 0.0]).all()
 
 
 def test_pages_that_never_change_or_weigh_nothing_get_no_fetch():
@@ -362,14 +359,15 @@ def test_the_budget_left_at_the_edge_fills_hosts_to_their_caps_and_the_rest_equa
     price, its own price reaches their edge, and its cap is shared the same way."""
     rows = [(0, 10, 0.01, 1.0), (0, 100, 50.0, 1.0),  # uncapped: slow and fast pages
             (1, 7, 0.01, 1.0), (1, 100, 50.0, 1.0),  # cap 4: the slow pages leave it 0.52
-            (2, 100, 50.0, 1.0), (2, 10, 0.5, 0.01),  # uncapped; pages at the edge with λ/X_MAX < the share
+            (2, 100, 50.0, 1.0), (2, 10, 0.5, 0.01),  # cap 20, more than it takes; pages whose λ/X_MAX < the share
             (3, 6, 0.01, 1.0), (3, 1, 50.0, 1.0),  # cap 3: the slow pages leave it 0.02
-            (4, 100, 50.0, 10.0), (4, 10, 0.1, 0.02)]  # cap 1, over it at the crawl's price
+            (4, 100, 50.0, 10.0), (4, 10, 0.1, 0.02),  # cap 1, over it at the crawl's price
+            (5, 1, 50.0, 1.0)]  # cap 0.3: more than the share
     host = np.concatenate([np.full(n, h) for h, n, _, _ in rows])
     rate = np.concatenate([np.full(n, r) for _, n, r, _ in rows])
     weight = np.concatenate([np.full(n, w) for _, n, _, w in rows])
     group = np.concatenate([np.full(n, i) for i, (_, n, _, _) in enumerate(rows)])
-    cap = np.array([1e9, 4.0, 1e9, 3.0, 1.0])
+    cap = np.array([1e9, 4.0, 20.0, 3.0, 1.0, 0.3])
     result = allocate(rate, weight, host, cap, budget=30)
     f = result.frequency
     assert result.price == pytest.approx(0.02, rel=1e-9)
@@ -384,14 +382,14 @@ def test_the_budget_left_at_the_edge_fills_hosts_to_their_caps_and_the_rest_equa
     assert each[3] == pytest.approx((4.0 - 7 * each[2]) / 100, rel=1e-9)
     assert each[7] == pytest.approx(3.0 - 6 * each[6], rel=1e-9)
     share = each[1]
-    assert each[4] == share and share > 0.05
+    assert each[4] == share == each[10] and share > 0.05
     np.testing.assert_allclose([each[5], each[9]], [0.5 / X_MAX, 0.1 / X_MAX], rtol=1e-7)  # bound
     # host 4: its cap shared by its 110 pages, the ten bound at λ / X_MAX
     assert each[8] == pytest.approx(1 / 110, rel=1e-9)
     # the budget spent, but what the bound keeps from the edge pages of hosts 2 and 4
     assert f.sum() == pytest.approx(30 - 10 * (share - 0.5 / X_MAX) - 10 * (1 / 110 - 0.1 / X_MAX), rel=1e-7)
     # the same over shards, the crawl's share found from their answers
-    split = split_by_host(rate, weight, host, cap, 3, seed=2)
+    split = split_by_host(rate, weight, host, cap, 3, seed=1)
     assert len(split) == 3 and min(len(rows_) for rows_, _ in split) > 0
     parts = [part for _, part in split]
     log_price = crawl_log_price(parts, 30)
@@ -455,3 +453,25 @@ def test_the_price_search_ends_affordable_for_budgets_small_and_large():
         log_price = crawl_log_price([part], budget)
         spend = part.spend(log_price) / float(1 << 24)
         assert budget * (1 - 1e-6) <= spend <= budget, (scale, budget, spend)
+
+
+class CountedPart(AllocationPart):
+    """A part that counts the prices it is asked its spend at (each a pass over its pages)."""
+
+    def spend(self, log_price: float) -> int:
+        self.asked = getattr(self, "asked", set()) | {log_price}
+        return super().spend(log_price)
+
+
+@pytest.mark.parametrize("objective", ["freshness", "age"])
+def test_the_price_search_asks_the_parts_few_questions(objective):
+    """Each question is a pass over every part's pages (10 million of them on a large crawl):
+    regula falsi on a smooth spend finds the price in about a dozen."""
+    for seed, pages, hosts in ((3, 3000, 40), (8, 4000, 60), (10, 2000, 30)):
+        rate, weight, host, cap = random_web(seed, pages, hosts)
+        for budget in (100, 300):
+            part = CountedPart(rate, weight, host, cap, objective=objective)
+            log_price = crawl_log_price([part], budget)
+            assert budget * (1 - 1e-6) <= part.spend(log_price) / float(1 << 24) <= budget
+            assert len(part.asked) <= 20, (seed, budget, len(part.asked))
+
