@@ -5,7 +5,7 @@
  * tuple of bytes) occurs in the haystack, exactly as any(n in haystack for n in needles) says
  * (an empty needle occurs everywhere); with fold_case, in haystack.lower() (ASCII letters
  * lowered, as bytes.lower() does), without making that lowered copy: each needle's first and
- * last bytes are compared with 16 lowered haystack bytes at a time (SSE2), the rest only where
+ * last bytes are compared with 16 haystack bytes at a time, folded (SSE2), the rest only where
  * both match. volatile_parts.py searches a page so for its words (lower case) on every page.
  *
  * Built by setup.py as an optional extension: without a compiler the callers fall back to
@@ -31,26 +31,27 @@ static void fill_lowered(void)
         lowered[i] = (unsigned char)(i >= 'A' && i <= 'Z' ? i + 32 : i);
 }
 
-/* whether n[0:m] occurs in h[0:len] lowered (m >= 1) */
+/* whether n[0:m] occurs in h[0:len] lowered (m >= 1). A lowered haystack holds no upper-case
+ * letter, so a needle with one never occurs. Otherwise a haystack byte x equals needle byte c
+ * once lowered exactly when (x | 0x20) == c for a letter c (x is c or its upper case) and when
+ * x == c for any other c: one OR and one compare a byte. */
 static int contains_folded(const unsigned char *h, Py_ssize_t len, const unsigned char *n, Py_ssize_t m)
 {
     if (m > len)
         return 0;
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (n[k] >= 'A' && n[k] <= 'Z')
+            return 0;
     const unsigned char first = n[0], last = n[m - 1];
     Py_ssize_t i = 0, end = len - m + 1;  /* candidate starts: [0, end) */
 #ifdef __SSE2__
-    const __m128i upper_below = _mm_set1_epi8('A' - 1), upper_above = _mm_set1_epi8('Z' + 1);
-    const __m128i case_bit = _mm_set1_epi8(0x20);
+    const __m128i fold_first = _mm_set1_epi8(first >= 'a' && first <= 'z' ? 0x20 : 0);
+    const __m128i fold_last = _mm_set1_epi8(last >= 'a' && last <= 'z' ? 0x20 : 0);
     const __m128i want_first = _mm_set1_epi8((char)first), want_last = _mm_set1_epi8((char)last);
     /* 16 starts at a time while the last byte's block stays inside the haystack */
     for (; i + 16 <= end; i += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(h + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(h + i + m - 1));
-        /* signed compares: bytes >= 0x80 are negative, so never taken for A-Z */
-        a = _mm_add_epi8(a, _mm_and_si128(case_bit, _mm_and_si128(_mm_cmpgt_epi8(a, upper_below),
-                                                                   _mm_cmplt_epi8(a, upper_above))));
-        b = _mm_add_epi8(b, _mm_and_si128(case_bit, _mm_and_si128(_mm_cmpgt_epi8(b, upper_below),
-                                                                   _mm_cmplt_epi8(b, upper_above))));
+        __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + i)), fold_first);
+        __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + i + m - 1)), fold_last);
         unsigned int hits = (unsigned int)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, want_first),
                                                                           _mm_cmpeq_epi8(b, want_last)));
         while (hits) {
