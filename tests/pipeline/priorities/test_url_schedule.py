@@ -173,9 +173,10 @@ def test_exploration_revisits_the_pools_that_teach_most_first():
         dict(on_prior=True, pool_key=11, importance=8.0, last_visit_t=NOW - 3),  # not eligible, its pool unseen
         dict(on_prior=True, pool_key=3, importance=2.0, last_visit_t=NOW),  # visited at the plan day's midnight
         dict(on_prior=True, pool_key=13, importance=0.5, last_visit_t=NOW - 1),  # 0.5 / 1: a pool without evidence
+        dict(on_prior=False, pool_key=4, last_visit_t=NOW - 1),  # evidence for a pool none explores
     ]
     pages = columns(rows)
-    eligible = np.array([True] * 6 + [False] + [True] * 4 + [False] + [True] * 2)
+    eligible = np.array([True] * 6 + [False] + [True] * 4 + [False] + [True] * 3)
     order, score = exploration_ranking(pages, eligible, pages["importance"], NOW)
     assert order.tolist() == [4, 1, 0, 5, 2, 13]
     np.testing.assert_allclose(score, [13.0, 3.0, 2.0, 5 / 3, 1.5, 0.5], rtol=1e-12)
@@ -350,7 +351,7 @@ def test_a_held_page_that_never_changes_is_not_planned_though_budget_is_left():
 def test_the_discovery_floor_counts_every_url_never_fetched_not_only_those_offered():
     """3,000 URLs never fetched, worth less than 300 due pages: the floor covers them in 30
     days (100 a day), though the plan reads only the head of the order (2 x 200 + 1,024 rows)."""
-    rows = [dict(kind_code=DISCOVERY, importance=0.01, host_index=1) for _ in range(3000)]
+    rows = [dict(kind_code=DISCOVERY, importance=0.01 * (1 + i / 3000), host_index=1) for i in range(3000)]
     rows += [dict(last_visit_t=NOW - 40, change_rate=0.5, importance=10.0, pending_change=True) for _ in range(300)]
     pages = columns(rows)
     caps = pa.table({"host": ["a", "b"], "cap": [1e6, 1e6], "flagged": [False, False]})
@@ -381,9 +382,9 @@ def test_a_polite_hosts_backlog_takes_the_discovery_floor_first():
     assert np.bincount(pages["host_index"][planned], minlength=3).tolist() == [0, 4, 4]
 
 
-def in_parts(pages, caps, urls, settings, hosts_of_parts):
+def in_parts(pages, caps, urls, settings, hosts_of_parts, chunked=True):
     """schedule_parts over the crawl split by host (URLs as chunked arrays, as the step reads
-    them), each part's columns put back in the crawl's rows; the parts and their figures."""
+    them, or not), each part's columns put back in the crawl's rows; the parts and their figures."""
     parts, part_urls, rows_of = [], [], []
     for hosts in hosts_of_parts:
         rows = np.flatnonzero(np.isin(pages["host_index"], hosts))
@@ -391,7 +392,8 @@ def in_parts(pages, caps, urls, settings, hosts_of_parts):
         mine["host_index"] = np.searchsorted(hosts, pages["host_index"][rows])
         parts.append(PartSchedule(mine, caps.take(pa.array(hosts, pa.int64())), NOW, settings))
         taken = urls.take(pa.array(rows, pa.int64()))
-        part_urls.append(pa.chunked_array([taken[:len(rows) // 2], taken[len(rows) // 2:]], pa.string()))
+        part_urls.append(pa.chunked_array([taken[:len(rows) // 2], taken[len(rows) // 2:]], pa.string())
+                         if chunked else taken)
         rows_of.append(rows)
     out, figures = schedule_parts(parts, settings, part_urls)
     merged = {}
@@ -497,6 +499,24 @@ def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_
     assert not np.array(whole["due"].to_pylist())[pages["host_index"] == 3].any()
     # host 0's (four days, due), host 3's (four days, not due), host 5's (three days, worth more than host 2's)
     assert np.bincount(pages["host_index"][planned], minlength=8).tolist() == per_host
-    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 1, 4], [2, 3, 5, 7], [6]))
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 1, 4], [2, 3, 5, 7], [6]), chunked=False)
+    check_parts(whole, figures, merged, part_figures)
+
+
+def test_listings_due_are_not_counted_among_the_due_candidates_of_a_crawl_in_parts():
+    """1,020 due pages and ten due listings over two parts, a budget of 1: the plan reads the
+    head of 2 x 1 + 1,024 rows of each part's due candidates, which holds them all."""
+    rows = [dict(last_visit_t=NOW - 30, change_rate=0.5, importance=1 + (i % 97) / 97, host_index=i % 2,
+                 pending_change=True) for i in range(1020)]
+    rows += [dict(last_visit_t=NOW - 3, change_rate=0.5, listing=True, pending_change=True, host_index=i % 2)
+             for i in range(10)]
+    pages = columns(rows)
+    caps = pa.table({"host": ["a", "b"], "cap": [1e6, 1e6], "flagged": [False, False]})
+    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
+    settings = replace(SETTINGS, daily_fetch_budget=1, exploration_share=0.0, listing_reserve_share=0.0,
+                       discovery_share=0.0)
+    whole, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, whole, figures)
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0], [1]))
     check_parts(whole, figures, merged, part_figures)
 
