@@ -40,6 +40,7 @@ _URL = "tests/crawler/url_policy/"
 _FETCH = "tests/crawler/fetching/"
 _STATS = "tests/pipeline/change_stats/"
 _PRIO = "tests/pipeline/priorities/"
+_CONTENT = "tests/crawler/content/"
 TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/rendering/render_decision.py": ["tests/crawler/rendering/test_render_decision.py"],
     "crawl_assets/defs/run_launcher.py": ["tests/defs/test_run_launcher.py"],
@@ -64,6 +65,8 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/urls.py": [_URL + "test_urls.py"],
     "crawl_assets/crawler/url_policy/url_bloom.py": [_URL + "test_url_bloom.py", _FETCH + "test_admission.py"],
     "crawl_assets/crawler/fetching/admission.py": [_FETCH + "test_admission.py"],
+    "crawl_assets/crawler/content/volatile_parts.py": [_CONTENT + "test_volatile_parts.py", _CONTENT + "test_bytes_kernel.py"],
+    "crawl_assets/crawler/content/script_signals.py": [_CONTENT + "test_script_signals.py"],
     "crawl_assets/pipeline/priorities/host_delays.py": [_PRIO + "test_host_delays.py"],
     "crawl_assets/pipeline/priorities/plan_offers.py": [_PRIO + "test_plan_offers.py"],
     "crawl_assets/pipeline/change_stats/pool_sums.py": [_STATS + "test_pool_sums.py"],

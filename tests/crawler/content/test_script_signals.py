@@ -83,3 +83,11 @@ def test_the_noscript_texts_the_link_scan_meets_give_the_signals_a_walk_of_their
     assert scan.noscript_texts == walked
     for links in (0, 2):
         assert script_signals(tree, len(html), links, scan.noscript_texts) == signals_of(html, links)
+
+
+def test_an_empty_mount_alone_has_the_pages_visible_text_counted():
+    """A page whose one content element is an empty mount, with links and no <noscript>: the
+    mount alone is reason to count the visible text, which is then little."""
+    signals = signals_of("<html><body><div id=app></div></body></html>", links=2)
+    assert (signals.empty_mount, signals.noscript_asks, signals.links_only_in_scripts) == (True, False, False)
+    assert signals.text_chars == 0 and signals.little_text
