@@ -67,6 +67,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/fetching/admission.py": [_FETCH + "test_admission.py"],
     "crawl_assets/crawler/content/volatile_parts.py": [_CONTENT + "test_volatile_parts.py", _CONTENT + "test_bytes_kernel.py"],
     "crawl_assets/crawler/content/script_signals.py": [_CONTENT + "test_script_signals.py"],
+    "crawl_assets/crawler/content/links.py": [_CONTENT + "test_links.py", _CONTENT + "test_link_extraction.py"],
     "crawl_assets/pipeline/priorities/host_delays.py": [_PRIO + "test_host_delays.py"],
     "crawl_assets/pipeline/priorities/plan_offers.py": [_PRIO + "test_plan_offers.py"],
     "crawl_assets/pipeline/change_stats/pool_sums.py": [_STATS + "test_pool_sums.py"],
