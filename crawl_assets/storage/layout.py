@@ -81,6 +81,15 @@ host_events_file = PartitionFile("change_stats", "host_events.parquet")
 # recrawl_priorities[D]: every known URL's priority and the plan for the day after.
 priorities_file = PartitionFile("recrawl_priorities", "url_priorities.parquet")
 priority_hosts_file = PartitionFile("recrawl_priorities", "host_budgets.parquet")
+# ... or, for a crawl whose priorities are planned per shard (priorities_per_shard), in three
+# stages (pipeline/priorities/shard_priorities.py): each shard's summary of its pages
+# (priority_part[D|S]), the crawl's price and plan (crawl_price[D]: the planned rows of every
+# shard), and each shard's URL priorities and host budgets (shard_priorities[D|S]).
+priority_part_dir = PartitionFile("priority_parts", "", per_shard=True)
+crawl_price_file = PartitionFile("crawl_price", "price.json")
+crawl_planned_file = PartitionFile("crawl_price", "planned_rows.parquet")
+shard_priorities_file = PartitionFile("recrawl_priorities", "url_priorities.parquet", per_shard=True)
+shard_priority_hosts_file = PartitionFile("recrawl_priorities", "host_budgets.parquet", per_shard=True)
 # day_report[D]
 day_report_dir = PartitionFile("day_report", "")
 

@@ -21,7 +21,12 @@ from crawl_assets.crawler.url_policy.url_bloom import ShardSeenFilter
 from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
-from crawl_assets.pipeline.priorities.priorities_step import priorities_of_parts, recrawl_priorities
+from crawl_assets.pipeline.priorities.priorities_step import (
+    plain_strings, prepare_part, priorities_of_parts, recrawl_priorities,
+)
+from crawl_assets.pipeline.priorities.shard_priorities import (
+    part_tables, plan_json, plan_of_shards, planned_rows, read_plan, shard_priorities, write_part,
+)
 from crawl_assets.pipeline.priorities.recrawl_plan import next_day, plan_path
 from crawl_assets.pipeline.recrawl_inputs import change_stats_sources, priorities_inputs
 from crawl_assets.pipeline.registry_step import (
@@ -38,6 +43,7 @@ from crawl_assets.storage.layout import (
     frontier_file,
     links_file,
     priorities_file,
+    priority_part_dir,
     seeds_file,
     seen_filter_file,
     url_registry_file,
@@ -101,7 +107,28 @@ def same_priorities(settings, date: str):
     assert crawl.counts.expected_freshness == pytest.approx(whole.counts.expected_freshness, rel=1e-12)
     hosts = pa.concat_tables([part.hosts for part in crawl.parts])
     assert by_host(hosts) == by_host(whole.hosts)
+    same_priorities_in_stages(settings, date, shard_inputs, table, crawl)
     return table
+
+
+def same_priorities_in_stages(settings, date: str, shard_inputs, table: pa.Table, in_parts) -> None:
+    """The same per shard in three stages, each as its own process would run it (the files
+    between them written and read back): each shard's summary, the crawl's price and plan
+    from the summaries, each shard's table at that price; the crawl's counts are those of the
+    shards held in one process (in_parts), to the last bit."""
+    root, folders = settings.data_root, {}
+    for shard, inputs in zip(settings.shard_keys(), shard_inputs):
+        folders[shard] = priority_part_dir(root, date, shard)
+        write_part(part_tables(prepare_part(inputs.part(), settings), inputs.hosts), folders[shard])
+    crawl = plan_of_shards(folders, next_day(date), settings)
+    assert crawl.counts == in_parts.counts
+    figures, rows = plan_json(crawl), planned_rows(crawl)
+    parts = [shard_priorities(folders[shard], read_plan(figures, rows, shard), shard, next_day(date), settings)
+             for shard in settings.shard_keys()]
+    merged = by_url(pa.concat_tables([plain_strings(part.urls) for part in parts]))
+    assert merged.equals(table)
+    assert by_host(pa.concat_tables([part.hosts for part in parts])) == by_host(pa.concat_tables(
+        [part.hosts for part in in_parts.parts]))
 
 
 def by_host(hosts: pa.Table) -> dict:

@@ -124,51 +124,74 @@ def priorities_of_parts(parts: list[PartInputs], plan_date: str | Date, settings
     them): each part's pages prepared from its own inputs; the crawl's few shared figures (the
     typical change rate, the price, the plan) from the parts' summaries; each part's table of
     its URLs in URL order, the same rows the whole crawl in one part gives. urls_out: a Parquet
-    file per part, or None (tables returned)."""
-    if settings.recrawl_objective not in OBJECTIVES:
-        raise ValueError(f"setting recrawl_objective must be one of {OBJECTIVES}, "
-                         f"not {settings.recrawl_objective!r}")
-    day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
-    now = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
-    prepared = [_prepare(part, settings) for part in parts]
-    own = [p.columns["own_change_rate"] for p in prepared]
-    everyone = _typical_rate([rates[~np.isnan(rates)] for rates in own])
-    schedules = [_part_schedule(p, everyone, now, settings) for p in prepared]
-    del own
+    file per part, or None (tables returned). (shard_priorities.py: the same over parts each
+    prepared in a process of its own.)"""
+    check_objective(settings)
+    now = plan_day_number(plan_date)
+    prepared = [prepare_part(part, settings) for part in parts]
+    everyone = typical_rate([own_rates(p) for p in prepared])
+    schedules = [part_schedule(p, everyone, now, settings) for p in prepared]
     columns_of_parts, crawl_figures = schedule_parts(schedules, settings,
-                                                     [p.rows.url for p in prepared] if len(parts) > 1 else None)
+                                                     [p.url for p in prepared] if len(parts) > 1 else None)
     outputs, part_counts = [], []
     for i, planned in enumerate(columns_of_parts):
-        part, columns = prepared[i], prepared[i].columns
-        per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
-                               minlength=len(part.caps))
-        hosts = part.caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
-        part_counts.append(_part_counts(columns["kind_code"], columns["listing"], planned, schedules[i].due))
-        kinds = pa.array([k.value for k in KIND_CODES])
-        table = pa.table({"url": part.rows.url,
-                          "host": pa.DictionaryArray.from_arrays(columns["host_index"], part.host_names),
-                          "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
-                          "change_rate": columns["change_rate"], "importance": columns["importance"], **planned})
+        table, hosts, counts = part_output(prepared[i], schedules[i], planned)
+        part_counts.append(counts)
         prepared[i] = schedules[i] = columns_of_parts[i] = None  # (each part's arrays freed once its table is made)
-        del columns, planned, part
+        del planned
         if urls_out is None or urls_out[i] is None:
-            urls = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
-                                         for f in table.schema]))
+            urls = plain_strings(table)
         else:
             urls = None
-            _write(table, urls_out[i])
+            write_part_urls(table, urls_out[i])
         del table
         outputs.append((urls, hosts))
-    counts = _counts(part_counts, settings, crawl_figures)
+    counts = crawl_counts(part_counts, settings, crawl_figures)
     return CrawlPriorities(parts=[Priorities(urls=urls, counts=counts, hosts=hosts) for urls, hosts in outputs],
                            counts=counts)
 
 
-@dataclass
-class _Prepared:
-    """One part's pages before the crawl's typical rate is known."""
+def check_objective(settings) -> None:
+    if settings.recrawl_objective not in OBJECTIVES:
+        raise ValueError(f"setting recrawl_objective must be one of {OBJECTIVES}, "
+                         f"not {settings.recrawl_objective!r}")
 
-    rows: UrlOrder
+
+def plan_day_number(plan_date: str | Date) -> float:
+    """The plan date's midnight (UTC), in days since the epoch."""
+    day = Date.fromisoformat(plan_date) if isinstance(plan_date, str) else plan_date
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp() / SECONDS_A_DAY
+
+
+def part_output(part: PreparedPart, schedule: PartSchedule, planned: dict) -> tuple[pa.Table, pa.Table, dict]:
+    """The part's URL table (host and kind dictionary-encoded), its hosts' caps and planned
+    fetches, and its counts, from its schedule's output columns (PartSchedule.columns)."""
+    columns = part.columns
+    per_host = np.bincount(columns["host_index"], weights=planned["planned"].to_numpy(zero_copy_only=False),
+                           minlength=len(part.caps))
+    hosts = part.caps.select(["host", "cap"]).append_column("planned", pa.array(per_host.astype(np.int64)))
+    counts = part_counts(columns["kind_code"], columns["listing"], planned["planned"].to_numpy(zero_copy_only=False),
+                          int(schedule.due.sum()))
+    kinds = pa.array([k.value for k in KIND_CODES])
+    table = pa.table({"url": part.url,
+                      "host": pa.DictionaryArray.from_arrays(columns["host_index"], part.host_names),
+                      "kind": pa.DictionaryArray.from_arrays(columns["kind_code"], kinds),
+                      "change_rate": columns["change_rate"], "importance": columns["importance"], **planned})
+    return table, hosts, counts
+
+
+def plain_strings(table: pa.Table) -> pa.Table:
+    """The URL table with its dictionary columns as plain strings (as it reads back from Parquet)."""
+    return table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f
+                                 for f in table.schema]))
+
+
+@dataclass
+class PreparedPart:
+    """One part's pages before the crawl's typical rate is known: its URLs (in URL order),
+    their numbers (columns), its hosts (host_names, in host order; caps, host_rates, facts)."""
+
+    url: pa.ChunkedArray
     columns: dict
     host_names: pa.Array
     caps: pa.Table
@@ -177,7 +200,7 @@ class _Prepared:
     inlinks: np.ndarray
 
 
-def _prepare(part: PartInputs, settings) -> _Prepared:
+def prepare_part(part: PartInputs, settings) -> PreparedPart:
     if isinstance(part.change_stats, pa.Table):
         _require(part.change_stats, "change_stats", STATS_COLUMNS)
     _require(part.known_urls, "known_urls", {"url", "host"})
@@ -195,11 +218,17 @@ def _prepare(part: PartInputs, settings) -> _Prepared:
     columns = rows.columns
     columns["host_index"] = host_index
     columns["listing"] = rows.known(_listings(known))
-    return _Prepared(rows, columns, host_names, host_caps(host_names, facts, settings), host_rates, facts,
-                     rows.known(inlink_counts))
+    return PreparedPart(rows.url, columns, host_names, host_caps(host_names, facts, settings), host_rates, facts,
+                        rows.known(inlink_counts))
 
 
-def _part_schedule(part: _Prepared, everyone: float, now: float, settings) -> PartSchedule:
+def own_rates(part: PreparedPart) -> np.ndarray:
+    """The part's URLs' own change rates (those with an estimate), for the crawl's typical rate."""
+    rates = part.columns["own_change_rate"]
+    return rates[~np.isnan(rates)]
+
+
+def part_schedule(part: PreparedPart, everyone: float, now: float, settings) -> PartSchedule:
     """The part's rates (its own, its host's typical, else the crawl's) and importance, scheduled."""
     columns, host_index = part.columns, part.columns["host_index"]
     columns["change_rate"] = _rates_or_typical(columns.pop("own_change_rate"), host_index, everyone,
@@ -216,7 +245,7 @@ _DICTIONARY_COLUMNS = ["host", "kind", "next_due", "level"]
 _ROW_GROUP_ROWS, _WRITE_BATCH_ROWS = 1 << 21, 1 << 16
 
 
-def _write(table: pa.Table, path) -> None:
+def write_part_urls(table: pa.Table, path) -> None:
     """The URL table to Parquet (in the table's order), under a temporary name then renamed.
     pyarrow's writer on one thread costs less than DuckDB's on several: the host and kind
     columns arrive dictionary-encoded (written as such, no hashing of 10M strings) and are
@@ -242,16 +271,67 @@ def _per_host(table: pa.Table, column: str, host_names: pa.Array, default: float
         else np.full(len(host_names), default)
 
 
-def _typical_rate(own_rates: list[np.ndarray]) -> float:
+def typical_rate(own_rates: list[np.ndarray]) -> float:
     """Everyone's typical change rate: the median over every URL of the crawl with an estimate
     (each part's own), else DEFAULT_RATE."""
     known_rates = np.concatenate(own_rates) if own_rates else np.zeros(0)
     return _median(known_rates) if len(known_rates) else DEFAULT_RATE
 
 
+def typical_rate_of_parts(own_rates_of, parts: int) -> float:
+    """typical_rate over parts held elsewhere: own_rates_of(i) reads part i's own rates
+    (own_rates), called a few times a part, never two parts' at once (median_of_parts)."""
+    median = median_of_parts(own_rates_of, parts)
+    return DEFAULT_RATE if median is None else median
+
+
+_DIGIT_BITS = 16
+
+
+def median_of_parts(values_of, parts: int) -> float | None:
+    """The median (as _median: lo + (hi - lo) / 2) of the values of every part (no NaN), None
+    for none: the two middle values found by radix selection on the floats' bits, 16 bits a
+    pass over the parts (four passes each), counting 65,536 digits at a time."""
+    total = sum(len(values_of(i)) for i in range(parts))
+    if total == 0:
+        return None
+    lo, hi = (_select(values_of, parts, k) for k in ((total - 1) // 2, total // 2))
+    return float(lo + (hi - lo) * 0.5)
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+def _select(values_of, parts: int, k: int) -> float:
+    """The k-th smallest (from 0) of the parts' values."""
+    prefix, fixed = 0, 0  # the key's high `fixed` bits, found so far
+    for shift in range(64 - _DIGIT_BITS, -1, -_DIGIT_BITS):
+        counts = np.zeros(1 << _DIGIT_BITS, dtype=np.int64)
+        for i in range(parts):
+            keys = _order_keys(values_of(i))
+            if fixed:
+                keys = keys[(keys >> np.uint64(64 - fixed)) == np.uint64(prefix)]
+            digits = (keys >> np.uint64(shift)) & np.uint64((1 << _DIGIT_BITS) - 1)
+            counts += np.bincount(digits.astype(np.int64), minlength=1 << _DIGIT_BITS)
+        below = np.cumsum(counts)
+        digit = int(np.searchsorted(below, k, side="right"))
+        k -= int(below[digit - 1]) if digit else 0
+        prefix, fixed = (prefix << _DIGIT_BITS) | digit, fixed + _DIGIT_BITS
+    key = np.array([prefix], dtype=np.uint64)
+    bits = np.where(key & _SIGN, key ^ _SIGN, ~key)  # (_order_keys undone)
+    return float(bits.view(np.float64)[0])
+
+
+def _order_keys(values: np.ndarray) -> np.ndarray:
+    """Unsigned keys in the floats' order: the sign bit set for positives, every bit flipped
+    for negatives."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+    return np.where(bits & _SIGN, ~bits, bits | _SIGN)
+
+
 def _rates_or_typical(own: np.ndarray, host_index: np.ndarray, everyone: float, host_median: np.ndarray) -> np.ndarray:
     """Each URL's change rate: its own estimate (change_stats), else its host's median, else
-    everyone's (_typical_rate)."""
+    everyone's (typical_rate)."""
     typical = np.where(np.isnan(host_median), everyone, host_median)
     rate = np.empty(len(own))
 
@@ -296,16 +376,18 @@ def _host_facts(hosts: pa.Table | None) -> pa.Table:
                          if c in hosts.column_names])
 
 
-def _part_counts(kind_code: np.ndarray, listing: np.ndarray, scheduled: dict, due: np.ndarray) -> dict[str, int]:
-    """A part's counts of URLs (PriorityCounts' integer fields but the crawl's figures)."""
-    planned = scheduled["planned"].to_numpy(zero_copy_only=False)
+def part_counts(kind_code: np.ndarray, listing: np.ndarray, planned: np.ndarray, due: int,
+                urls: int | None = None) -> dict[str, int]:
+    """A part's counts of URLs (PriorityCounts' integer fields but the crawl's figures): kind_code,
+    listing and planned over the same rows (every URL of the part, or some holding every planned
+    one: then urls, the part's URLs, is given); due: how many of the part's URLs are due."""
     per_kind = {k: int((planned & (kind_code == KIND_CODES.index(k))).sum()) for k in Kind}
-    return {"urls": len(planned), "planned": int(planned.sum()), "refresh_planned": per_kind[Kind.REFRESH],
+    return {"urls": len(planned) if urls is None else urls, "planned": int(planned.sum()), "refresh_planned": per_kind[Kind.REFRESH],
             "discovery_planned": per_kind[Kind.DISCOVERY], "gone_planned": per_kind[Kind.GONE],
-            "listings_planned": int((planned & listing).sum()), "due": int(due.sum())}
+            "listings_planned": int((planned & listing).sum()), "due": due}
 
 
-def _counts(parts: list[dict[str, int]], settings, figures) -> PriorityCounts:
+def crawl_counts(parts: list[dict[str, int]], settings, figures) -> PriorityCounts:
     capped_hosts, price, expected, explored = figures
     summed = {name: sum(part[name] for part in parts) for name in parts[0]} if parts else {}
     assert summed.get("planned", 0) <= settings.daily_fetch_budget

@@ -242,6 +242,7 @@ class AllocationPart:
         self.pages = _Pages(*((rate, weight) if self.active is None else (rate[self.active], weight[self.active])),
                             max_per_day, objective)
         self.page_host = host if self.active is None else host[self.active]
+        self.priced = self.pages.rate.size  # pages with λ > 0 and w > 0
         # A host that could not use its cap even at max_per_day for every page never binds.
         self.binds = self.cap < np.bincount(self.page_host, minlength=len(self.cap)) * max_per_day
         self._spent: dict[float, int] = {}
@@ -330,7 +331,7 @@ def crawl_log_price(parts: list[AllocationPart], budget: float, sample: int = SA
     def spend(log_price: float) -> float:
         return sum(part.spend(log_price) for part in parts) / _SPEND_UNIT
 
-    pages = sum(part.pages.rate.size for part in parts)
+    pages = sum(part.priced for part in parts)
     if pages == 0 or spend(-np.inf) <= budget:
         return -np.inf
     guess = None

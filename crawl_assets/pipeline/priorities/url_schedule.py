@@ -8,6 +8,7 @@ day's plan (day_plan.py), its ranks and front-queue levels."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -119,41 +120,74 @@ def _urls_of(urls, rows: np.ndarray) -> pa.Array:
     return (taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken).cast(pa.string())
 
 
+class CrawlPrice(NamedTuple):
+    """The crawl's one price and what each part prices its pages with (PartSchedule.price)."""
+
+    log_price: float
+    share: float  # what each page at the price's edge gets (refresh_allocation.edge_share)
+    mean_interval: float  # the days between visits the budget allows on average (at least 1)
+
+
+def crawl_price(allocations: list, held: int, budget: float) -> CrawlPrice:
+    """The price at which the parts' hosts take the budget, from the parts' answers alone
+    (allocations: each part's AllocationPart, or anything answering as one); held: the
+    crawl's pages priced (refresh and discovery)."""
+    log_price = crawl_log_price(allocations, budget)
+    share = edge_share(allocations, log_price, budget)
+    mean_interval = held / budget if budget > 0 else 1.0
+    return CrawlPrice(log_price, share, max(mean_interval, 1.0))
+
+
+def crawl_plan(offers_at, never_fetched: int, settings):
+    """The day's plan over the parts' offers: offers_at(head) gives every part's offer of
+    `head` rows (PartSchedule.offer); a longer head is asked for if a pass of the plan ran out
+    of rows before its limit. Returns the plan, the offers and their merge."""
+    # The plan reads only the head of the order: offers long enough for the budget, and longer
+    # ones if a pass of the plan ran out of rows before its limit.
+    head = 2 * settings.daily_fetch_budget + 1024
+    while True:
+        offers = offers_at(head)
+        merged = merge_offers(offers, head)
+        day = plan(merged.order, merged.discovery, merged.host, merged.cap, settings, merged.listing, merged.explore,
+                   never_fetched=never_fetched, backlog=merged.backlog)
+        if merged.complete or not day.short:
+            return day, offers, merged
+        head *= 4
+
+
+def planned_of_parts(day, offers: list[PlanOffer], merged) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each part's planned rows (its own row numbers) and their 1-based ranks in the crawl's plan."""
+    rank = np.zeros(len(day.planned), dtype=np.int64)
+    rank[day.ranked] = np.arange(1, len(day.ranked) + 1)
+    planned = []
+    for offer, start in zip(offers, merged.starts):
+        mine = np.flatnonzero(day.planned[start:start + len(offer.rows)])
+        planned.append((offer.rows[mine], rank[start + mine]))
+    return planned
+
+
+def expected_freshness(sums: list[tuple[float, float]], any_refresh: bool) -> float:
+    """Σ w F / Σ w over the parts' refresh pages (PartSchedule.freshness_sums); 1 without any."""
+    return sum(s for s, _ in sums) / max(sum(w for _, w in sums), 1e-300) if any_refresh else 1.0
+
+
 def schedule_parts(parts: list[PartSchedule], settings, urls: list | None = None):
     """The schedule of a crawl held in parts (each a PartSchedule, hosts whole within a part):
     one price for the whole crawl from the parts' spends, then each part's frequencies, due
     dates and gains at it, then one plan over the parts' offers. urls: each part's URLs (in its
     order), needed for more than one part (the plan breaks ties by URL). Returns each part's
     output columns and the crawl's figures (capped hosts, price, expected freshness, explored)."""
-    budget = settings.daily_fetch_budget
-    allocations = [part.allocation for part in parts]
-    log_price = crawl_log_price(allocations, budget)
-    share = edge_share(allocations, log_price, budget)
-    held = sum(len(part.held) for part in parts)
-    mean_interval = held / budget if budget > 0 else 1.0
+    price = crawl_price([part.allocation for part in parts], sum(len(part.held) for part in parts),
+                        settings.daily_fetch_budget)
     for part in parts:
-        part.price(log_price, share, max(mean_interval, 1.0))
-    # The plan reads only the head of the order: offers long enough for the budget, and longer
-    # ones if a pass of the plan ran out of rows before its limit.
-    head = 2 * budget + 1024
-    while True:
-        offers = [part.offer(head, None if urls is None else urls[i]) for i, part in enumerate(parts)]
-        merged = merge_offers(offers, head)
-        day = plan(merged.order, merged.discovery, merged.host, merged.cap, settings, merged.listing, merged.explore,
-                   never_fetched=sum(int(part.discovery.sum()) for part in parts), backlog=merged.backlog)
-        if merged.complete or not day.short:
-            break
-        head *= 4
-    rank = np.zeros(len(day.planned), dtype=np.int64)
-    rank[day.ranked] = np.arange(1, len(day.ranked) + 1)
-    columns = []
-    for part, offer, start in zip(parts, offers, merged.starts):
-        mine = np.flatnonzero(day.planned[start:start + len(offer.rows)])
-        columns.append(part.columns(offer.rows[mine], rank[start + mine], len(day.ranked)))
-    sums = [part.freshness_sums for part in parts]
-    expected = sum(s for s, _ in sums) / max(sum(w for _, w in sums), 1e-300) \
-        if any(part.refresh.any() for part in parts) else 1.0
-    return columns, (sum(len(part.capped) for part in parts), float(np.exp(log_price)), expected, day.explored)
+        part.price(*price)
+    day, offers, merged = crawl_plan(
+        lambda head: [part.offer(head, None if urls is None else urls[i]) for i, part in enumerate(parts)],
+        sum(int(part.discovery.sum()) for part in parts), settings)
+    columns = [part.columns(rows, ranks, len(day.ranked))
+               for part, (rows, ranks) in zip(parts, planned_of_parts(day, offers, merged))]
+    expected = expected_freshness([part.freshness_sums for part in parts], any(part.refresh.any() for part in parts))
+    return columns, (sum(len(part.capped) for part in parts), float(np.exp(price.log_price)), expected, day.explored)
 
 
 # Exploration: a URL still on its pool's prior (visited once) is worth revisiting for what it
