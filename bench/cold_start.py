@@ -88,8 +88,10 @@ class Batch:
         self.queued.add(url)
         return True
 
-    def links(self, source_url: str, source_depth: int, targets: list[str], target_hosts: list[int]) -> list:
-        """Admission.links_found: each link reported with its verdict; those to admit returned."""
+    def links(self, source_url: str, source_depth: int, targets: list[str], target_hosts: list[int],
+              listed: bool = False) -> list:
+        """Admission.links_found: each link reported with its verdict; those to admit returned.
+        listed: the source is a sitemap (its list does not count towards the host's growth)."""
         admitted = []
         for target, h in zip(targets, target_hosts):
             host = self.hosts[h]
@@ -103,7 +105,7 @@ class Batch:
             reason = self.traps.reason(target, host)
             if reason is not None:
                 self.decided[target] = reason
-            elif is_new:
+            elif is_new and not listed:
                 self.traps.observe_new_url(host, target)
             self.rows.append((source_url, target, host, source_depth + 1, is_new, reason))
             if reason is None and self.follow and self.admit(target, h, source_depth + 1):
@@ -133,6 +135,7 @@ class ColdCrawl:
         # The bursty web's sitemaps date their pages: listings, as the warm run marks them.
         self.listings = {graph.urls[s] for s in sitemaps} if sitemaps_dated else set()
         self.seeds = np.concatenate([graph.home[graph.home >= 0], sitemaps])
+        self.sitemap_pages = set(sitemaps.tolist())
         seeds = seeds_file(root)
         seeds.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.table({"url": [graph.urls[s] for s in self.seeds],
@@ -180,7 +183,7 @@ class ColdCrawl:
                         batch.traps.observe_fetch(web.hosts[web.host[page]])  # (as answer_records does)
                         urls.append(url)
                         pages.append(page)
-                        nxt += batch.links(url, depth, targets, hosts)
+                        nxt += batch.links(url, depth, targets, hosts, listed=page in self.sitemap_pages)
             level = nxt
         self.today = (urls, np.asarray(pages, np.int64))
         return self.today[1]
@@ -203,7 +206,7 @@ class ColdCrawl:
             targets, hosts = self._targets(int(page), page_when[int(page)])
             # a page answered counts for its host's growth ratio before its links (answer_records.py)
             batch.traps.observe_fetch(self.web.hosts[self.web.host[page]])
-            batch.links(url, depth, targets, hosts)
+            batch.links(url, depth, targets, hosts, listed=int(page) in self.sitemap_pages)
 
     def write_batch(self, day_name: str) -> None:
         self.batch.write(self.root, day_name)

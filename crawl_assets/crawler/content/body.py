@@ -58,6 +58,7 @@ class ContentFacts:
     script_signals: ScriptSignals | None = None  # an HTML page's signs of being built by scripts
     change_digest: str | None = None  # sha256 less the per-request values (volatile_parts.py)
     dated: list = field(default_factory=list)  # a sitemap's or feed's (url, lastmod) entries with a date
+    listing: bool = False  # a sitemap or feed: `outlinks` are the URLs it lists
 
 
 def examine(body: bytes, content_type: str | None, content_encoding: str | None,
@@ -83,4 +84,5 @@ def examine(body: bytes, content_type: str | None, content_encoding: str | None,
     # Sitemaps and feeds feed the frontier (change_feeds.py); other XML is not parsed.
     links = list(dict.fromkeys(entry.url for entry in listed[1])) if listed else []
     dated = [(entry.url, entry.lastmod) for entry in listed[1] if entry.lastmod is not None] if listed else []
-    return ContentFacts(media_type, digest, links, None, too_large, change_digest=digest, dated=dated)
+    return ContentFacts(media_type, digest, links, None, too_large, change_digest=digest, dated=dated,
+                        listing=listed is not None)

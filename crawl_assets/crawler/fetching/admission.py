@@ -108,10 +108,14 @@ class Admission:
         return False
 
     def links_found(self, page: FetchTask, targets: list[str], unfollowed: Sequence[str] = (),
-                    why_unfollowed: DropReason | None = None) -> None:
+                    why_unfollowed: DropReason | None = None, listed: bool = False) -> None:
         """Report the links of `page` and admit those this batch should fetch (one level deeper).
         `unfollowed`: links the page asks not to follow (`why_unfollowed`, crawler/content/page_signals.py): reported
-        with it, not admitted, and not refused either (another page may link them followably)."""
+        with it, not admitted, and not refused either (another page may link them followably).
+        listed: `page` is a sitemap or feed (or robots.txt's Sitemap lines): its targets are the
+        pages the host says it has, not links it grew, so they do not count towards the host's
+        growth cap (a site's sitemap of thousands of pages, read after a page or two of it, is
+        not a trap); every other defence judges them as any link."""
         depth = page.depth + 1
         priority = min(page.priority + 1, self.priority_levels)
         if self.https.hosts:
@@ -131,7 +135,7 @@ class Admission:
             reason = self.traps.reason(target, target_host)
             if reason is not None:
                 self._refused[target] = reason
-            elif is_new and (self.own_hosts is None or self.own_hosts(target_host)):
+            elif is_new and not listed and (self.own_hosts is None or self.own_hosts(target_host)):
                 self.traps.observe_new_url(target_host, target)
             self.links.append(Link(page.url, target, target_host, depth, is_new, reason))
             if reason is None and self.follows_links_to(target_host):

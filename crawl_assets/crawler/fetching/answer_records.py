@@ -30,6 +30,7 @@ class FoundLinks(NamedTuple):
     unfollowed: list[str] = []
     reason: DropReason | None = None  # why `unfollowed` are not: PAGE_NOFOLLOW or NOFOLLOW_LINK
     dated: list = []  # a sitemap's or feed's (url, lastmod) entries (dated_refresh.py)
+    listed: bool = False  # `follow` is a sitemap's or feed's list: the host's own pages, not links it grew
 
 
 NO_LINKS = FoundLinks([])
@@ -94,8 +95,8 @@ class AnswerRecorder:
                 directives |= header_directives((v for k, v in exchange.response_headers
                                                  if k.lower() == "x-robots-tag"), self.agent)
             found = self._links(facts.outlinks, facts.nofollow_links, directives.nofollow)
-            if facts.dated:
-                found = found._replace(dated=facts.dated)
+            if facts.listing:
+                found = found._replace(dated=facts.dated, listed=True)
             # A revisit of an identical payload is kept too: the shell is the same, what its
             # scripts load may not be (a 304 carries no body and is not a page here).
             keep = self.keep_pages is not None and self.keep_pages(task.host, facts.script_signals)

@@ -274,7 +274,7 @@ class FetchEngine:
             self.https.observe_redirect(task.url, verdict.target)
             self.admission.redirect_found(task, verdict.target, verdict.chain)
         elif found.follow or found.unfollowed:
-            self.admission.links_found(task, found.follow, found.unfollowed, found.reason)
+            self.admission.links_found(task, found.follow, found.unfollowed, found.reason, listed=found.listed)
         if found.dated and self.dated_refresh is not None:
             self._refresh_dated(task, found.dated)
         self._record(record)
@@ -386,5 +386,5 @@ class FetchEngine:
         # depth and priority of the page that asked for it).
         if policy.sitemaps and state.back_queue:
             robots_page = dataclasses.replace(state.back_queue[0], url=f"{origin}/robots.txt")
-            self.admission.links_found(robots_page, list(policy.sitemaps))
+            self.admission.links_found(robots_page, list(policy.sitemaps), listed=True)
         return True

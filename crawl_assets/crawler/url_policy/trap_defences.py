@@ -5,7 +5,8 @@ so a person can see why a host stopped growing. URL-shaped traps (too long, too 
 parameters, repeating path segments, endless variations of one URL pattern such as calendars
 and facets) are caught by looking at the URL; hosts that spawn new URLs far faster than they
 can be fetched are caught by a HyperLogLog count of distinct new URLs per host (counted by
-the batch of the host's own shard, the one that fetches it: admission.py); hosts demoted
+the batch of the host's own shard, the one that fetches it: admission.py; the URLs a sitemap or
+feed lists are the host's own list, not growth, and are not counted); hosts demoted
 elsewhere (e.g. mostly near-duplicates) and the hand-kept blocklist are inputs.
 
 The URL-shape rules are written here only, in two forms side by side: one URL at a time (the

@@ -6,7 +6,7 @@ from crawl_assets.crawler.fetching.admission import Admission, Link
 from crawl_assets.crawler.fetching.workbench import FetchTask, Workbench
 from crawl_assets.crawler.url_policy.https_hosts import HttpsHosts
 from crawl_assets.crawler.url_policy.sharding import shard_of
-from crawl_assets.crawler.url_policy.trap_defences import TrapDefences
+from crawl_assets.crawler.url_policy.trap_defences import TrapDefences, TrapLimits
 from crawl_assets.crawler.url_policy.url_aliases import AliasKind, AliasRule, AliasRules
 from crawl_assets.crawler.url_policy.url_bloom import ShardSeenFilter
 from crawl_assets.crawler.url_policy.urls import resolve_href
@@ -279,3 +279,27 @@ def test_a_resumed_batch_does_not_queue_again_what_it_finished_before_its_crash(
     assert not gate.admit(FetchTask("http://a.test/done", "a.test"))
     assert [(link.target, link.is_new) for link in gate.links] == [("http://a.test/done", False), ("http://a.test/open", True)]
     assert queued(workbench) == ["http://a.test/open"]
+
+
+def test_a_sitemaps_list_does_not_count_towards_its_hosts_growth_but_its_pages_links_do():
+    """A site's sitemap of 640 pages read after one page of it is the host's own list, not a
+    trap's growth: every URL it lists is reported new and queued, and the host is not capped;
+    the same number of new URLs found as a page's links caps it (growth_min_urls 500, ratio 10)."""
+    def gate_after_one_fetch():
+        workbench = Workbench(weights=(4, 2, 1))
+        traps = TrapDefences(TrapLimits(growth_ratio=10, growth_min_urls=500, max_urls_per_pattern=10**6))
+        traps.observe_fetch("big.test")
+        return Admission(workbench, 2, 1000, traps, lambda host: True), workbench
+
+    urls = [f"http://big.test/p/{i}" for i in range(640)]
+    gate, workbench = gate_after_one_fetch()
+    gate.links_found(FetchTask("http://big.test/sitemap.xml", "big.test", depth=1), urls, listed=True)
+    assert "big.test" not in gate.traps.capped_hosts and gate.traps.new_url_estimate("big.test") == 0
+    assert sum(link.is_new and link.dropped_reason is None for link in gate.links) == 640
+    assert len(queued(workbench)) == 640
+    gate, workbench = gate_after_one_fetch()
+    gate.links_found(FetchTask("http://big.test/", "big.test"), urls)
+    assert "big.test" in gate.traps.capped_hosts
+    # capped at the 512th new URL (the sketch is counted every 64): the rest refused
+    assert sum(link.dropped_reason == DropReason.HOST_GROWTH_CAPPED for link in gate.links) == 128
+    assert len(queued(workbench)) == 512

@@ -90,3 +90,20 @@ def test_content_is_typed_by_header_then_sniffing_and_decoded_before_parsing():
     assert bomb.too_large
     broken = examine(b"not gzip", "text/html", "gzip", "http://a.test/", 10_000)
     assert broken.error.startswith("cannot decode gzip body") and broken.sha256 is None
+
+
+def test_a_sitemaps_answer_says_its_links_are_a_list_and_a_pages_answer_does_not(tmp_path):
+    """The sitemap's URLs go to admission marked `listed` (they do not count towards the host's
+    growth cap: admission.links_found); an HTML page's links are not."""
+    sitemap = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+               b'<url><loc>http://a.test/x</loc></url><url><loc>http://a.test/y</loc>'
+               b'<lastmod>2026-11-30</lastmod></url></urlset>')
+    with WarcFileWriter(tmp_path, "t", "test") as warc:
+        capture = AnswerRecorder(warc, 10_000, TrapDefences())
+        _, listed = capture.record(FetchTask("http://a.test/sitemap.xml", "a.test"),
+                                   answer("http://a.test/sitemap.xml", body=sitemap,
+                                          headers=(("Content-Type", "application/xml"),)), OUTCOME)
+        _, page = capture.record(FetchTask("http://a.test/", "a.test"), answer("http://a.test/"), OUTCOME)
+    assert listed.follow == ["http://a.test/x", "http://a.test/y"] and listed.listed
+    assert [url for url, _ in listed.dated] == ["http://a.test/y"]
+    assert page.follow == ["http://a.test/b", "http://a.test/c"] and not page.listed
