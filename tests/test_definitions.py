@@ -13,24 +13,25 @@ from crawl_assets.defs.resources import CrawlSettingsResource
 
 
 DAILY_ASSETS = {"frontier_snapshot", "url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters",
-                "change_stats", "recrawl_priorities", "crawl_catalog", "day_report"}
+                "change_stats", "recrawl_priorities", "crawl_catalog", "day_report", "crawl_price"}
 FETCH_ASSETS = {"fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"}
+SHARD_ASSETS = {"priority_part", "shard_priorities"}  # the priorities per shard, keyed like the fetch batches
 
 
 def test_definitions_load_and_validate():
     Definitions.validate_loadable(defs)
     graph = defs.resolve_asset_graph()
     # Every asset, and only these: the seeds (unpartitioned), the day's assets (one partition a
-    # day, from the crawl's start_date, today's included) and the fetch step's five outputs
-    # (day x shard).
+    # day, from the crawl's start_date, today's included), the fetch step's five outputs and the
+    # per-shard priorities' two (day x shard).
     partitions = {key.to_user_string(): graph.get(key).partitions_def for key in graph.get_all_asset_keys()}
-    assert set(partitions) == {"seeds"} | DAILY_ASSETS | FETCH_ASSETS
+    assert set(partitions) == {"seeds"} | DAILY_ASSETS | FETCH_ASSETS | SHARD_ASSETS
     assert partitions["seeds"] is None
     for name in DAILY_ASSETS:
         daily = partitions[name]
         assert isinstance(daily, DailyPartitionsDefinition), name
         assert (daily.start.strftime("%Y-%m-%d"), daily.end_offset, daily.timezone) == ("2026-11-01", 1, "UTC"), name
-    for name in FETCH_ASSETS:
+    for name in FETCH_ASSETS | SHARD_ASSETS:
         fetch = partitions[name]
         assert isinstance(fetch, MultiPartitionsDefinition), name
         dims = {d.name: d.partitions_def for d in fetch.partitions_defs}
@@ -45,7 +46,7 @@ def test_definitions_load_and_validate():
     # sensors chaining a day's stages after it.
     assert {job.name for job in defs.resolve_all_job_defs()} == {
         "__ASSET_JOB", "seeds_job", "frontier_job", "fetch_job", "day_close_job", "seen_job", "seen_filter_job", "dedup_job",
-        "catalog_job"}
+        "catalog_job", "priority_parts_job", "crawl_price_job", "shard_priorities_job"}
     (schedule,) = defs.schedules
     assert (schedule.name, schedule.job_name, schedule.cron_schedule, schedule.execution_timezone,
             schedule.default_status) == ("nightly_cycle", "frontier_job", "0 2-23 * * *", "UTC",

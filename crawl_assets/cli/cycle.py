@@ -42,16 +42,18 @@ from ..defs.assets.fetch import REFETCH_TAG
 from ..defs.assets.frontier import KEPT_METADATA
 from ..defs.jobs import (
     CLI_DRIVER,
-    CLOSE_STAGE,
     DRIVER_TAG,
     FETCH_STAGE,
     FRONTIER_STAGE,
+    PRIORITIES_PER_SHARD,
+    SHARD_PRIORITY_STAGES,
+    close_stage,
     day_close_job,
     fetch_job,
     frontier_job,
     seen_filter_job,
 )
-from ..defs.partitions import daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
+from ..defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
 from ..defs.run_launcher import PROCESS_GONE
 from ..defs.run_status import failed_fetch_runs, landed_shards, no_shard_landed, retry_command
@@ -162,11 +164,12 @@ def daily_spec(job_name: str, date: str, refetch: bool = False) -> RunSpec:
     return RunSpec(f"{job_name}[{date}]", job_name, tags)
 
 
-def fetch_spec(date: str, shard: str, refetch: bool = False) -> RunSpec:
-    """refetch: fetch a shard that finished before again (else its run changes nothing)."""
+def fetch_spec(date: str, shard: str, refetch: bool = False, job_name: str = fetch_job.name) -> RunSpec:
+    """refetch: fetch a shard that finished before again (else its run changes nothing);
+    job_name: another job keyed like the fetch batches."""
     key = str(fetch_partition_key(date, shard))
     tags = partition_tags(fetch_partitions, key) | ({REFETCH_TAG: "true"} if refetch else {})
-    return RunSpec(f"{fetch_job.name}[{key}]", fetch_job.name, tags)  # the job's name, as the UI shows the run
+    return RunSpec(f"{job_name}[{key}]", job_name, tags)  # the job's name, as the UI shows the run
 
 
 def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
@@ -196,7 +199,20 @@ def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
     if not close.succeeded:
         raise CycleFailed(f"{close.label} failed (run {close.run_id}): "
                           f"{failure_reason(queue.instance, close.run_id)}")
+    if PRIORITIES_PER_SHARD:
+        submit_shard_priorities(date, queue, parallel, progress)
     return report
+
+
+def submit_shard_priorities(date: str, queue: RunQueue, parallel: int, progress: Callable[[str], None]) -> None:
+    """The close's priorities per shard (jobs.SHARD_PRIORITY_STAGES), stage after stage, every
+    shard of the settings (the plan covers every host); a failed run stops the day."""
+    for job, per_shard in SHARD_PRIORITY_STAGES:
+        specs = ([fetch_spec(date, shard, job_name=job.name) for shard in SHARD_KEYS] if per_shard
+                 else [daily_spec(job.name, date)])
+        for run in queue.run_all(specs, parallel if per_shard else 1, progress):
+            if not run.succeeded:
+                raise CycleFailed(f"{run.label} failed (run {run.run_id}): {failure_reason(queue.instance, run.run_id)}")
 
 
 def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSettingsResource,
@@ -221,9 +237,13 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
     if lost_filter := lost_seen_filter(crawl_settings.load().data_root, date):
         stage(AssetSelection.assets("seen_url_filter"), lost_filter)
     stage(FRONTIER_STAGE, date)
-    for shard in shards or crawl_settings.load().shard_keys():
+    settings = crawl_settings.load()
+    for shard in shards or settings.shard_keys():
         stage(FETCH_STAGE, str(fetch_partition_key(date, shard)))
-    stage(CLOSE_STAGE, date)
+    stage(close_stage(settings.priorities_per_shard), date)
+    for job, per_shard in SHARD_PRIORITY_STAGES if settings.priorities_per_shard else ():
+        for key in [str(fetch_partition_key(date, shard)) for shard in settings.shard_keys()] if per_shard else [date]:
+            stage(job.selection, key)
 
 
 def days_between(first: str, last: str) -> list[str]:

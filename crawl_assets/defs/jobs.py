@@ -1,13 +1,17 @@
 """Jobs: one per partitioning, since a Dagster run covers one partition of one partitioning.
 
 A day's cycle is three stages of runs (`cli/cycle.py` submits them in order): frontier_job[D],
-fetch_job[D|shard] for every shard, day_close_job[D]."""
+fetch_job[D|shard] for every shard, day_close_job[D]; with settings.priorities_per_shard the close
+plans the recrawl priorities in three more: priority_parts_job[D|shard] for every shard,
+crawl_price_job[D], shard_priorities_job[D|shard] for every shard (SHARD_PRIORITY_STAGES)."""
 
 from __future__ import annotations
 
 from dagster import AssetSelection, define_asset_job
 
+from ..crawler.settings import load_settings
 from .assets.fetch import FETCH_ASSETS
+from .assets.priorities_per_shard import PER_SHARD_PRIORITIES
 from .partitions import daily_partitions, fetch_partitions
 
 # Dagster tags every run of a fetch partition with its shard under this key, whatever started
@@ -27,7 +31,17 @@ seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds
 # dedup, change statistics, report, catalog, ...).
 FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
 FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS)  # fetch_log, warc_archive, links, dropped_urls, change_evidence
-CLOSE_STAGE = FETCH_STAGE.downstream(include_self=False)
+# Read when the definitions load, like the shard count: which assets plan the priorities.
+PRIORITIES_PER_SHARD = load_settings().priorities_per_shard
+
+
+def close_stage(per_shard: bool) -> AssetSelection:
+    """The close's daily assets: the priorities in one step (recrawl_priorities), or not (per shard)."""
+    daily = FETCH_STAGE.downstream(include_self=False) - AssetSelection.assets(*PER_SHARD_PRIORITIES)
+    return daily - AssetSelection.assets("recrawl_priorities") if per_shard else daily
+
+
+CLOSE_STAGE = close_stage(PRIORITIES_PER_SHARD)
 
 # The UI shows this on the job's page: the clicks that run today's cycle (README, "Run today's
 # cycle"; tests/ui/test_dagster_ui.py clicks them). "Latest" is today: the partitions end today.
@@ -37,6 +51,15 @@ frontier_job = define_asset_job(
                 "→ Launch 1 run. The sensors then fetch every shard and close the day.")
 fetch_job = define_asset_job("fetch_job", selection=FETCH_STAGE, partitions_def=fetch_partitions)
 day_close_job = define_asset_job("day_close_job", selection=CLOSE_STAGE, partitions_def=daily_partitions)
+# The priorities per shard, after day_close_job: three stages, each shard's runs keyed like its fetch batch.
+priority_parts_job = define_asset_job("priority_parts_job", selection=AssetSelection.assets("priority_part"),
+                                      partitions_def=fetch_partitions)
+crawl_price_job = define_asset_job("crawl_price_job", selection=AssetSelection.assets("crawl_price"),
+                                   partitions_def=daily_partitions)
+shard_priorities_job = define_asset_job("shard_priorities_job", selection=AssetSelection.assets("shard_priorities"),
+                                        partitions_def=fetch_partitions)
+# (job, per shard): the stages after day_close_job when the priorities are planned per shard
+SHARD_PRIORITY_STAGES = ((priority_parts_job, True), (crawl_price_job, False), (shard_priorities_job, True))
 
 seen_job = define_asset_job(
     "seen_job", selection=AssetSelection.assets("url_registry", "seen_url_filter"),
@@ -54,4 +77,5 @@ dedup_job = define_asset_job(
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"),
                                 partitions_def=daily_partitions)
 
-ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, seen_filter_job, dedup_job, catalog_job]
+ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, priority_parts_job, crawl_price_job,
+            shard_priorities_job, seen_job, seen_filter_job, dedup_job, catalog_job]

@@ -34,16 +34,17 @@ import pyarrow as pa
 
 from ..crawler.crawl_errors import CrawlError, CrawlInputError
 from ..crawler.settings import CrawlSettings
-from ..storage.layout import host_dup_ratio_file, priorities_file, seen_filter_file
+from ..storage.layout import host_dup_ratio_file, seen_filter_file
 from ..storage.shared_root import read_table
 from .input_files import readable_parquet
 from .fetch_step import CHECKPOINT_DIR
+from .priorities.recrawl_plan import priorities_written
 
 # The close's outputs the next day reads: the asset that writes each, and its file.
 CLOSE_OUTPUTS: dict[str, Callable[[Path, str], Path]] = {
     "seen_url_filter": seen_filter_file,
     "near_duplicate_clusters": host_dup_ratio_file,
-    "recrawl_priorities": priorities_file,  # the plan for the next day (pipeline/priorities/recrawl_plan.py)
+    "recrawl_priorities": priorities_written,  # the plan for the next day (pipeline/priorities/recrawl_plan.py)
 }
 POLL_S = 2.0  # how often a waiting frontier looks again (the limit: previous_day_wait_s)
 

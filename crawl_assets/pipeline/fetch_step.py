@@ -186,7 +186,7 @@ def same_day_allowance(root: Path, date: str, shard: str, settings: CrawlSetting
     plan = plan_path(root, date)
     if plan is None:
         return 0
-    planned = query_connection().execute("SELECT count(*) FILTER (planned) FROM read_parquet($p)", {"p": str(plan)}).fetchone()[0]
+    planned = query_connection().execute("SELECT count(*) FILTER (planned) FROM read_parquet($p)", {"p": [str(p) for p in plan]}).fetchone()[0]
     left = max(settings.daily_fetch_budget - planned, 0)
     return left * frontier_rows(root, date, shard) // planned if planned else 0
 

@@ -314,8 +314,8 @@ class FrontierPart:
         if isinstance(plan, pa.Table):
             con.register("plan_as_made", plan.select(["url", "planned", "plan_rank", "level"]))
         elif plan is not None:  # read by DuckDB where it lies, never held whole in memory
-            quoted = str(plan).replace("'", "''")
-            con.execute(f"CREATE VIEW plan_as_made AS SELECT url, planned, plan_rank, level FROM read_parquet('{quoted}')")
+            files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in (plan if isinstance(plan, list) else [plan]))
+            con.execute(f"CREATE VIEW plan_as_made AS SELECT url, planned, plan_rank, level FROM read_parquet([{files}])")
         if plan is not None:  # (a plan made before a host was known for https may name both forms)
             con.execute(PLAN_VIEW_SQL if not https else PLAN_UPGRADED_SQL.format(url=url_of("url")))
         judged_params = {

@@ -22,7 +22,7 @@ from dagster import (
 from ...pipeline.crawl_history import history_before
 from ...pipeline.day_order import check_in_order, check_seeds_for, fetch_begun, urls_new_since, wait_for_previous_day
 from ...pipeline.frontier_step import build_frontier
-from ...pipeline.priorities.recrawl_plan import plan_path
+from ...pipeline.priorities.recrawl_plan import plan_location, plan_path
 from ...storage.layout import frontier_file, write_parquet_atomic
 from ...storage.shared_root import parquet_file
 from ..partitions import PREVIOUS_DAY, daily_partitions
@@ -60,7 +60,7 @@ def frontier_snapshot(context: AssetExecutionContext, crawl_settings: CrawlSetti
         "urls": counts.urls,
         "hosts": counts.hosts,
         "urls_per_shard": MetadataValue.json(dict(counts.urls_per_shard)),
-        "recrawl_plan": MetadataValue.path(str(plan_path(root, date) or "none: every known URL within the budgets")),
+        "recrawl_plan": MetadataValue.path(plan_location(plan_path(root, date))),
         "urls_new_since_previous_day": urls_new_since(root, previous.day, frontier.table),
         "previous_day": previous.day or "none (the crawl's first day)",
         "urls_left_out": counts.left_out,

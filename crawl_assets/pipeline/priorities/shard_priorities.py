@@ -182,10 +182,15 @@ def planned_rows(plan: CrawlPlan) -> pa.Table:
                      "rank": pa.array(np.concatenate([k for _, k in plan.planned.values()] + [np.zeros(0, np.int64)]))})
 
 
+def planned_shards(figures: bytes) -> list[str]:
+    """The shards a crawl plan (plan_json) was made over: each writes its own priorities."""
+    return json.loads(figures)["shards"]
+
+
 def read_plan(figures: bytes, rows: pa.Table, shard: str) -> CrawlPlan:
     """The crawl plan (plan_json, planned_rows) with the planned rows of `shard` only."""
     doc = json.loads(figures)
-    if shard not in doc["shards"]:
+    if shard not in planned_shards(figures):
         raise ValueError(f"the crawl's plan was made over shards {doc['shards']}, not {shard}: "
                          "materialise crawl_price for the day again with this shard count")
     mine = rows.filter(pc.equal(rows["shard"], shard))

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...crawler.vocabulary import TRAP_DEFENCES
-from ...storage.layout import near_clusters_file, priorities_file, shard_files
+from ...storage.layout import near_clusters_file, shard_files
 from ...storage.shared_root import query_connection
 from ..priorities.priority_queries import Kind
+from ..priorities.recrawl_plan import priorities_files
 
 # Each answer of the day against the URL's earlier answers (200 or 304) of this day and before.
 ANSWERS_SQL = """
@@ -87,7 +88,7 @@ def day_figures(root: Path, date: str) -> DayFigures:
     traps = (con.execute(TRAPS_SQL, {"files": dropped, "reasons": sorted(TRAP_DEFENCES)}).fetchone()[0]
              if dropped else 0)
     groups, share = _near_duplicates(con, near_clusters_file(root, date))
-    planned, refreshes = _plan(con, priorities_file(root, date))
+    planned, refreshes = _plan(con, priorities_files(root, date))
     con.close()
     return DayFigures(date, fetched, new, changed, not_modified, identical, saved, traps, groups, share,
                       planned, refreshes)
@@ -103,8 +104,8 @@ def _near_duplicates(con, clusters: Path) -> tuple[int | None, float | None]:
     return groups, round(copies / pages, 4) if pages else 0.0
 
 
-def _plan(con, priorities: Path) -> tuple[int | None, int | None]:
-    if not priorities.exists():
+def _plan(con, priorities: list[Path]) -> tuple[int | None, int | None]:
+    if not priorities:
         return None, None
     return con.execute("SELECT count(*) FILTER (WHERE planned), count(*) FILTER (WHERE planned AND kind = $refresh) "
-                       "FROM read_parquet($f)", {"f": str(priorities), "refresh": Kind.REFRESH.value}).fetchone()
+                       "FROM read_parquet($f)", {"f": [str(p) for p in priorities], "refresh": Kind.REFRESH.value}).fetchone()

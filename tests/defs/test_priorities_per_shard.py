@@ -1,0 +1,94 @@
+"""The recrawl priorities planned per shard through Dagster (settings.priorities_per_shard: the
+close's priority_part[D|S] for every shard, crawl_price[D], shard_priorities[D|S] for every
+shard, materialised as the cycle command's run_cycle materialises a day) equal, row for row,
+what the one-process step (recrawl_priorities) plans from the same crawl, on each of two days
+of a demo web of 24 hosts in the definitions' 8 shards; and the second day's frontier, which the
+Dagster day built from the shards' plan files, is the frontier the one-process plan gives.
+The budgets are tight (40 fetches a day over about 170 known URLs, 4 a host), so the price,
+the plan's cut and the hosts' caps all decide."""
+
+import dataclasses
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from dagster import DagsterInstance
+
+from crawl_assets.cli.cycle import run_cycle
+from crawl_assets.crawler.url_policy.sharding import shard_of
+from crawl_assets.defs.partitions import SHARD_KEYS
+from crawl_assets.defs.resources import CrawlSettingsResource
+from crawl_assets.pipeline.crawl_history import history_before
+from crawl_assets.pipeline.frontier_step import build_frontier
+from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.priorities.recrawl_plan import next_day, priorities_files
+from crawl_assets.pipeline.recrawl_inputs import host_budgets, priorities_inputs
+from crawl_assets.storage.layout import (
+    crawl_price_file, frontier_file, priorities_file, shard_priorities_file, shard_priority_hosts_file,
+)
+from support import DemoWebProcess, write_test_settings
+
+DAYS = ["2026-11-28", "2026-11-29"]
+HOSTS = 24
+
+
+def by_url(table: pa.Table) -> pa.Table:
+    return table.take(pc.sort_indices(table["url"]))
+
+
+def one_process_plan(settings, day: str, out):
+    """recrawl_priorities over the whole crawl in one step, its URL table written to `out`."""
+    inputs = priorities_inputs(settings.data_root, day, settings)
+    plan = recrawl_priorities(inputs.change_stats, None, inputs.hosts, inputs.known_urls, next_day(day), settings,
+                              urls_out=out)
+    return plan, host_budgets(inputs.hosts, plan.hosts)
+
+
+def test_a_day_planned_per_shard_through_dagster_equals_the_one_process_plan(tmp_path):
+    with DemoWebProcess(hosts=HOSTS, pages_per_host=6) as web:
+        demo = write_test_settings(tmp_path, web.web)
+        tight = tmp_path / "per_shard.toml"
+        tight.write_text("[crawl]\npriorities_per_shard = true\ndaily_fetch_budget = 40\nmax_pages_per_host = 4\n")
+        resource = CrawlSettingsResource(settings_files=[*demo.settings_files, str(tight)],
+                                         data_root=demo.data_root, seeds_dir=demo.seeds_dir)
+        settings = resource.load()
+        with DagsterInstance.ephemeral() as instance:
+            for day in DAYS:
+                run_cycle(day, instance, resource)
+    root = settings.data_root
+    assert settings.priorities_per_shard and settings.shard_keys() == SHARD_KEYS
+
+    whole_plans = {}
+    for day in DAYS:
+        files = priorities_files(root, day)
+        assert files == [shard_priorities_file(root, day, shard) for shard in SHARD_KEYS]
+        assert not priorities_file(root, day).exists()  # recrawl_priorities did not run
+        per_shard = by_url(pa.concat_tables([pq.read_table(f) for f in files]))
+        whole_plans[day] = tmp_path / "one_process" / day / "url_priorities.parquet"
+        whole, whole_hosts = one_process_plan(settings, day, whole_plans[day])
+        one = pq.read_table(whole_plans[day])
+        assert per_shard.schema == one.schema
+        for name in one.column_names:
+            assert per_shard[name].to_pylist() == one[name].to_pylist(), (day, name)
+        for shard, path in zip(SHARD_KEYS, files):  # each shard's file holds its own hosts' URLs
+            assert {shard_of(h, len(SHARD_KEYS)) for h in pq.read_table(path)["host"].to_pylist()} <= \
+                {SHARD_KEYS.index(shard)}
+        hosts = pa.concat_tables([pq.read_table(shard_priority_hosts_file(root, day, shard)) for shard in SHARD_KEYS])
+        assert hosts.sort_by("host").to_pylist() == whole_hosts.to_pylist()
+        counts = json.loads(crawl_price_file(root, day).read_bytes())["counts"]
+        assert counts.pop("expected_freshness") == pytest.approx(whole.counts.expected_freshness, rel=1e-12)
+        assert counts == {k: v for k, v in dataclasses.asdict(whole.counts).items() if k != "expected_freshness"}
+        planned = per_shard.filter(per_shard["planned"])
+        assert planned.num_rows == 40 < per_shard.num_rows  # the budget decided
+        assert len({shard_of(h, len(SHARD_KEYS)) for h in planned["host"].to_pylist()}) > 4
+
+    # The second day's frontier (built by the Dagster day from the shards' files) is the one
+    # the one-process plan gives, shard by shard.
+    frontier = build_frontier(settings, history_before(root, DAYS[1]), [whole_plans[DAYS[0]]])
+    assert frontier.counts.urls == 40
+    for shard, rows in frontier.shard_tables():
+        assert pq.read_table(frontier_file(root, DAYS[1], shard)).equals(rows), shard
+    kinds = set(planned["kind"].to_pylist())
+    assert {"refresh", "discovery"} <= kinds  # the second close plans pages held and new ones
