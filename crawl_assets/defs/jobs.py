@@ -13,6 +13,7 @@ from ..crawler.settings import load_settings
 from .assets.fetch import FETCH_ASSETS
 from .assets.priorities_per_shard import PER_SHARD_PRIORITIES
 from .partitions import daily_partitions, fetch_partitions
+from .run_status import FETCH_JOB
 
 # Dagster tags every run of a fetch partition with its shard under this key, whatever started
 # it (a job, the asset graph, a backfill, automation, a sensor): dagster.yaml allows one run per
@@ -49,7 +50,7 @@ frontier_job = define_asset_job(
     "frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions,
     description="Starts a crawl day. To run today's cycle: Materialize all… → Latest (today's partition) "
                 "→ Launch 1 run. The sensors then fetch every shard and close the day.")
-fetch_job = define_asset_job("fetch_job", selection=FETCH_STAGE, partitions_def=fetch_partitions)
+fetch_job = define_asset_job(FETCH_JOB, selection=FETCH_STAGE, partitions_def=fetch_partitions)
 day_close_job = define_asset_job("day_close_job", selection=CLOSE_STAGE, partitions_def=daily_partitions)
 # The priorities per shard, after day_close_job: three stages, each shard's runs keyed like its fetch batch.
 priority_parts_job = define_asset_job("priority_parts_job", selection=AssetSelection.assets("priority_part"),

@@ -11,13 +11,16 @@ from .partitions import fetch_partition_key
 
 # A run in one of these states will not change again (what DagsterRun.is_finished asks).
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+# The fetch batches' job (jobs.py): other jobs' runs are keyed by day and shard too (the
+# priorities per shard), and are not fetch runs.
+FETCH_JOB = "fetch_job"
 
 
 def latest_fetch_run(instance: DagsterInstance, date: str, shard: str) -> DagsterRun | None:
     """The newest run of fetch partition date|shard, however it was launched (every launch
     path tags a run with its partition key)."""
     key = str(fetch_partition_key(date, shard))
-    records = instance.get_run_records(RunsFilter(tags={"dagster/partition": key}), limit=1)
+    records = instance.get_run_records(RunsFilter(job_name=FETCH_JOB, tags={"dagster/partition": key}), limit=1)
     return records[0].dagster_run if records else None
 
 

@@ -3,7 +3,10 @@ records in PostgreSQL, every run's steps on two Celery workers fed through Redis
 by `python -m crawl_assets.cli.cycle` (which starts `dagster dev` for the daemon). Shard s00 is
 submitted twice at once, as two clicks in the UI would: the run queue still runs one at a time
 with steps on any worker. Every host's requests fall inside a step of its own shard (the demo
-web's access log), and the outputs equal those of the same day crawled in one process.
+web's access log), and the outputs equal those of the same day crawled in one process. The
+deployment plans the recrawl priorities per shard (priorities_per_shard: each shard's summary,
+the crawl's price, each shard's plan, runs on either worker), and its plan is, row for row,
+what the one-process step plans from the same crawl.
 
 The servers are Debian's postgresql and redis-server (`make system-packages`), started by the
 test on loopback; the distributed libraries are the cluster extra, in .venv (`make cluster-tools`)."""
@@ -18,14 +21,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV
+from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV, load_settings
 from crawl_assets.crawler.url_policy.sharding import shard_key, shard_keys, shard_of
 from crawl_assets.defs.jobs import SHARD_TAG
 from crawl_assets.deployment.cluster import CELERY_BROKER_ENV, POSTGRES_URL_ENV, instance_file
-from crawl_assets.storage.layout import fetch_log_file, frontier_file, links_file, url_registry_file
+from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
+from crawl_assets.pipeline.priorities.recrawl_plan import next_day, priorities_files
+from crawl_assets.pipeline.recrawl_inputs import priorities_inputs
+from crawl_assets.storage.layout import (
+    fetch_log_file, frontier_file, links_file, shard_priorities_file, url_registry_file,
+)
 from dagster_deployment import PRELOADED_RUNS_ENV
 from services import postgres_bin, postgres_server, redis_server, stop
 from support import DEMO_SETTINGS, DemoWebProcess, assert_polite
@@ -45,8 +54,9 @@ pytestmark = [
 ]
 
 
-def write_settings(folder: Path, web) -> Path:
-    """The demo settings, SHARDS shards, outputs and seeds under `folder`."""
+def write_settings(folder: Path, web, per_shard: bool = False) -> Path:
+    """The demo settings, SHARDS shards, outputs and seeds under `folder`; per_shard: the
+    recrawl priorities planned per shard."""
     seeds = folder / "seeds"
     seeds.mkdir(parents=True)
     (seeds / "demo.txt").write_text("\n".join(web.seed_urls()) + "\n")
@@ -57,7 +67,8 @@ def write_settings(folder: Path, web) -> Path:
                        # Two Celery workers, dagster dev, PostgreSQL and the demo web share the
                        # test machine's cores: a robots.txt answered late must not read as unreachable
                        # (the comparison with the one-process day would then fail on a timeout).
-                       "connect_timeout_s = 10\nfetch_timeout_s = 30\n")
+                       "connect_timeout_s = 10\nfetch_timeout_s = 30\n"
+                       f"priorities_per_shard = {str(per_shard).lower()}\n")
     return overlay
 
 
@@ -88,7 +99,8 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
         home = cluster / "dagster_home"
         home.mkdir(parents=True)
         (home / "dagster.yaml").write_text(instance_file(postgres=True))
-        env = crawl_env(write_settings(cluster, web.web), DAGSTER_HOME=str(home),
+        overlay = write_settings(cluster, web.web, per_shard=True)
+        env = crawl_env(overlay, DAGSTER_HOME=str(home),
                         **{POSTGRES_URL_ENV: pg, CELERY_BROKER_ENV: broker})
         logs = [open(cluster / f"{name.split('@')[0]}.log", "wb") for name in WORKERS]
         workers = [subprocess.Popen([sys.executable, "-m", "crawl_assets.deployment.cluster", "worker", "--name", name,
@@ -122,9 +134,12 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
     # takes a step is Celery's choice: an idle one; the runs of a day keep both busy).
     assert all(step.get("worker") in WORKERS for run in runs for step in run["steps"].values())
     assert {step["worker"] for run in runs for step in run["steps"].values()} == set(WORKERS)
+    jobs = sorted(run["job"] for run in runs)
+    assert [job for job in jobs if job not in ("fetch_job", "frontier_job", "day_close_job")] == [
+        "crawl_price_job", *["priority_parts_job"] * SHARDS, *["shard_priorities_job"] * SHARDS]
     fetch_steps = {}  # shard -> its fetch steps, one a run
     for run in runs:
-        if SHARD_TAG in run["tags"]:
+        if run["job"] == "fetch_job":
             fetch_steps.setdefault(run["tags"][SHARD_TAG], []).append(only(run["steps"].values()))
     assert {shard: len(steps) for shard, steps in fetch_steps.items()} == {
         shard: 2 if shard == TWICE else 1 for shard in shard_keys(SHARDS)}
@@ -141,6 +156,19 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
     assert_polite(access, 0.03)
 
     assert outputs(cluster / "data") == outputs(single / "data")
+    assert_planned_as_in_one_process(load_settings(DEMO_SETTINGS, overlay))
+
+
+def assert_planned_as_in_one_process(settings) -> None:
+    """The deployment's plan, a file a shard, is the one-process step's over the same crawl."""
+    root = settings.data_root
+    files = priorities_files(root, DAY)
+    assert files == [shard_priorities_file(root, DAY, shard) for shard in shard_keys(SHARDS)]
+    per_shard = pa.concat_tables([pq.read_table(f) for f in files]).sort_by("url")
+    inputs = priorities_inputs(root, DAY, settings)
+    whole = recrawl_priorities(inputs.change_stats, None, inputs.hosts, inputs.known_urls, next_day(DAY), settings)
+    assert per_shard.to_pylist() == whole.urls.to_pylist()
+    assert 0 < sum(per_shard["planned"].to_pylist()) < per_shard.num_rows
 
 
 def only(items):
