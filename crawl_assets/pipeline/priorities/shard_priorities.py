@@ -7,8 +7,10 @@ any worker), the files between them under the data root:
    summary (write_part: Arrow IPC files, read back memory-mapped);
 2. the crawl (crawl_price[D]): its typical change rate, its one price and its plan, from the
    shards' summaries read one shard at a time (plan_of_shards): each question of the price
-   search is asked of every shard in turn, reading its summary again, so no process holds more
-   than one shard's pages (a handful of rounds: refresh_allocation.crawl_log_price);
+   search is asked of every shard in turn, from the arrays it needs of the shard's priced
+   pages (24 bytes a page, in local files written when the summary is first read), so no
+   process holds more than one shard's pages (a handful of rounds:
+   refresh_allocation.crawl_log_price); then each shard's offer for the plan, from its summary;
 3. each shard (shard_priorities[D|S]): its schedule at the crawl's price, its planned rows
    ranked as the crawl's plan ranks them: its URL priorities and host budgets.
 
@@ -18,6 +20,7 @@ functions, the same order of sums), so the shards' tables are its tables, row fo
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import asdict, dataclass
 from datetime import date as Date
 from pathlib import Path
@@ -32,6 +35,7 @@ from .priorities_step import (
     PreparedPart, PriorityCounts, check_objective, crawl_counts, part_counts, part_output,
     part_schedule, plan_day_number, typical_rate_of_parts,
 )
+from .refresh_allocation import AllocationPart
 from .url_schedule import CrawlPrice, crawl_plan, crawl_price, expected_freshness, planned_of_parts
 
 # The summary's tables (one Arrow IPC file each in the shard's folder); pages: the URL, then
@@ -89,30 +93,44 @@ def _own_rates(folder: Path) -> np.ndarray:
 
 
 class _StoredShard:
-    """A shard's answers to the crawl's price search, its pages read from its summary for each
-    question (the spends it gave are kept: the search asks some prices twice)."""
+    """A shard's answers to the crawl's price search. Its schedule is built once from its
+    summary, and what the search asks of it (its AllocationPart's arrays: rate, weight and host
+    of its priced pages, 24 bytes each) kept in local .npy files, read memory-mapped for each
+    question; the spends it gave are kept (the search asks some prices twice)."""
 
-    def __init__(self, folder: Path, everyone: float, now: float, settings):
-        self.folder, self.everyone, self.now, self.settings = folder, everyone, now, settings
+    ARRAYS = ("rate", "weight", "host", "cap")
+
+    def __init__(self, folder: Path, scratch: Path, everyone: float, now: float, settings):
+        self.folder, self.scratch, self.everyone, self.now, self.settings = folder, scratch, everyone, now, settings
         self._spent: dict[float, int] = {}
         _, schedule = self.schedule()
-        self.priced, self.held = schedule.allocation.priced, len(schedule.held)
+        held = schedule.held
+        scratch.mkdir(parents=True)
+        for name, values in zip(self.ARRAYS, (schedule.rate[held], schedule.weight[held], schedule.host[held],
+                                              schedule.cap)):
+            np.save(scratch / f"{name}.npy", values)
+        self.priced, self.held = schedule.allocation.priced, len(held)
         self.never_fetched = int(schedule.discovery.sum())
 
     def schedule(self):
         part, _ = read_part(self.folder)
         return part, part_schedule(part, self.everyone, self.now, self.settings)
 
+    def allocation(self) -> AllocationPart:
+        """The AllocationPart PartSchedule makes of these pages (the same arguments)."""
+        rate, weight, host, cap = (np.load(self.scratch / f"{name}.npy", mmap_mode="r") for name in self.ARRAYS)
+        return AllocationPart(rate, weight, host, cap, objective=self.settings.recrawl_objective)
+
     def spend(self, log_price: float) -> int:
         if log_price not in self._spent:
-            self._spent[log_price] = self.schedule()[1].allocation.spend(log_price)
+            self._spent[log_price] = self.allocation().spend(log_price)
         return self._spent[log_price]
 
     def sample(self, step: int):
-        return self.schedule()[1].allocation.sample(step)
+        return self.allocation().sample(step)
 
     def edge_hosts(self, log_price: float):
-        return self.schedule()[1].allocation.edge_hosts(log_price)
+        return self.allocation().edge_hosts(log_price)
 
 
 class _Offered(NamedTuple):
@@ -144,8 +162,9 @@ def plan_of_shards(folders: dict[str, Path], plan_date: str | Date, settings) ->
     check_objective(settings)
     now, shards = plan_day_number(plan_date), list(folders)
     everyone = typical_rate_of_parts(lambda i: _own_rates(folders[shards[i]]), len(shards))
-    stored = [_StoredShard(folders[shard], everyone, now, settings) for shard in shards]
-    price = crawl_price(stored, sum(s.held for s in stored), settings.daily_fetch_budget)
+    with tempfile.TemporaryDirectory(prefix="recrawl-price-") as scratch:
+        stored = [_StoredShard(folders[shard], Path(scratch) / shard, everyone, now, settings) for shard in shards]
+        price = crawl_price(stored, sum(s.held for s in stored), settings.daily_fetch_budget)
     seen: list[_Offered] = [None] * len(shards)  # each shard's last offer, for the counts
 
     def offers_at(head: int):
