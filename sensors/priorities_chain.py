@@ -1,9 +1,9 @@
-"""The close's priorities per shard (settings.priorities_per_shard), chained when nobody drives
+"""The close's priorities per shard (settings.day_per_shard), chained when nobody drives
 the day: after day_close_job[D] succeeded, priority_parts_job[D|S] for every shard; once every
 shard's latest one succeeded, crawl_price_job[D]; after it, shard_priorities_job[D|S] for every
 shard. Runs tagged by a driver (the cycle command submits these stages itself) or a backfill
 are left alone; a run's data root (its crawl_settings config) is passed on, as day_chain.py does.
-Loaded only with priorities_per_shard (sensors/__init__.py): without it the close plans the
+Loaded only with day_per_shard (sensors/__init__.py): without it the close plans the
 priorities itself."""
 
 from __future__ import annotations

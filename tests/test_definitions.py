@@ -15,7 +15,7 @@ from crawl_assets.defs.resources import CrawlSettingsResource
 DAILY_ASSETS = {"frontier_snapshot", "url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters",
                 "change_stats", "recrawl_priorities", "crawl_catalog", "day_report", "crawl_price"}
 FETCH_ASSETS = {"fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"}
-SHARD_ASSETS = {"priority_part", "shard_priorities"}  # the priorities per shard, keyed like the fetch batches
+SHARD_ASSETS = {"shard_frontier", "priority_part", "shard_priorities"}  # a day per shard, keyed like the fetch batches
 
 
 def test_definitions_load_and_validate():
@@ -23,7 +23,7 @@ def test_definitions_load_and_validate():
     graph = defs.resolve_asset_graph()
     # Every asset, and only these: the seeds (unpartitioned), the day's assets (one partition a
     # day, from the crawl's start_date, today's included), the fetch step's five outputs and the
-    # per-shard priorities' two (day x shard).
+    # day per shard's three (day x shard).
     partitions = {key.to_user_string(): graph.get(key).partitions_def for key in graph.get_all_asset_keys()}
     assert set(partitions) == {"seeds"} | DAILY_ASSETS | FETCH_ASSETS | SHARD_ASSETS
     assert partitions["seeds"] is None

@@ -43,12 +43,12 @@ from ..defs.assets.frontier import KEPT_METADATA
 from ..defs.jobs import (
     CLI_DRIVER,
     DRIVER_TAG,
-    FETCH_STAGE,
     FRONTIER_STAGE,
-    PRIORITIES_PER_SHARD,
+    DAY_PER_SHARD,
     SHARD_PRIORITY_STAGES,
     close_stage,
     day_close_job,
+    fetch_stage,
     fetch_job,
     frontier_job,
     seen_filter_job,
@@ -199,7 +199,7 @@ def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
     if not close.succeeded:
         raise CycleFailed(f"{close.label} failed (run {close.run_id}): "
                           f"{failure_reason(queue.instance, close.run_id)}")
-    if PRIORITIES_PER_SHARD:
+    if DAY_PER_SHARD:
         submit_shard_priorities(date, queue, parallel, progress)
     return report
 
@@ -239,9 +239,9 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
     stage(FRONTIER_STAGE, date)
     settings = crawl_settings.load()
     for shard in shards or settings.shard_keys():
-        stage(FETCH_STAGE, str(fetch_partition_key(date, shard)))
-    stage(close_stage(settings.priorities_per_shard), date)
-    for job, per_shard in SHARD_PRIORITY_STAGES if settings.priorities_per_shard else ():
+        stage(fetch_stage(settings.day_per_shard), str(fetch_partition_key(date, shard)))
+    stage(close_stage(settings.day_per_shard), date)
+    for job, per_shard in SHARD_PRIORITY_STAGES if settings.day_per_shard else ():
         for key in [str(fetch_partition_key(date, shard)) for shard in settings.shard_keys()] if per_shard else [date]:
             stage(job.selection, key)
 

@@ -46,10 +46,11 @@ class CrawlSettings:
     work_dir: Path = PROJECT_ROOT / "data" / "work"
     seeds_dir: Path = PROJECT_ROOT / "data" / "seeds"
     shard_count: int = 8
-    # Plan the recrawl priorities shard by shard (each shard's pages in a step of its own, one
-    # price for the crawl from their summaries: pipeline/priorities/shard_priorities.py), for a
-    # crawl too large for one process; false: in one step. Read when the definitions load.
-    priorities_per_shard: bool = False
+    # The day per shard: each shard's frontier built in its fetch run, and the recrawl
+    # priorities planned shard by shard (each shard's pages in a step of its own, one price for
+    # the crawl from their summaries: pipeline/priorities/shard_priorities.py), for a crawl too
+    # large for one process; false: both in one step. Read when the definitions load.
+    day_per_shard: bool = False
     # The crawl's first day: the first daily partition Dagster offers.
     start_date: str = "2026-11-01"
     # Fetch-batch runs a cycle keeps in the run queue at once (dagster.yaml: one per shard).
@@ -246,7 +247,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 )
                 for item in value
             )
-        if key == "priorities_per_shard":
+        if key == "day_per_shard":
             if not isinstance(value, bool):
                 raise ValueError("must be true or false, without quotes")
             return value

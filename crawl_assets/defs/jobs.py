@@ -1,8 +1,9 @@
 """Jobs: one per partitioning, since a Dagster run covers one partition of one partitioning.
 
 A day's cycle is three stages of runs (`cli/cycle.py` submits them in order): frontier_job[D],
-fetch_job[D|shard] for every shard, day_close_job[D]; with settings.priorities_per_shard the close
-plans the recrawl priorities in three more: priority_parts_job[D|shard] for every shard,
+fetch_job[D|shard] for every shard, day_close_job[D]. With settings.day_per_shard each fetch
+run builds its shard's frontier first (shard_frontier), and the close plans the recrawl
+priorities in three stages more: priority_parts_job[D|shard] for every shard,
 crawl_price_job[D], shard_priorities_job[D|shard] for every shard (SHARD_PRIORITY_STAGES)."""
 
 from __future__ import annotations
@@ -31,18 +32,29 @@ seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds
 # frontier; it closes with everything that reads the fetch batches (registry, seen filter,
 # dedup, change statistics, report, catalog, ...).
 FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
-FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS)  # fetch_log, warc_archive, links, dropped_urls, change_evidence
-# Read when the definitions load, like the shard count: which assets plan the priorities.
-PRIORITIES_PER_SHARD = load_settings().priorities_per_shard
+# Read when the definitions load, like the shard count: a day per shard or in one process.
+DAY_PER_SHARD = load_settings().day_per_shard
+
+
+def fetch_stage(per_shard: bool) -> AssetSelection:
+    """A shard's fetch run: fetch_log, warc_archive, links, dropped_urls, change_evidence, and
+    for a day per shard the shard's frontier first (shard_frontier)."""
+    fetched = AssetSelection.assets(*FETCH_ASSETS)
+    return fetched | AssetSelection.assets("shard_frontier") if per_shard else fetched
+
+
+FETCH_STAGE = fetch_stage(DAY_PER_SHARD)
 
 
 def close_stage(per_shard: bool) -> AssetSelection:
-    """The close's daily assets: the priorities in one step (recrawl_priorities), or not (per shard)."""
-    daily = FETCH_STAGE.downstream(include_self=False) - AssetSelection.assets(*PER_SHARD_PRIORITIES)
+    """The close's daily assets: the priorities in one step (recrawl_priorities), or not (a day
+    per shard: SHARD_PRIORITY_STAGES after it)."""
+    daily = AssetSelection.assets(*FETCH_ASSETS).downstream(include_self=False) - \
+        AssetSelection.assets(*PER_SHARD_PRIORITIES)
     return daily - AssetSelection.assets("recrawl_priorities") if per_shard else daily
 
 
-CLOSE_STAGE = close_stage(PRIORITIES_PER_SHARD)
+CLOSE_STAGE = close_stage(DAY_PER_SHARD)
 
 # The UI shows this on the job's page: the clicks that run today's cycle (README, "Run today's
 # cycle"; tests/ui/test_dagster_ui.py clicks them). "Latest" is today: the partitions end today.

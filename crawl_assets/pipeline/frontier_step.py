@@ -18,6 +18,7 @@ refuse it (one rule for both, crawler/url_policy/depth_limit.py).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,7 +246,7 @@ MEMORY_LIMIT = "3GB"
 # is the cut (found from every shard's first keys: first_day_cut), and the URLs after it are
 # left out.
 FIRST_DAY_KEYS_SQL = """
-CREATE TEMP TABLE first_day AS
+CREATE TEMP TABLE IF NOT EXISTS first_day AS
 SELECT url, depth, row_number() OVER (PARTITION BY host ORDER BY depth, url) AS host_rank
 FROM fates WHERE left_out IS NULL
 """
@@ -287,6 +288,37 @@ def frontiers_of_shards(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.
         for part in parts:
             part.cut(cut)
     return [part.result() for part in parts]
+
+
+def first_day_cut_of_shards(settings: CrawlSettings, inputs: CrawlHistory, shards: list[str]) -> tuple | None:
+    """The first day's cut (no plan) of frontiers_of_shards, each shard's part judged in turn
+    for its first keys and let go (for shards built in processes of their own: shard_frontier)."""
+    keys = []
+    for shard in shards:
+        part = FrontierPart(settings, inputs, None, shard)
+        keys.append(part.first_day_keys(settings.first_day_budget + 1))
+        part.con.close()
+    return first_day_cut(keys, settings.first_day_budget)
+
+
+def shard_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | Path | None, shard: str,
+                   cut: tuple | None) -> FrontierResult:
+    """One shard's part of frontiers_of_shards, built alone: `cut`, the crawl's first-day cut
+    (first_day_cut_of_shards), applies without a plan."""
+    part = FrontierPart(settings, inputs, plan, shard)
+    if plan is None:
+        part.cut(cut)
+    return part.result()
+
+
+def cut_json(cut: tuple | None) -> bytes:
+    """The first day's cut as JSON, for the shards' steps (null: no cut)."""
+    return json.dumps({"first_day_cut": None if cut is None else list(cut)}).encode()
+
+
+def cut_of_json(text: bytes) -> tuple | None:
+    cut = json.loads(text)["first_day_cut"]
+    return None if cut is None else tuple(cut)
 
 
 def first_day_cut(keys: list[list[tuple]], budget: int) -> tuple | None:
@@ -365,6 +397,7 @@ class FrontierPart:
         if after is None:
             return
         depth, host_rank, url = after if after else (-1, 0, "")  # (): a budget of 0, every URL out
+        self.con.execute(FIRST_DAY_KEYS_SQL)  # (the keys, if first_day_keys did not make them here)
         self.con.execute(FIRST_DAY_BUDGET_SQL, {"day_budget": DropReason.DAY_BUDGET, "depth": depth,
                                                 "host_rank": host_rank, "url": url})
 

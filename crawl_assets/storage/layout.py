@@ -41,6 +41,9 @@ class PartitionFile:
 # The table: every partition file a step writes, by the asset that writes it.
 # frontier_snapshot[D], a file per shard
 frontier_file = PartitionFile("frontier", "frontier.parquet", per_shard=True)
+# ... or, for a day per shard (day_per_shard), the day's start: the first day's cut of the
+# shards' frontiers, which each shard_frontier[D|S] builds in its fetch run (frontier_step.shard_frontier)
+day_start_file = PartitionFile("frontier", "day_start.json")
 # fetch_job[D|shard] (its step fetch_batch): the batch's WARC files (and their indexes) in warc_dir; change evidence
 # is the sitemap and feed entries with a date that the batch found.
 fetch_log_file = PartitionFile("fetch_log", "fetch_log.parquet", per_shard=True)
@@ -81,7 +84,7 @@ host_events_file = PartitionFile("change_stats", "host_events.parquet")
 # recrawl_priorities[D]: every known URL's priority and the plan for the day after.
 priorities_file = PartitionFile("recrawl_priorities", "url_priorities.parquet")
 priority_hosts_file = PartitionFile("recrawl_priorities", "host_budgets.parquet")
-# ... or, for a crawl whose priorities are planned per shard (priorities_per_shard), in three
+# ... or, for a crawl whose priorities are planned per shard (day_per_shard), in three
 # stages (pipeline/priorities/shard_priorities.py): each shard's summary of its pages
 # (priority_part[D|S]), the crawl's price and plan (crawl_price[D]: the planned rows of every
 # shard), and each shard's URL priorities and host budgets (shard_priorities[D|S]).

@@ -4,9 +4,10 @@ by `python -m crawl_assets.cli.cycle` (which starts `dagster dev` for the daemon
 submitted twice at once, as two clicks in the UI would: the run queue still runs one at a time
 with steps on any worker. Every host's requests fall inside a step of its own shard (the demo
 web's access log), and the outputs equal those of the same day crawled in one process. The
-deployment plans the recrawl priorities per shard (priorities_per_shard: each shard's summary,
-the crawl's price, each shard's plan, runs on either worker), and its plan is, row for row,
-what the one-process step plans from the same crawl.
+deployment runs the day per shard (day_per_shard: each shard's frontier in its fetch run;
+the close's priorities as each shard's summary, the crawl's price, each shard's plan, on
+either worker), and its plan is, row for row, what the one-process step plans from the same
+crawl.
 
 The servers are Debian's postgresql and redis-server (`make system-packages`), started by the
 test on loopback; the distributed libraries are the cluster extra, in .venv (`make cluster-tools`)."""
@@ -68,7 +69,7 @@ def write_settings(folder: Path, web, per_shard: bool = False) -> Path:
                        # test machine's cores: a robots.txt answered late must not read as unreachable
                        # (the comparison with the one-process day would then fail on a timeout).
                        "connect_timeout_s = 10\nfetch_timeout_s = 30\n"
-                       f"priorities_per_shard = {str(per_shard).lower()}\n")
+                       f"day_per_shard = {str(per_shard).lower()}\n")
     return overlay
 
 
@@ -137,10 +138,11 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
     jobs = sorted(run["job"] for run in runs)
     assert [job for job in jobs if job not in ("fetch_job", "frontier_job", "day_close_job")] == [
         "crawl_price_job", *["priority_parts_job"] * SHARDS, *["shard_priorities_job"] * SHARDS]
-    fetch_steps = {}  # shard -> its fetch steps, one a run
+    fetch_steps = {}  # shard -> its fetch steps, one a run (after the step building its frontier)
     for run in runs:
         if run["job"] == "fetch_job":
-            fetch_steps.setdefault(run["tags"][SHARD_TAG], []).append(only(run["steps"].values()))
+            assert set(run["steps"]) == {"shard_frontier", "fetch_batch"}
+            fetch_steps.setdefault(run["tags"][SHARD_TAG], []).append(run["steps"]["fetch_batch"])
     assert {shard: len(steps) for shard, steps in fetch_steps.items()} == {
         shard: 2 if shard == TWICE else 1 for shard in shard_keys(SHARDS)}
     first, second = sorted(fetch_steps[TWICE], key=lambda step: step["start"])
@@ -170,7 +172,3 @@ def assert_planned_as_in_one_process(settings) -> None:
     assert per_shard.to_pylist() == whole.urls.to_pylist()
     assert 0 < sum(per_shard["planned"].to_pylist()) < per_shard.num_rows
 
-
-def only(items):
-    (item,) = items
-    return item

@@ -68,10 +68,13 @@ with warnings.catch_warnings():  # these mappings are marked beta; they are the 
     })
 
 FRONTIER_OF_THE_DAY = AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)
+# ... or, for a day per shard, the shard's own, built in the same run before the batch
+FRONTIER_OF_THE_SHARD = AssetDep(AssetKey("shard_frontier"))
 
 
 def _spec(key: str, description: str, *deps: AssetDep) -> AssetSpec:
-    return AssetSpec(key, group_name="fetch", description=description, deps=[FRONTIER_OF_THE_DAY, *deps])
+    return AssetSpec(key, group_name="fetch", description=description,
+                     deps=[FRONTIER_OF_THE_DAY, FRONTIER_OF_THE_SHARD, *deps])
 
 
 @multi_asset(

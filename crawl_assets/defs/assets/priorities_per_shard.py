@@ -1,4 +1,4 @@
-"""The recrawl priorities of day D planned shard by shard (settings.priorities_per_shard), in
+"""The recrawl priorities of day D planned shard by shard (settings.day_per_shard), in
 three stages of runs keyed like the fetch batches (pipeline/priorities/shard_priorities.py):
 
 - priority_part[D|S]: shard S's pages prepared from its own hosts' inputs, its summary written;

@@ -1,11 +1,13 @@
-"""The recrawl priorities planned per shard through Dagster (settings.priorities_per_shard: the
-close's priority_part[D|S] for every shard, crawl_price[D], shard_priorities[D|S] for every
-shard, materialised as the cycle command's run_cycle materialises a day) equal, row for row,
-what the one-process step (recrawl_priorities) plans from the same crawl, on each of two days
-of a demo web of 24 hosts in the definitions' 8 shards; and the second day's frontier, which the
-Dagster day built from the shards' plan files, is the frontier the one-process plan gives.
-The budgets are tight (40 fetches a day over about 170 known URLs, 4 a host), so the price,
-the plan's cut and the hosts' caps all decide."""
+"""A day per shard through Dagster (settings.day_per_shard, materialised as the cycle command's
+run_cycle materialises a day): each shard's frontier built in its fetch run (shard_frontier[D|S],
+after frontier_snapshot[D] found the first day's cut), and the close's recrawl priorities planned
+per shard (priority_part[D|S] for every shard, crawl_price[D], shard_priorities[D|S] for every
+shard). On each of two days of a demo web of 24 hosts in the definitions' 8 shards, the plan
+equals, row for row, what the one-process step (recrawl_priorities) plans from the same crawl,
+and each day's frontier is the one the one-process frontier step builds from the same history
+and plan. The budgets are tight (12 fetches on the first day of 24 seeds and more, then 40 a day over
+about 170 known URLs, 4 a host), so the first day's cut, the price, the plan's cut and the
+hosts' caps all decide."""
 
 import dataclasses
 import json
@@ -46,11 +48,12 @@ def one_process_plan(settings, day: str, out):
     return plan, host_budgets(inputs.hosts, plan.hosts)
 
 
-def test_a_day_planned_per_shard_through_dagster_equals_the_one_process_plan(tmp_path):
+def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_day_does(tmp_path):
     with DemoWebProcess(hosts=HOSTS, pages_per_host=6) as web:
         demo = write_test_settings(tmp_path, web.web)
         tight = tmp_path / "per_shard.toml"
-        tight.write_text("[crawl]\npriorities_per_shard = true\ndaily_fetch_budget = 40\nmax_pages_per_host = 4\n")
+        tight.write_text("[crawl]\nday_per_shard = true\ndaily_fetch_budget = 40\nfirst_day_fetch_budget = 12\n"
+                         "max_pages_per_host = 4\n")
         resource = CrawlSettingsResource(settings_files=[*demo.settings_files, str(tight)],
                                          data_root=demo.data_root, seeds_dir=demo.seeds_dir)
         settings = resource.load()
@@ -58,7 +61,7 @@ def test_a_day_planned_per_shard_through_dagster_equals_the_one_process_plan(tmp
             for day in DAYS:
                 run_cycle(day, instance, resource)
     root = settings.data_root
-    assert settings.priorities_per_shard and settings.shard_keys() == SHARD_KEYS
+    assert settings.day_per_shard and settings.shard_keys() == SHARD_KEYS
 
     whole_plans = {}
     for day in DAYS:
@@ -84,11 +87,12 @@ def test_a_day_planned_per_shard_through_dagster_equals_the_one_process_plan(tmp
         assert planned.num_rows == 40 < per_shard.num_rows  # the budget decided
         assert len({shard_of(h, len(SHARD_KEYS)) for h in planned["host"].to_pylist()}) > 4
 
-    # The second day's frontier (built by the Dagster day from the shards' files) is the one
-    # the one-process plan gives, shard by shard.
-    frontier = build_frontier(settings, history_before(root, DAYS[1]), [whole_plans[DAYS[0]]])
-    assert frontier.counts.urls == 40
-    for shard, rows in frontier.shard_tables():
-        assert pq.read_table(frontier_file(root, DAYS[1], shard)).equals(rows), shard
+    # Each day's frontier (the Dagster day's, shard by shard) is the one the one-process step
+    # builds: the first day's cut crawl-wide, the second day's from the one-process plan.
+    for day, plan, urls in ((DAYS[0], None, 12), (DAYS[1], [whole_plans[DAYS[0]]], 40)):
+        frontier = build_frontier(settings, history_before(root, day), plan)
+        assert frontier.counts.urls == urls and len([n for n in frontier.counts.urls_per_shard.values() if n]) > 4
+        for shard, rows in frontier.shard_tables():
+            assert pq.read_table(frontier_file(root, day, shard)).equals(rows), (day, shard)
     kinds = set(planned["kind"].to_pylist())
     assert {"refresh", "discovery"} <= kinds  # the second close plans pages held and new ones
