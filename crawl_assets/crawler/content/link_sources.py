@@ -50,8 +50,11 @@ NOSCRIPT = "noscript"
 # not elements: lexbor tries each alternative on every element, and five attribute tests cost
 # no more than the old four (a[href], area[href], base[href], meta[name]) where twenty
 # element[attribute] pairs cost 15 % more; links.py skips the other elements it matches.
+# <meta> only with the attributes links.py reads: each element found costs a Python wrapper
+# (about 3 us), and most pages carry charset, viewport or property <meta> tags besides.
 _URL_ATTRIBUTES = sorted({"href", *PAGE_ATTRIBUTES.values(), *(a for names in RESOURCE_ATTRIBUTES.values() for a in names)})
-SELECTOR = ", ".join([*(f"[{attribute}]" for attribute in _URL_ATTRIBUTES), "meta", FRAMELESS, NOSCRIPT])
+SELECTOR = ", ".join([*(f"[{attribute}]" for attribute in _URL_ATTRIBUTES), "meta[name]", "meta[http-equiv]",
+                      FRAMELESS, NOSCRIPT])
 
 
 def link_kind(rel: str | None) -> str | None:

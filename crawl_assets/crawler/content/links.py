@@ -129,26 +129,47 @@ def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> P
 
 class _Resolver:
     """href -> normalised http(s) URL against one base, or None when not crawlable; each
-    distinct href resolved once (menus repeat links)."""
+    distinct href resolved once (menus repeat links), and an href with a path of its own
+    once for every page of the base's directory (see _SHARED)."""
 
     def __init__(self, base: str):
         self.base = base
         self.resolved: dict[str, str | None] = {}
+        scheme_end = base.find("://")
+        path_start = base.find("/", scheme_end + 3) if scheme_end > 0 else -1
+        # scheme://authority/directory/ of the base (a normalised page URL has its path)
+        self.directory = base[:base.rfind("/", 0, len(base.partition("?")[0])) + 1] if path_start > 0 else None
 
     def __call__(self, href: str | None) -> str | None:
         url = self.resolved.get(href, _UNSEEN)
         if url is _UNSEEN:
-            url = None
-            if href and not href.startswith(_SKIPPED):
-                try:
-                    url = resolve_href(href, self.base)
-                except UrlError:
-                    pass
+            shared = self.directory is not None and href and href[0] in _PATH_STARTS and ":" not in href
+            if shared:
+                url = _SHARED.get((self.directory, href), _UNSEEN)
+            if url is _UNSEEN:
+                url = None
+                if href and not href.startswith(_SKIPPED):
+                    try:
+                        url = resolve_href(href, self.base)
+                    except UrlError:
+                        pass
+                if shared:
+                    if len(_SHARED) >= _SHARED_MAX:
+                        _SHARED.clear()
+                    _SHARED[(self.directory, href)] = url
             self.resolved[href] = url
         return url
 
 
 _UNSEEN = object()
+# The pages of one directory share most of their hrefs (menus, their neighbours), so those
+# are resolved once per directory, not once per page: an href that names a path and no scheme
+# resolves the same against every base with the same scheme, authority and directory (RFC
+# 3986 5.2: only "", "?q" and "#f", the base document itself, read the rest of the base).
+# It starts with a character of a path (no whitespace, "?" or "#") and holds no ":".
+_PATH_STARTS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._~-")
+_SHARED: dict[tuple[str, str], str | None] = {}  # (directory, href) -> resolve_href's answer
+_SHARED_MAX = 100_000  # entries; emptied when full (a batch's directories come and go)
 
 
 def extract_links(html: bytes | str, page_url: str) -> list[str]:

@@ -34,3 +34,30 @@ def test_the_first_base_counts_wherever_it_stands_and_tags_after_the_links_still
     assert scan.links == ["http://cdn.test/a/b/x.html"]
     assert scan.nofollow_links == ["http://cdn.test/a/y.html"]
     assert scan.directives.noindex and not scan.directives.nofollow
+
+
+def test_hrefs_resolved_once_per_directory_give_each_page_its_own_answer():
+    """A page's hrefs are resolved once for every page of its directory (links._SHARED): pages
+    of other directories, hosts, schemes and queries, read one after the other, each get what
+    normalize_url gives for their own base, the base document's own references ("", "?q",
+    "#f", "http:?q") included."""
+    from crawl_assets.crawler.content.links import scan_page
+    from crawl_assets.crawler.url_policy.urls import UrlError, normalize_url
+
+    hrefs = ["x.html", "../up.html", "./x.html", ".", "..", "/root.html", "//cdn.test/c.js", "sub/y?q=1",
+             "", "?page=2", "#top", "http:?q=3", "http:z.html", "https:w.html", " x.html", "x.html ", "\tx.html",
+             "a:b", "~t/", "-x", "_y", "p%20q.html", "\\\\evil.test/"]
+    body = "".join(f'<a href="{h}">l</a>' for h in hrefs)
+    bases = ["http://a.test/d/p.html", "http://a.test/d/q.html?x=/e/f", "http://a.test/e/p.html",
+             "https://a.test/d/p.html", "http://b.test:81/d/p.html", "http://a.test/", "http://a.test/d/p.html?y=1",
+             "http://a.test/d/p.html"]
+    for base in bases:
+        expected = []
+        for href in hrefs:
+            try:
+                url = normalize_url(href.split("#")[0], base) if href.strip() and not href.startswith("#") else None
+            except UrlError:
+                url = None
+            if url is not None and url not in expected:
+                expected.append(url)
+        assert scan_page(f"<html><body>{body}</body></html>", base).links == expected, base
