@@ -214,6 +214,10 @@ class HostConnection:
         except BaseException:
             await self.aclose()
             raise
+        finally:
+            # The parser calls the reader's methods and the reader holds the parser: without
+            # this, each answer (its body included) waits for the cycle collector to be freed.
+            answer.parser = None
         if answer.truncated or answer.extra or not answer.done or not answer.keep_alive or answer.ends_at_close():
             await self.aclose()  # an unread rest, or "Connection: close": not reusable
         return Answer("HTTP/" + answer.version, answer.status, answer.reason.decode("latin-1"),

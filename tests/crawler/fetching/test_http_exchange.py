@@ -182,3 +182,24 @@ def test_a_request_head_is_sent_byte_for_byte_and_a_header_that_could_end_its_li
                         ("", "v"), ("X:Y", "v")]:
         with pytest.raises(ProtocolError, match="refusing to send the header"):
             request_bytes("/p", [("Host", "a.test"), (name, value)])
+
+
+def test_an_answer_read_leaves_no_cycle_behind():
+    """The parser and the reader of an answer refer to each other while it is read; once the
+    answer is returned they are freed by reference counting, not left (body included) for the
+    cycle collector: with collection off, none of them is still alive after a get, answered
+    or refused."""
+    import gc
+
+    import httptools
+
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    gc.collect()
+    gc.disable()
+    try:
+        hops, _ = exchange([answer], [b"this is not HTTP\r\n\r\n"], repeat=2)
+        parsers = [o for o in gc.get_objects() if isinstance(o, httptools.HttpResponseParser)]
+    finally:
+        gc.enable()
+    assert [hop.status for hop in hops] == [200, None] and hops[1].error_class == StatusClass.NETWORK_ERROR
+    assert parsers == []
