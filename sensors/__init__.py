@@ -2,7 +2,7 @@
 nightly schedule, a launch from the UI). They import from crawl_assets; only
 crawl_assets/definitions.py imports them."""
 
-from crawl_assets.defs.jobs import DAY_PER_SHARD
+from crawl_assets.defs.partitions import DAY_PER_SHARD
 
 from .day_chain import close_day_after_fetch, fetch_after_frontier
 from .priorities_chain import PRIORITIES_SENSORS

@@ -13,25 +13,24 @@ from crawl_assets.defs.resources import CrawlSettingsResource
 
 
 DAILY_ASSETS = {"frontier_snapshot", "url_registry", "seen_url_filter", "simhash_index", "near_duplicate_clusters",
-                "change_stats", "recrawl_priorities", "crawl_catalog", "day_report", "crawl_price"}
+                "change_stats", "recrawl_priorities", "crawl_catalog", "day_report"}
 FETCH_ASSETS = {"fetch_log", "warc_archive", "links", "dropped_urls", "change_evidence"}
-SHARD_ASSETS = {"shard_frontier", "priority_part", "shard_priorities"}  # a day per shard, keyed like the fetch batches
 
 
 def test_definitions_load_and_validate():
     Definitions.validate_loadable(defs)
     graph = defs.resolve_asset_graph()
     # Every asset, and only these: the seeds (unpartitioned), the day's assets (one partition a
-    # day, from the crawl's start_date, today's included), the fetch step's five outputs and the
-    # day per shard's three (day x shard).
+    # day, from the crawl's start_date, today's included) and the fetch step's five outputs
+    # (day x shard).
     partitions = {key.to_user_string(): graph.get(key).partitions_def for key in graph.get_all_asset_keys()}
-    assert set(partitions) == {"seeds"} | DAILY_ASSETS | FETCH_ASSETS | SHARD_ASSETS
+    assert set(partitions) == {"seeds"} | DAILY_ASSETS | FETCH_ASSETS
     assert partitions["seeds"] is None
     for name in DAILY_ASSETS:
         daily = partitions[name]
         assert isinstance(daily, DailyPartitionsDefinition), name
         assert (daily.start.strftime("%Y-%m-%d"), daily.end_offset, daily.timezone) == ("2026-11-01", 1, "UTC"), name
-    for name in FETCH_ASSETS | SHARD_ASSETS:
+    for name in FETCH_ASSETS:
         fetch = partitions[name]
         assert isinstance(fetch, MultiPartitionsDefinition), name
         dims = {d.name: d.partitions_def for d in fetch.partitions_defs}
@@ -46,7 +45,7 @@ def test_definitions_load_and_validate():
     # sensors chaining a day's stages after it.
     assert {job.name for job in defs.resolve_all_job_defs()} == {
         "__ASSET_JOB", "seeds_job", "frontier_job", "fetch_job", "day_close_job", "seen_job", "seen_filter_job", "dedup_job",
-        "catalog_job", "priority_parts_job", "crawl_price_job", "shard_priorities_job"}
+        "catalog_job"}
     (schedule,) = defs.schedules
     assert (schedule.name, schedule.job_name, schedule.cron_schedule, schedule.execution_timezone,
             schedule.default_status) == ("nightly_cycle", "frontier_job", "0 2-23 * * *", "UTC",
@@ -172,3 +171,64 @@ def test_the_first_partition_is_the_settings_start_date(tmp_path):
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", show], capture_output=True, text=True, check=True,
                          cwd=PROJECT_ROOT, env=os.environ | {"RECRAWL_SETTINGS": str(overlay)}).stdout.split()
     assert out == ["2026-11-27", "2026-11-27|s00"]
+
+
+# A day per shard's definitions, as a process loading them with day_per_shard = true sees them.
+PER_SHARD_DEFINITIONS = """
+import json
+from dagster import AssetKey, Definitions
+from crawl_assets.definitions import defs
+Definitions.validate_loadable(defs)
+graph = defs.resolve_asset_graph()
+print(json.dumps({
+    "assets": sorted(k.to_user_string() for k in graph.get_all_asset_keys()),
+    "partitioned_like_fetches": sorted(k.to_user_string() for k in graph.get_all_asset_keys()
+                                       if graph.get(k).partitions_def == graph.get(AssetKey("fetch_log")).partitions_def),
+    "jobs": {j.name: sorted(k.to_user_string() for k in j.asset_layer.executable_asset_keys)
+             for j in defs.resolve_all_job_defs() if j.name != "__ASSET_JOB"},
+    "sensors": sorted((s.name, s.job_name) for s in defs.sensors),
+    "fetch_parents": sorted(k.to_user_string() for k in graph.get(AssetKey("fetch_log")).parent_keys),
+}))
+"""
+
+
+def test_a_day_per_shard_has_its_frontier_in_each_fetch_run_and_its_priorities_in_three_stages(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    overlay = tmp_path / "per_shard.toml"
+    overlay.write_text("[crawl]\nday_per_shard = true\n")
+    shown = json.loads(subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", PER_SHARD_DEFINITIONS], capture_output=True, text=True, check=True,
+        cwd=PROJECT_ROOT, env=os.environ | {"RECRAWL_SETTINGS": str(overlay)}).stdout)
+    one_process = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
+    per_shard = {"shard_frontier", "priority_part", "crawl_price", "shard_priorities"}
+    assert set(shown["assets"]) == one_process - {"recrawl_priorities"} | per_shard
+    assert not per_shard & one_process
+    assert set(shown["partitioned_like_fetches"]) == {"fetch_log", "warc_archive", "links", "dropped_urls",
+                                                      "change_evidence", "shard_frontier", "priority_part",
+                                                      "shard_priorities"}
+    jobs = shown["jobs"]
+    # the shard's frontier is built in its fetch run, before the batch (a parent of its outputs)
+    assert jobs["fetch_job"] == ["change_evidence", "dropped_urls", "fetch_log", "links", "shard_frontier",
+                                 "warc_archive"]
+    assert "shard_frontier" in shown["fetch_parents"]
+    assert jobs["frontier_job"] == ["frontier_snapshot", "seeds"]
+    assert not set(jobs["day_close_job"]) & per_shard
+    assert (jobs["priority_parts_job"], jobs["crawl_price_job"], jobs["shard_priorities_job"]) == (
+        ["priority_part"], ["crawl_price"], ["shard_priorities"])
+    assert {("priority_parts_after_close", "priority_parts_job"), ("crawl_price_after_parts", "crawl_price_job"),
+            ("shard_priorities_after_price", "shard_priorities_job")} < set(map(tuple, shown["sensors"]))
+
+
+def test_a_run_cannot_change_the_shape_of_the_day(tmp_path):
+    import pytest
+
+    from crawl_assets.crawler.settings import SettingsError
+
+    overlay = tmp_path / "per_shard.toml"
+    overlay.write_text("[crawl]\nday_per_shard = true\n")
+    with pytest.raises(SettingsError, match="day_per_shard is true in this run's settings"):
+        CrawlSettingsResource(settings_files=[str(overlay)]).load()

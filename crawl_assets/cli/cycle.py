@@ -44,16 +44,15 @@ from ..defs.jobs import (
     CLI_DRIVER,
     DRIVER_TAG,
     FRONTIER_STAGE,
-    DAY_PER_SHARD,
+    CLOSE_STAGE,
+    FETCH_STAGE,
     SHARD_PRIORITY_STAGES,
-    close_stage,
     day_close_job,
-    fetch_stage,
     fetch_job,
     frontier_job,
     seen_filter_job,
 )
-from ..defs.partitions import SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
+from ..defs.partitions import DAY_PER_SHARD, SHARD_KEYS, daily_partitions, fetch_partition_key, fetch_partitions, partition_tags
 from ..defs.resources import CrawlSettingsResource
 from ..defs.run_launcher import PROCESS_GONE
 from ..defs.run_status import failed_fetch_runs, landed_shards, no_shard_landed, retry_command
@@ -237,12 +236,11 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
     if lost_filter := lost_seen_filter(crawl_settings.load().data_root, date):
         stage(AssetSelection.assets("seen_url_filter"), lost_filter)
     stage(FRONTIER_STAGE, date)
-    settings = crawl_settings.load()
-    for shard in shards or settings.shard_keys():
-        stage(fetch_stage(settings.day_per_shard), str(fetch_partition_key(date, shard)))
-    stage(close_stage(settings.day_per_shard), date)
-    for job, per_shard in SHARD_PRIORITY_STAGES if settings.day_per_shard else ():
-        for key in [str(fetch_partition_key(date, shard)) for shard in settings.shard_keys()] if per_shard else [date]:
+    for shard in shards or crawl_settings.load().shard_keys():
+        stage(FETCH_STAGE, str(fetch_partition_key(date, shard)))
+    stage(CLOSE_STAGE, date)
+    for job, per_shard in SHARD_PRIORITY_STAGES if DAY_PER_SHARD else ():
+        for key in [str(fetch_partition_key(date, shard)) for shard in SHARD_KEYS] if per_shard else [date]:
             stage(job.selection, key)
 
 

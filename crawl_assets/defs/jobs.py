@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dagster import AssetSelection, define_asset_job
 
-from ..crawler.settings import load_settings
 from .assets.fetch import FETCH_ASSETS
 from .assets.priorities_per_shard import PER_SHARD_PRIORITIES
-from .partitions import daily_partitions, fetch_partitions
+from .partitions import DAY_PER_SHARD, daily_partitions, fetch_partitions
 from .run_status import FETCH_JOB
 
 # Dagster tags every run of a fetch partition with its shard under this key, whatever started
@@ -32,29 +31,12 @@ seeds_job = define_asset_job("seeds_job", selection=AssetSelection.assets("seeds
 # frontier; it closes with everything that reads the fetch batches (registry, seen filter,
 # dedup, change statistics, report, catalog, ...).
 FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
-# Read when the definitions load, like the shard count: a day per shard or in one process.
-DAY_PER_SHARD = load_settings().day_per_shard
-
-
-def fetch_stage(per_shard: bool) -> AssetSelection:
-    """A shard's fetch run: fetch_log, warc_archive, links, dropped_urls, change_evidence, and
-    for a day per shard the shard's frontier first (shard_frontier)."""
-    fetched = AssetSelection.assets(*FETCH_ASSETS)
-    return fetched | AssetSelection.assets("shard_frontier") if per_shard else fetched
-
-
-FETCH_STAGE = fetch_stage(DAY_PER_SHARD)
-
-
-def close_stage(per_shard: bool) -> AssetSelection:
-    """The close's daily assets: the priorities in one step (recrawl_priorities), or not (a day
-    per shard: SHARD_PRIORITY_STAGES after it)."""
-    daily = AssetSelection.assets(*FETCH_ASSETS).downstream(include_self=False) - \
-        AssetSelection.assets(*PER_SHARD_PRIORITIES)
-    return daily - AssetSelection.assets("recrawl_priorities") if per_shard else daily
-
-
-CLOSE_STAGE = close_stage(DAY_PER_SHARD)
+# A shard's fetch run: fetch_log, warc_archive, links, dropped_urls, change_evidence, and for
+# a day per shard the shard's frontier first (shard_frontier).
+FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS, *(["shard_frontier"] if DAY_PER_SHARD else []))
+# The close's daily assets (for a day per shard, the priorities' stages follow it: SHARD_PRIORITY_STAGES).
+CLOSE_STAGE = AssetSelection.assets(*FETCH_ASSETS).downstream(include_self=False) - \
+    AssetSelection.assets(*(PER_SHARD_PRIORITIES if DAY_PER_SHARD else []))
 
 # The UI shows this on the job's page: the clicks that run today's cycle (README, "Run today's
 # cycle"; tests/ui/test_dagster_ui.py clicks them). "Latest" is today: the partitions end today.
@@ -90,5 +72,5 @@ dedup_job = define_asset_job(
 catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("crawl_catalog"),
                                 partitions_def=daily_partitions)
 
-ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, priority_parts_job, crawl_price_job,
-            shard_priorities_job, seen_job, seen_filter_job, dedup_job, catalog_job]
+ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, seen_filter_job, dedup_job, catalog_job,
+            *([priority_parts_job, crawl_price_job, shard_priorities_job] if DAY_PER_SHARD else [])]

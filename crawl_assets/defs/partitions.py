@@ -32,6 +32,10 @@ with warnings.catch_warnings():  # the parameter is marked beta; it is the docum
 # settings disagree.
 SHARD_KEYS = load_settings().shard_keys()
 shard_partitions = StaticPartitionsDefinition(SHARD_KEYS)
+# A day per shard (settings.day_per_shard) or in one process: which assets, jobs and sensors
+# the definitions hold, fixed when they load like the shard set (CrawlSettingsResource refuses
+# a run whose settings disagree).
+DAY_PER_SHARD = load_settings().day_per_shard
 
 fetch_partitions = MultiPartitionsDefinition({"date": daily_partitions, "shard": shard_partitions})
 

@@ -11,17 +11,17 @@ hosts' caps all decide."""
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from dagster import DagsterInstance
 
-from crawl_assets.cli.cycle import run_cycle
+from crawl_assets.crawler.settings import PROJECT_ROOT, SETTINGS_ENV, load_settings, with_run_overrides
 from crawl_assets.crawler.url_policy.sharding import shard_of
-from crawl_assets.defs.partitions import SHARD_KEYS
-from crawl_assets.defs.resources import CrawlSettingsResource
 from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
@@ -34,6 +34,18 @@ from support import DemoWebProcess, write_test_settings
 
 DAYS = ["2026-11-28", "2026-11-29"]
 HOSTS = 24
+
+# The days through Dagster in a process whose definitions load with day_per_shard = true
+# (RECRAWL_SETTINGS): run_cycle's stages, with the data root and seeds of argv.
+CYCLES = """import sys
+from dagster import DagsterInstance
+from crawl_assets.cli.cycle import run_cycle
+from crawl_assets.defs.resources import CrawlSettingsResource
+resource = CrawlSettingsResource(data_root=sys.argv[1], seeds_dir=sys.argv[2])
+with DagsterInstance.ephemeral() as instance:
+    for day in sys.argv[3:]:
+        run_cycle(day, instance, resource)
+"""
 
 
 def by_url(table: pa.Table) -> pa.Table:
@@ -54,19 +66,18 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
         tight = tmp_path / "per_shard.toml"
         tight.write_text("[crawl]\nday_per_shard = true\ndaily_fetch_budget = 40\nfirst_day_fetch_budget = 12\n"
                          "max_pages_per_host = 4\n")
-        resource = CrawlSettingsResource(settings_files=[*demo.settings_files, str(tight)],
-                                         data_root=demo.data_root, seeds_dir=demo.seeds_dir)
-        settings = resource.load()
-        with DagsterInstance.ephemeral() as instance:
-            for day in DAYS:
-                run_cycle(day, instance, resource)
-    root = settings.data_root
-    assert settings.day_per_shard and settings.shard_keys() == SHARD_KEYS
+        files = [*demo.settings_files, str(tight)]
+        days = subprocess.run([sys.executable, "-c", CYCLES, demo.data_root, demo.seeds_dir, *DAYS], cwd=PROJECT_ROOT,
+                              env=os.environ | {SETTINGS_ENV: ":".join(files)}, capture_output=True, text=True)
+        assert days.returncode == 0, days.stderr[-3000:]
+    settings = with_run_overrides(load_settings(*files), demo.data_root, demo.seeds_dir)
+    root, shards = settings.data_root, settings.shard_keys()
+    assert settings.day_per_shard and len(shards) == 8
 
     whole_plans = {}
     for day in DAYS:
         files = priorities_files(root, day)
-        assert files == [shard_priorities_file(root, day, shard) for shard in SHARD_KEYS]
+        assert files == [shard_priorities_file(root, day, shard) for shard in shards]
         assert not priorities_file(root, day).exists()  # recrawl_priorities did not run
         per_shard = by_url(pa.concat_tables([pq.read_table(f) for f in files]))
         whole_plans[day] = tmp_path / "one_process" / day / "url_priorities.parquet"
@@ -75,17 +86,17 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
         assert per_shard.schema == one.schema
         for name in one.column_names:
             assert per_shard[name].to_pylist() == one[name].to_pylist(), (day, name)
-        for shard, path in zip(SHARD_KEYS, files):  # each shard's file holds its own hosts' URLs
-            assert {shard_of(h, len(SHARD_KEYS)) for h in pq.read_table(path)["host"].to_pylist()} <= \
-                {SHARD_KEYS.index(shard)}
-        hosts = pa.concat_tables([pq.read_table(shard_priority_hosts_file(root, day, shard)) for shard in SHARD_KEYS])
+        for shard, path in zip(shards, files):  # each shard's file holds its own hosts' URLs
+            assert {shard_of(h, len(shards)) for h in pq.read_table(path)["host"].to_pylist()} <= \
+                {shards.index(shard)}
+        hosts = pa.concat_tables([pq.read_table(shard_priority_hosts_file(root, day, shard)) for shard in shards])
         assert hosts.sort_by("host").to_pylist() == whole_hosts.to_pylist()
         counts = json.loads(crawl_price_file(root, day).read_bytes())["counts"]
         assert counts.pop("expected_freshness") == pytest.approx(whole.counts.expected_freshness, rel=1e-12)
         assert counts == {k: v for k, v in dataclasses.asdict(whole.counts).items() if k != "expected_freshness"}
         planned = per_shard.filter(per_shard["planned"])
         assert planned.num_rows == 40 < per_shard.num_rows  # the budget decided
-        assert len({shard_of(h, len(SHARD_KEYS)) for h in planned["host"].to_pylist()}) > 4
+        assert len({shard_of(h, len(shards)) for h in planned["host"].to_pylist()}) > 4
 
     # Each day's frontier (the Dagster day's, shard by shard) is the one the one-process step
     # builds: the first day's cut crawl-wide, the second day's from the one-process plan.

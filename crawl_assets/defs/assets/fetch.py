@@ -47,7 +47,7 @@ from ...storage.layout import (
 )
 from ..checks import FETCH_CHECKS, fetch_check_results
 from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
-from ..partitions import fetch_partitions, split_fetch_key
+from ..partitions import DAY_PER_SHARD, fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 from ..run_policies import fetch_retry_policy
 from .failures import fails_with_crawl_errors, terminations_not_retried
@@ -68,13 +68,12 @@ with warnings.catch_warnings():  # these mappings are marked beta; they are the 
     })
 
 FRONTIER_OF_THE_DAY = AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)
-# ... or, for a day per shard, the shard's own, built in the same run before the batch
-FRONTIER_OF_THE_SHARD = AssetDep(AssetKey("shard_frontier"))
+# ... and, for a day per shard, the shard's own, built in the same run before the batch
+FRONTIERS = [FRONTIER_OF_THE_DAY, *([AssetDep(AssetKey("shard_frontier"))] if DAY_PER_SHARD else [])]
 
 
 def _spec(key: str, description: str, *deps: AssetDep) -> AssetSpec:
-    return AssetSpec(key, group_name="fetch", description=description,
-                     deps=[FRONTIER_OF_THE_DAY, FRONTIER_OF_THE_SHARD, *deps])
+    return AssetSpec(key, group_name="fetch", description=description, deps=[*FRONTIERS, *deps])
 
 
 @multi_asset(
