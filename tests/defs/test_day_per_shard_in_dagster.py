@@ -2,7 +2,7 @@
 run_cycle materialises a day): each shard's frontier built in its fetch run (shard_frontier[D|S],
 after frontier_snapshot[D] found the first day's cut), and the close's recrawl priorities planned
 per shard (priority_part[D|S] for every shard, crawl_price[D], shard_priorities[D|S] for every
-shard). On each of two days of a demo web of 24 hosts in the definitions' 8 shards, the plan
+shard). On each of two days of a demo web of 24 hosts in 4 shards (the definitions' own), the plan
 equals, row for row, what the one-process step (recrawl_priorities) plans from the same crawl,
 and each day's frontier is the one the one-process frontier step builds from the same history
 and plan. The budgets are tight (12 fetches on the first day of 24 seeds and more, then 40 a day over
@@ -64,15 +64,15 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
     with DemoWebProcess(hosts=HOSTS, pages_per_host=6) as web:
         demo = write_test_settings(tmp_path, web.web)
         tight = tmp_path / "per_shard.toml"
-        tight.write_text("[crawl]\nday_per_shard = true\ndaily_fetch_budget = 40\nfirst_day_fetch_budget = 12\n"
-                         "max_pages_per_host = 4\n")
+        tight.write_text("[crawl]\nday_per_shard = true\nshard_count = 4\ndaily_fetch_budget = 40\n"
+                         "first_day_fetch_budget = 12\nmax_pages_per_host = 4\n")
         files = [*demo.settings_files, str(tight)]
         days = subprocess.run([sys.executable, "-c", CYCLES, demo.data_root, demo.seeds_dir, *DAYS], cwd=PROJECT_ROOT,
                               env=os.environ | {SETTINGS_ENV: ":".join(files)}, capture_output=True, text=True)
         assert days.returncode == 0, days.stderr[-3000:]
     settings = with_run_overrides(load_settings(*files), demo.data_root, demo.seeds_dir)
     root, shards = settings.data_root, settings.shard_keys()
-    assert settings.day_per_shard and len(shards) == 8
+    assert settings.day_per_shard and len(shards) == 4
 
     whole_plans = {}
     for day in DAYS:
@@ -96,13 +96,13 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
         assert counts == {k: v for k, v in dataclasses.asdict(whole.counts).items() if k != "expected_freshness"}
         planned = per_shard.filter(per_shard["planned"])
         assert planned.num_rows == 40 < per_shard.num_rows  # the budget decided
-        assert len({shard_of(h, len(shards)) for h in planned["host"].to_pylist()}) > 4
+        assert len({shard_of(h, len(shards)) for h in planned["host"].to_pylist()}) == 4  # every shard's hosts
 
     # Each day's frontier (the Dagster day's, shard by shard) is the one the one-process step
     # builds: the first day's cut crawl-wide, the second day's from the one-process plan.
     for day, plan, urls in ((DAYS[0], None, 12), (DAYS[1], [whole_plans[DAYS[0]]], 40)):
         frontier = build_frontier(settings, history_before(root, day), plan)
-        assert frontier.counts.urls == urls and len([n for n in frontier.counts.urls_per_shard.values() if n]) > 4
+        assert frontier.counts.urls == urls and len([n for n in frontier.counts.urls_per_shard.values() if n]) == 4
         for shard, rows in frontier.shard_tables():
             assert pq.read_table(frontier_file(root, day, shard)).equals(rows), (day, shard)
     kinds = set(planned["kind"].to_pylist())

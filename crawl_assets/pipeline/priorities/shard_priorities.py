@@ -181,7 +181,8 @@ def plan_of_shards(folders: dict[str, Path], plan_date: str | Date, settings) ->
 
     day, offers, merged = crawl_plan(offers_at, sum(s.never_fetched for s in stored), settings)
     planned = planned_of_parts(day, offers, merged)
-    counts = [part_counts(s.kinds, s.listing, np.isin(s.rows, mine), s.due, s.urls) for s, (mine, _) in zip(seen, planned)]
+    counts = [part_counts(s.kinds, s.listing, np.isin(s.rows, mine), s.due, s.urls)
+              for s, (mine, _) in zip(seen, planned)]
     figures = (sum(s.capped for s in seen), float(np.exp(price.log_price)),
                expected_freshness([s.freshness_sums for s in seen], any(s.refresh for s in seen)), day.explored)
     return CrawlPlan(price, everyone, len(day.ranked), dict(zip(shards, planned)),
