@@ -67,15 +67,16 @@ def prepare(log_dir: Path, work: Path, urls: int, hosts: int, days: int) -> dict
     ids = np.arange(urls + urls // 20)  # 5 % known but never fetched
     host_ids = pa.array(ids % hosts).cast(pa.string())
     url = pa.compute.binary_join_element_wise(
-        pa.compute.binary_join_element_wise("https://h", host_ids, ".bench.test/p/", ""), pa.array(ids).cast(pa.string()),
-        "")
+        pa.compute.binary_join_element_wise("https://h", host_ids, ".bench.test/p/", ""),
+        pa.array(ids).cast(pa.string()), "")
     host = pa.compute.binary_join_element_wise("h", host_ids, ".bench.test", "")
     inlinks = np.concatenate([np.minimum(rng.zipf(1.8, urls) - 1, 10**6), np.zeros(len(ids) - urls, np.int64)])
     known = pa.table({"url": url, "host": host, "inlinks": inlinks})
     pq.write_table(known.take(pa.compute.sort_indices(known["url"])), work / "known.parquet")
     con = duckdb.connect()
     con.register("medians", stats.hosts.select(["host", "median_rate"]))
-    con.register("facts", pa.table({"host": host.slice(0, hosts), "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
+    con.register("facts", pa.table({"host": host.slice(0, hosts),
+                                    "delay_s": np.where(rng.random(hosts) < 0.05, 3600.0, 1.0),
                                     "flagged": rng.random(hosts) < 0.01}))
     pq.write_table(con.sql("SELECT f.*, m.median_rate FROM facts f LEFT JOIN medians m USING (host) ORDER BY host")
                    .to_arrow_table(), work / "hosts.parquet")
@@ -199,8 +200,9 @@ def main() -> int:
         price = child("--stage", "price", str(work), "-", *sizes)
         plans = [child("--stage", "plan", str(work), s, *sizes) for s in shards]
         for label, runs in (("summaries", parts), ("plans", plans)):
-            print(f"{label}: {sum(r['seconds'] for r in runs):.1f} s in all, the longest {max(r['seconds'] for r in runs):.1f} s, "
-                  f"at most {max(r['peak_rss_mb'] for r in runs):.0f} MB", flush=True)
+            print(f"{label}: {sum(r['seconds'] for r in runs):.1f} s in all, the longest "
+                  f"{max(r['seconds'] for r in runs):.1f} s, at most {max(r['peak_rss_mb'] for r in runs):.0f} MB",
+                  flush=True)
         print(f"price and plan: {price['seconds']:.1f} s, {price['peak_rss_mb']:.0f} MB", flush=True)
         same = same_rows(work)
         print(load_line(load_at_start))

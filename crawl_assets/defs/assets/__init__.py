@@ -16,4 +16,5 @@ from ..partitions import DAY_PER_SHARD
 # recrawl_priorities' place (settings.day_per_shard); else both in one step each.
 ALL_ASSETS = [seeds, frontier_snapshot, fetch_batch, url_registry, seen_url_filter, simhash_index,
               near_duplicate_clusters, change_stats, crawl_catalog, day_report,
-              *([shard_frontier, priority_part, crawl_price, shard_priorities] if DAY_PER_SHARD else [recrawl_priorities])]
+              *([shard_frontier, priority_part, crawl_price, shard_priorities] if DAY_PER_SHARD
+                else [recrawl_priorities])]
