@@ -72,20 +72,21 @@ FROM numbered
 # database file (one hash aggregate over 100 million URL strings outgrew DuckDB's 6 GB,
 # spilling or not), then only the planned tenth is ranked (a sort, which spills).
 PLAN_PARTS = 4
-PLAN_TABLE_SQL = "CREATE OR REPLACE TABLE marked (url VARCHAR, planned BOOLEAN, gain UBIGINT)"
+# (with each URL's host, as recrawl_priorities writes it)
+PLAN_TABLE_SQL = "CREATE OR REPLACE TABLE marked (url VARCHAR, host VARCHAR, planned BOOLEAN, gain UBIGINT)"
 PLAN_PART_SQL = """
 INSERT INTO marked
-SELECT url, hash(url) % 10 = 0, hash(url || '#')
-FROM (SELECT url FROM read_parquet('{seeds}') WHERE hash(url) % {parts} = {part}
-      UNION SELECT target FROM read_parquet('{links}') WHERE hash(target) % {parts} = {part})
+SELECT url, host, hash(url) % 10 = 0, hash(url || '#')
+FROM (SELECT url, host FROM read_parquet('{seeds}') WHERE hash(url) % {parts} = {part}
+      UNION SELECT target, target_host FROM read_parquet('{links}') WHERE hash(target) % {parts} = {part})
 """
 PLAN_SQL = """
 COPY (
-    SELECT url, 'refresh' AS kind, true AS planned, plan_rank,
+    SELECT url, host, 'refresh' AS kind, true AS planned, plan_rank,
            (1 + (plan_rank - 1) * 5 // (SELECT count(*) FROM marked WHERE planned))::INTEGER AS level
-    FROM (SELECT url, row_number() OVER (ORDER BY gain) AS plan_rank FROM marked WHERE planned)
+    FROM (SELECT url, host, row_number() OVER (ORDER BY gain) AS plan_rank FROM marked WHERE planned)
     UNION ALL
-    SELECT url, 'refresh', false, NULL, 5 FROM marked WHERE NOT planned
+    SELECT url, host, 'refresh', false, NULL, 5 FROM marked WHERE NOT planned
 ) TO '{plan}' (FORMAT parquet);
 DROP TABLE marked;
 """
@@ -124,6 +125,38 @@ def generate(root: Path, urls: int, hosts: int) -> None:
     con.close()
     shutil.rmtree(root / ".spill", ignore_errors=True)
     write_plan(root)
+    plan_per_shard(root)
+
+
+def plan_per_shard(root: Path) -> None:
+    """The plan as a crawl of this size makes it (settings.priorities_per_shard): one file a
+    shard, each its own hosts' URLs, and the crawl price's file naming the shards
+    (recrawl_plan.priorities_files); the one file removed. A per-shard frontier reads its own
+    shard's file only; the one-go frontier reads them all."""
+    import duckdb
+
+    from crawl_assets.crawler.settings import CrawlSettings
+    from crawl_assets.pipeline.frontier_shard_inputs import split_files
+    from crawl_assets.storage.layout import crawl_price_file, priorities_file, shard_priorities_file
+
+    day, whole, shards = "2026-11-28", priorities_file(root, "2026-11-28"), CrawlSettings().shard_keys()
+    folder = root / ".plan-split"
+    con = duckdb.connect(config={"memory_limit": GENERATE_MEMORY_LIMIT, "preserve_insertion_order": False,
+                                 "temp_directory": str(root / ".spill")})
+    try:
+        files = split_files(con, CrawlSettings(), [whole], "host", folder)
+    finally:
+        con.close()
+    for shard in shards:
+        assert len(files[shard]) == 1, files[shard]
+        target = shard_priorities_file(root, day, shard)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files[shard][0].rename(target)
+    crawl_price_file(root, day).parent.mkdir(parents=True, exist_ok=True)
+    crawl_price_file(root, day).write_text(json.dumps({"shards": shards}))
+    whole.unlink()
+    shutil.rmtree(folder)
+    shutil.rmtree(root / ".spill", ignore_errors=True)
 
 
 def write_plan(root: Path) -> None:
@@ -159,15 +192,18 @@ def bytes_written() -> int:
 
 
 def measure(root: Path, per_shard: bool) -> dict:
-    """Run in a fresh process: build the frontier and write its shard files; per_shard: one
-    shard at a time (frontier_step.frontiers_of_shards), each shard's DuckDB work done and its
-    memory returned before the next begins, as a crawl too large for one grouping runs it."""
+    """Run in a fresh process: build the frontier and write its shard files; per_shard: the
+    links, fetch logs and plan split once by shard (frontier_shard_inputs), then one shard at
+    a time (frontier_step.frontiers_of_shards) from its own rows, each shard's DuckDB work
+    done and its memory returned before the next begins, as a crawl too large for one
+    grouping runs it."""
     from collections import Counter
 
     from crawl_assets.crawler.settings import CrawlSettings
     from crawl_assets.storage.layout import frontier_file, write_parquet_atomic
     from crawl_assets.pipeline.crawl_history import history_before
     from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
+    from crawl_assets.pipeline.frontier_shard_inputs import split_by_shard
     from crawl_assets.pipeline.priorities.recrawl_plan import plan_path
 
     from bench.measures import peak_rss_kb
@@ -175,9 +211,12 @@ def measure(root: Path, per_shard: bool) -> dict:
     settings = dataclasses.replace(CrawlSettings(), data_root=root, blocklist_file=root / "none.txt")
     started, cpu = time.perf_counter(), time.process_time()
     history, plan = history_before(root, DAY), plan_path(root, DAY)
-    kept, hosts, left_out = 0, 0, Counter()
+    kept, hosts, left_out, split_seconds = 0, 0, Counter(), 0.0
+    if per_shard:
+        split = split_by_shard(settings, history, plan, root / "by_shard")
+        split_seconds = time.perf_counter() - started
     for shard in settings.shard_keys() if per_shard else [None]:
-        result = frontiers_of_shards(settings, history, plan, [shard])[0] if per_shard \
+        result = frontiers_of_shards(settings, split.histories, split.plans, [shard])[0] if per_shard \
             else build_frontier(settings, history, plan)
         for key, rows in result.shard_tables():
             write_parquet_atomic(rows, frontier_file(root, DAY, key))
@@ -186,6 +225,7 @@ def measure(root: Path, per_shard: bool) -> dict:
         del result
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu, "frontier": kept, "hosts": hosts,
+            "split_seconds": split_seconds,
             "left_out": dict(sorted(left_out.items())),
             "peak_rss_mb": peak_rss_kb() / 1024, "written_mb": bytes_written() / 2**20}
 
@@ -196,7 +236,8 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--root", type=Path, help="generate here, or reuse what was generated here")
     parser.add_argument("--per-shard", action="store_true",
-                        help="build the frontier one shard at a time (how 100M known URLs fit; default: in one go)")
+                        help="split the links, fetch logs and plan by shard once, then build the frontier one "
+                             "shard at a time from its own rows (how 100M known URLs fit; default: in one go)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
     load_at_start = os.getloadavg()
@@ -230,6 +271,9 @@ def main() -> int:
         print(stall_line(stalls, time.perf_counter() - started))
     print(f"frontier kept {figures['frontier']:,} URLs on {figures['hosts']:,} hosts; "
           f"left out: {figures['left_out']}; {figures['written_mb']:.0f} MB written (shard files, DuckDB's spills)")
+    if args.per_shard:
+        print(f"the inputs split by shard in {figures['split_seconds']:.1f} s of the "
+              f"{figures['seconds']:.1f} s")
     print(load_line(load_at_start))
     print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
           f"peak_rss_mb={figures['peak_rss_mb']:.0f} cpu_seconds={figures['cpu_seconds']:.1f}"

@@ -276,13 +276,19 @@ def build_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     return frontier
 
 
-def frontiers_of_shards(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | Path | None,
+def frontiers_of_shards(settings: CrawlSettings, inputs: CrawlHistory | Mapping[str, CrawlHistory],
+                        plan: pa.Table | list[Path] | Path | None | Mapping[str, list[Path] | None],
                         shards: list[str | None]) -> list[FrontierResult]:
     """The frontier of each of `shards` (None: every shard at once), each built from its own
     hosts' URLs; the only crawl-wide figure, the first day's cut (no plan), from the shards'
-    first keys. Together they are the one-process frontier, row for row."""
-    parts = [FrontierPart(settings, inputs, plan, shard) for shard in shards]
-    if plan is None:
+    first keys. Together they are the one-process frontier, row for row.
+
+    inputs and plan: the crawl's, or each shard's (links_by_shard.split_by_shard: the rows of
+    its own hosts' URLs only)."""
+    plans = [plan[shard] if isinstance(plan, Mapping) else plan for shard in shards]
+    parts = [FrontierPart(settings, inputs[shard] if isinstance(inputs, Mapping) else inputs, own_plan, shard)
+             for shard, own_plan in zip(shards, plans)]
+    if all(own_plan is None for own_plan in plans):
         cut = first_day_cut([part.first_day_keys(settings.first_day_budget + 1) for part in parts],
                             settings.first_day_budget)
         for part in parts:

@@ -9,6 +9,7 @@ seen filter of their own shard's hosts only."""
 
 import dataclasses
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -21,6 +22,7 @@ from crawl_assets.crawler.url_policy.url_bloom import ShardSeenFilter
 from crawl_assets.pipeline.crawl_history import history_before, history_through
 from crawl_assets.pipeline.fetch_step import fetch_inputs, run_fetch_step
 from crawl_assets.pipeline.frontier_step import build_frontier, frontiers_of_shards
+from crawl_assets.pipeline.frontier_shard_inputs import split_by_shard
 from crawl_assets.pipeline.priorities.priorities_step import (
     plain_strings, prepare_part, priorities_of_parts, recrawl_priorities,
 )
@@ -69,13 +71,36 @@ def by_url(table: pa.Table) -> pa.Table:
 
 def same_frontier(settings, date: str, plan=None):
     """The day's frontier in one process and shard by shard: the same rows, each shard's
-    its own hosts'. Returns the one-process frontier."""
+    its own hosts', whether each shard reads the crawl's inputs or its own hosts' rows of them
+    (frontier_shard_inputs). Returns the one-process frontier."""
     history = history_before(settings.data_root, date)
     whole = build_frontier(settings, history, plan)
     shards = frontiers_of_shards(settings, history, plan, settings.shard_keys())
-    for shard, part in zip(settings.shard_keys(), shards):
-        assert set(part.table["shard"].to_pylist()) <= {shard}
-        assert part.counts.urls_per_shard == {shard: whole.counts.urls_per_shard[shard]}
+    split = split_by_shard(settings, history, plan, settings.data_root / f"by_shard-{date}")
+    for shard in settings.shard_keys():  # each shard's inputs: its own hosts' rows, all of them
+        own = split.histories[shard]
+        assert own_hosts(own.links, "target_host", shard) and own_hosts(own.fetch_logs, "host", shard)
+        if plan is not None:
+            assert own_hosts(split.plans[shard], "host", shard)
+    for files in ("links", "fetch_logs"):
+        assert sum(rows(getattr(split.histories[shard], files)) for shard in split.histories) == \
+            rows(getattr(history, files))
+    if plan is not None:
+        assert sum(rows(split.plans[shard]) for shard in split.plans) == rows(plan) > 0
+    for part, own in zip(shards, frontiers_of_shards(settings, split.histories, split.plans, settings.shard_keys())):
+        assert own.table.equals(part.table) and own.counts == part.counts
+    if plan is not None:  # a plan made per shard: each shard reads its own file as it is
+        table = pa.parquet.read_table(plan)
+        shard_of_row = pa.array([shard_key(shard_of(h, SHARDS)) for h in table["host"].to_pylist()])
+        per_shard = []
+        for shard in settings.shard_keys():
+            per_shard.append(settings.data_root / f"plan_per_shard-{date}" / f"shard={shard}" / "url_priorities.parquet")
+            write_parquet_atomic(table.filter(pc.equal(shard_of_row, shard)), per_shard[-1])
+        split = split_by_shard(settings, history, per_shard, settings.data_root / f"by_shard-{date}")
+        assert split.plans == {shard: [path] for shard, path in zip(settings.shard_keys(), per_shard)}
+        for part, own in zip(shards, frontiers_of_shards(settings, split.histories, split.plans,
+                                                         settings.shard_keys())):
+            assert own.table.equals(part.table) and own.counts == part.counts
     # (the one-process table is ordered by shard, so the shards' tables follow one another)
     assert pa.concat_tables([part.table for part in shards]).equals(whole.table)
     left_out = {}
@@ -84,6 +109,20 @@ def same_frontier(settings, date: str, plan=None):
             left_out[reason] = left_out.get(reason, 0) + urls
     assert left_out == dict(whole.counts.left_out_by_reason)
     return whole
+
+
+def rows(files) -> int:
+    return duckdb.connect().execute("SELECT count(*) FROM read_parquet($f)",
+                                    {"f": [str(p) for p in files]}).fetchall()[0][0] if files else 0
+
+
+def own_hosts(files, column: str, shard: str) -> bool:
+    """Every row of `files` is on a host of `shard`."""
+    if not files:
+        return True
+    hosts = duckdb.connect().execute(f"SELECT DISTINCT {column} FROM read_parquet($f)",
+                                     {"f": [str(p) for p in files]}).fetchall()
+    return {shard_key(shard_of(h, SHARDS)) for (h,) in hosts} <= {shard}
 
 
 def same_priorities(settings, date: str):
