@@ -1,6 +1,6 @@
 """The frontier's inputs split once by shard, so that each shard's frontier reads its own part
 of them and not the whole crawl's: the links of the days before D by their target's shard,
-the fetch logs by their URL's, and the plan for D by its URL's.
+the seeds and fetch logs by their URL's, and the plan for D by its URL's.
 
 A fetch batch writes the links it found under its own shard, and their targets are on every
 shard's hosts; the plan is one file for the crawl; a fetch log's shard is its batch's, which
@@ -55,12 +55,13 @@ class ShardInputs:
 
 def split_by_shard(settings: CrawlSettings, history: CrawlHistory, plan: list[Path] | None,
                    folder: Path) -> ShardInputs:
-    """Each shard's history and plan: `history` with its links and fetch logs replaced by the
-    rows of the shard's hosts' URLs, and the plan's rows of those URLs, written under `folder`
-    (emptied first; a local folder). Every shard of the settings has both (no files of a kind
-    when none of its rows is on the shard's hosts). A plan made per shard over the settings'
-    shards (recrawl_plan.priorities_files) is already split: each shard's file is its own. A
-    one-file plan without a host column (written before it had one) is every shard's whole."""
+    """Each shard's history and plan: `history` with its seeds, links and fetch logs replaced
+    by the rows of the shard's hosts' URLs, and the plan's rows of those URLs, written under
+    `folder` (emptied first; a local folder). Every shard of the settings has its own (no link
+    or fetch-log files when none of its rows is on the shard's hosts; an empty seeds file or
+    plan file). A plan made per shard over the settings' shards (recrawl_plan.priorities_files)
+    is already split: each shard's file is its own. A one-file plan without a host column
+    (written before it had one) is every shard's whole."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     shards = settings.shard_keys()
@@ -69,20 +70,17 @@ def split_by_shard(settings: CrawlSettings, history: CrawlHistory, plan: list[Pa
     con = connect(config={"memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False,
                           "temp_directory": str(folder / ".spill")})
     try:
+        # (the seeds too: every shard would otherwise judge every seed host's scope and shard)
+        seeds = split_files(con, settings, [history.seeds], "host", folder / "seeds", every_shard=True)
         links = split_files(con, settings, list(history.links), "target_host", folder / "links")
         fetch_logs = split_files(con, settings, list(history.fetch_logs), "host", folder / "fetch_log")
-        plans = split_files(con, settings, plan if split_plan else [], "host", folder / "plan")
-        if split_plan:  # (a shard none of whose URLs is planned has a plan all the same: an empty one)
-            for shard in shards:
-                if not plans[shard]:
-                    plans[shard] = (folder / "plan" / f"shard={shard}" / "empty.parquet",)
-                    plans[shard][0].parent.mkdir(parents=True)
-                    con.execute(f"COPY (SELECT * FROM read_parquet($plan) LIMIT 0) TO '{quoted(plans[shard][0])}' "
-                                "(FORMAT parquet)", {"plan": [str(p) for p in plan]})
+        plans = split_files(con, settings, plan if split_plan else [], "host", folder / "plan", every_shard=True)
     finally:
         con.close()
         shutil.rmtree(folder / ".spill", ignore_errors=True)
-    histories = {shard: dataclasses.replace(history, links=links[shard], fetch_logs=fetch_logs[shard])
+    # (a shard's seeds are read as the glob of its files: the frontier reads one seeds path)
+    histories = {shard: dataclasses.replace(history, seeds=folder / "seeds" / f"shard={shard}" / "*.parquet",
+                                            links=links[shard], fetch_logs=fetch_logs[shard])
                  for shard in shards}
     if own_files is not None:
         return ShardInputs(histories, {shard: [own_files[shard]] for shard in shards})
@@ -102,15 +100,24 @@ def quoted(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def split_files(con, settings: CrawlSettings, files: list[Path], host: str, folder: Path) -> dict[str, tuple[Path, ...]]:
+def split_files(con, settings: CrawlSettings, files: list[Path], host: str, folder: Path,
+                every_shard: bool = False) -> dict[str, tuple[Path, ...]]:
     """The rows of `files` split by the shard of their column `host`, under `folder`: each
-    shard's files (none for a shard without rows)."""
-    if files:
-        names = [str(p) for p in files]
-        hosts = con.execute(HOSTS_SQL.format(host=host), {"files": names}).fetchnumpy()["host"]
-        con.register("host_shards", pa.table({
-            "host": pa.array(hosts, pa.string()),
-            "shard": pa.array([shard_key(shard_of(h, settings.shard_count)) for h in hosts], pa.string())}))
-        con.execute(SPLIT_SQL.format(host=host, folder=quoted(folder)), {"files": names})
-        con.unregister("host_shards")
-    return {shard: tuple(sorted((folder / f"shard={shard}").glob("*.parquet"))) for shard in settings.shard_keys()}
+    shard's files (none for a shard without rows; every_shard: an empty file of the same
+    columns for it, so that it reads as a table without rows)."""
+    if not files:
+        return {shard: () for shard in settings.shard_keys()}
+    names = [str(p) for p in files]
+    hosts = con.execute(HOSTS_SQL.format(host=host), {"files": names}).fetchnumpy()["host"]
+    con.register("host_shards", pa.table({
+        "host": pa.array(hosts, pa.string()),
+        "shard": pa.array([shard_key(shard_of(h, settings.shard_count)) for h in hosts], pa.string())}))
+    con.execute(SPLIT_SQL.format(host=host, folder=quoted(folder)), {"files": names})
+    con.unregister("host_shards")
+    split = {shard: tuple(sorted((folder / f"shard={shard}").glob("*.parquet"))) for shard in settings.shard_keys()}
+    for shard in [shard for shard, own in split.items() if every_shard and not own]:
+        split[shard] = (folder / f"shard={shard}" / "empty.parquet",)
+        split[shard][0].parent.mkdir(parents=True)
+        con.execute(f"COPY (SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false) "
+                    f"LIMIT 0) TO '{quoted(split[shard][0])}' (FORMAT parquet)", {"files": names})
+    return split

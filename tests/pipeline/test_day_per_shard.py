@@ -80,8 +80,10 @@ def same_frontier(settings, date: str, plan=None):
     for shard in settings.shard_keys():  # each shard's inputs: its own hosts' rows, all of them
         own = split.histories[shard]
         assert own_hosts(own.links, "target_host", shard) and own_hosts(own.fetch_logs, "host", shard)
+        assert own_hosts([own.seeds], "host", shard)
         if plan is not None:
             assert own_hosts(split.plans[shard], "host", shard)
+    assert sum(rows([split.histories[shard].seeds]) for shard in split.histories) == rows([history.seeds])
     for files in ("links", "fetch_logs"):
         assert sum(rows(getattr(split.histories[shard], files)) for shard in split.histories) == \
             rows(getattr(history, files))
