@@ -16,7 +16,8 @@ The lines above the last say how much of the wall time some task on the machine 
 core or for I/O (Linux's pressure stall figures) and how much the step wrote to disk, which
 tell a run stretched by the machine's other work from one stretched by DuckDB's spills.
 
-Last line: `frontier urls= hosts= seconds= peak_rss_mb= cpu_seconds=` (cpu_seconds: the CPU time
+Last line: `frontier urls= hosts= seconds= peak_rss_mb= cpu_seconds=` (and per_shard=1,
+frontier_memory_mb= when given; cpu_seconds: the CPU time
 of every thread of the measuring process, which a loaded machine stretches less than the wall
 time; urls: known URLs read; the kept
 frontier and the left-out counts are printed above it).
@@ -191,7 +192,7 @@ def bytes_written() -> int:
         return next(int(line.split()[1]) for line in io if line.startswith("write_bytes:"))
 
 
-def measure(root: Path, per_shard: bool) -> dict:
+def measure(root: Path, per_shard: bool, memory_mb: int | None) -> dict:
     """Run in a fresh process: build the frontier and write its shard files; per_shard: the
     links, fetch logs and plan split once by shard (frontier_shard_inputs), then one shard at
     a time (frontier_step.frontiers_of_shards) from its own rows, each shard's DuckDB work
@@ -209,6 +210,8 @@ def measure(root: Path, per_shard: bool) -> dict:
     from bench.measures import peak_rss_kb
 
     settings = dataclasses.replace(CrawlSettings(), data_root=root, blocklist_file=root / "none.txt")
+    if memory_mb:
+        settings = dataclasses.replace(settings, frontier_memory_mb=memory_mb)
     started, cpu = time.perf_counter(), time.process_time()
     history, plan = history_before(root, DAY), plan_path(root, DAY)
     kept, hosts, left_out, split_seconds = 0, 0, Counter(), 0.0
@@ -238,13 +241,15 @@ def main() -> int:
     parser.add_argument("--per-shard", action="store_true",
                         help="split the links, fetch logs and plan by shard once, then build the frontier one "
                              "shard at a time from its own rows (how 100M known URLs fit; default: in one go)")
+    parser.add_argument("--frontier-memory-mb", type=int,
+                        help="DuckDB's memory for the frontier (settings.frontier_memory_mb; default: the setting's)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bench.measures import load_line, stall_line, stall_totals
     if args.measure:
-        print(json.dumps(measure(args.measure, args.per_shard)))
+        print(json.dumps(measure(args.measure, args.per_shard, args.frontier_memory_mb)))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
         root = args.root or Path(tmp)
@@ -262,8 +267,9 @@ def main() -> int:
             print(f"generated {args.urls:,} link rows on {args.hosts:,} hosts in {time.perf_counter() - started:.1f} s",
                   flush=True)
         stalls, started = stall_totals(), time.perf_counter()
-        child = subprocess.run([sys.executable, __file__, "--measure", str(root)] + ["--per-shard"] * args.per_shard,
-                               capture_output=True, text=True)
+        memory = ["--frontier-memory-mb", str(args.frontier_memory_mb)] if args.frontier_memory_mb else []
+        child = subprocess.run([sys.executable, __file__, "--measure", str(root)] + ["--per-shard"] * args.per_shard
+                               + memory, capture_output=True, text=True)
         if child.returncode != 0:
             print(f"the measuring process failed:\n{child.stderr}", file=sys.stderr)
             return 1
@@ -277,7 +283,8 @@ def main() -> int:
     print(load_line(load_at_start))
     print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
           f"peak_rss_mb={figures['peak_rss_mb']:.0f} cpu_seconds={figures['cpu_seconds']:.1f}"
-          + (" per_shard=1" if args.per_shard else ""))
+          + (" per_shard=1" if args.per_shard else "")
+          + (f" frontier_memory_mb={args.frontier_memory_mb}" if args.frontier_memory_mb else ""))
     return 0
 
 

@@ -51,6 +51,12 @@ class CrawlSettings:
     # the crawl from their summaries: pipeline/priorities/shard_priorities.py), for a crawl too
     # large for one process; false: both in one step. Read when the definitions load.
     day_per_shard: bool = False
+    # DuckDB's memory for a day's frontier (in one go, or a shard's part), in MB: it spills
+    # beyond. 3 GB holds the grouping of 10 million known URLs (below it, it spilled and waited
+    # on the disk: bench/README.md) and leaves room for the frontier's Arrow table under the
+    # step's 4 GB; a shard's part of a crawl of 100 million (12.5 million known URLs in 8
+    # shards) spills at 3 GB and runs about a fifth faster at 6 (docs/SCALE.md).
+    frontier_memory_mb: int = 3000
     # The crawl's first day: the first daily partition Dagster offers.
     start_date: str = "2026-11-01"
     # Fetch-batch runs a cycle keeps in the run queue at once (dagster.yaml: one per shard).
@@ -290,6 +296,7 @@ def _coerce(key: str, value, source: str, base_dir: Path):
                 "shard_count", "max_concurrent_hosts", "max_body_bytes", "max_pages_per_host",
                 "max_depth", "max_attempts", "max_url_length", "max_query_params",
                 "max_path_repeats", "max_urls_per_pattern", "host_growth_min_urls", "near_dup_threshold", "max_parallel_shards",
+                "frontier_memory_mb",
                 "demote_min_pages", "demoted_host_min_inlinks", "render_pool_size"):
             number = _whole_number(value)
             if number < (0 if key == "max_redirects" else 1):

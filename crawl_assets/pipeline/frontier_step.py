@@ -90,7 +90,14 @@ FROM (SELECT host, in_scope(host) AS scoped, shard_of(host) AS shard_no FROM dis
 """
 # The distinct hosts first, in a table of their own: in one statement DuckDB pushes a shard's
 # filter below the DISTINCT and calls shard_of (Python) on every candidate row, not once a host.
-DISTINCT_HOSTS_SQL = "CREATE TEMP TABLE distinct_hosts AS WITH {candidates} SELECT DISTINCT host FROM candidates"
+# Read from the host columns alone, not from the candidates (their filter and folding would
+# read every column of every link row once more): a host whose links are all refused has no
+# known URL to join, and its scope and shard are asked for nothing.
+DISTINCT_HOSTS_SQL = """
+CREATE TEMP TABLE distinct_hosts AS
+SELECT DISTINCT host FROM (SELECT host FROM read_parquet($seeds) {links_hosts})
+"""
+LINKS_HOSTS = "UNION ALL SELECT target_host FROM read_parquet($links, union_by_name = true)"
 # (a shard's frontier: its hosts only, and only their candidates are grouped)
 OF_SHARD = "WHERE shard_no = $shard_no"
 OF_SHARD_HOSTS = "SEMI JOIN hosts USING (host)"
@@ -235,10 +242,6 @@ LEFT JOIN (
 NO_VALIDATORS = ("NULL::VARCHAR AS etag, NULL::VARCHAR AS last_modified, "
                  "NULL::TIMESTAMPTZ AS last_captured_at, NULL::VARCHAR AS last_payload_digest")
 
-# DuckDB spills beyond this rather than take the machine. It is above what grouping 10M known
-# URLs takes (below it, the grouping spilled and waited on the disk: bench/README.md), and the
-# step's 4 GB goal leaves the rest for the frontier's Arrow table.
-MEMORY_LIMIT = "3GB"
 
 # The first day's budget (no plan holds it): the URLs still in are taken shallowest first and,
 # within a depth, each host's first before any host's second, so every seed host gets a turn.
@@ -343,7 +346,8 @@ class FrontierPart:
     def __init__(self, settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table | Path | None,
                  shard: str | None):
         self.settings, self.inputs, self.shard = settings, inputs, shard
-        self.con = con = connect(config={"memory_limit": MEMORY_LIMIT})
+        # (DuckDB spills beyond its memory rather than take the machine: settings.frontier_memory_mb)
+        self.con = con = connect(config={"memory_limit": f"{settings.frontier_memory_mb}MB"})
         register_url_rules(con, settings)
         https = https_hosts(inputs.fetch_logs)
         url_of = upgrade_sql if https else str  # one URL per page across schemes
@@ -374,8 +378,8 @@ class FrontierPart:
             "out_of_scope", "too_deep", "not_planned")}
         if shard is not None:
             hosts_params["shard_no"] = shard_index(shard)
-        con.execute(DISTINCT_HOSTS_SQL.format(candidates=candidates),
-                    {name: value for name, value in hosts_params.items() if name != "shard_no"})
+        con.execute(DISTINCT_HOSTS_SQL.format(links_hosts=LINKS_HOSTS if inputs.links else ""),
+                    {name: value for name, value in hosts_params.items() if name in ("seeds", "links")})
         con.execute(HOSTS_SQL.format(of_shard="" if shard is None else OF_SHARD),
                     {"shard_no": hosts_params["shard_no"]} if shard is not None else None)
         con.execute("DROP TABLE distinct_hosts")
