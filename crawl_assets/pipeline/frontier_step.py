@@ -286,7 +286,7 @@ def frontiers_of_shards(settings: CrawlSettings, inputs: CrawlHistory | Mapping[
     hosts' URLs; the only crawl-wide figure, the first day's cut (no plan), from the shards'
     first keys. Together they are the one-process frontier, row for row.
 
-    inputs and plan: the crawl's, or each shard's (links_by_shard.split_by_shard: the rows of
+    inputs and plan: the crawl's, or each shard's (frontier_shard_inputs.split_by_shard: the rows of
     its own hosts' URLs only)."""
     plans = [plan[shard] if isinstance(plan, Mapping) else plan for shard in shards]
     parts = [FrontierPart(settings, inputs[shard] if isinstance(inputs, Mapping) else inputs, own_plan, shard)
