@@ -30,9 +30,10 @@ def write_seeds(root: Path, urls: list[str]) -> None:
 
 
 def write_links(root: Path, date: str, links: list[tuple], shard: str = "s00") -> None:
-    """links: (source, target, depth) or (source, target, depth, dropped_reason)."""
+    """links: (source, target, depth[, dropped_reason[, is_new]]) (is_new: True unless given)."""
     rows = [{"source": link[0], "target": link[1], "target_host": host_of(link[1]), "depth": link[2],
-             "is_new": True, "dropped_reason": link[3] if len(link) > 3 else None} for link in links]
+             "is_new": link[4] if len(link) > 4 else True, "dropped_reason": link[3] if len(link) > 3 else None}
+            for link in links]
     write_parquet_atomic(pa.Table.from_pylist(rows, schema=LINKS_SCHEMA), links_file(root, date, shard))
 
 

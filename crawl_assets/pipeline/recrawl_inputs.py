@@ -25,6 +25,7 @@ from ..crawler.vocabulary import DropReason, StatusClass
 from ..storage.layout import columns_of, host_changes_file, host_dup_ratio_file, shard_files
 from ..storage.shared_root import connect, query_connection, read_table
 from .change_stats.change_evidence import weigh_listings
+from .change_stats.change_stats_step import URL_PATTERN_SQL
 from .change_stats.url_change_state import UrlState, has_url_state, url_state
 from .crawl_history import CrawlHistory, history_through, known_links_filter, register_url_folding
 from .fetch_step import demoted_hosts
@@ -98,10 +99,33 @@ LINKS_PART = """
 """
 
 
+# What a never-fetched URL leads to: the new URLs (unknown to the crawl until then, and not
+# refused) that the first fetch of each page of its pool (its URL pattern within its host, as
+# change_stats pools rates) showed, on average, counting one more first fetch that showed none
+# (one page is weak evidence). A pagination chain's next page or a section's index leads to
+# pages the crawl cannot know before it is fetched; an article page leads to few. A page that
+# was never the source of a link (no link, or never fetched) has its pool's figure; one that was
+# has 0 (it is fetched: what its next fetch shows is no longer the first fetch's).
+LEADS_SQL = """
+WITH fetches AS (
+    SELECT source AS url, date, count(*) FILTER (WHERE is_new{not_refused}) AS new_links
+    FROM read_parquet($links, hive_partitioning = true, union_by_name = true) GROUP BY source, date
+),
+firsts AS (SELECT url, arg_min(new_links, date) AS new_links FROM fetches GROUP BY url),
+pools AS (
+    SELECT host, {url_pattern} AS url_pattern, sum(new_links) / (count(*) + 1) AS leads
+    FROM known JOIN firsts USING (url) GROUP BY ALL
+),
+unfetched AS (SELECT url, host, {url_pattern} AS url_pattern FROM known ANTI JOIN firsts USING (url))
+SELECT url, leads FROM unfetched JOIN pools USING (host, url_pattern)
+"""
+
+
 def known_urls(history: CrawlHistory, settings: CrawlSettings, shard: str | None = None) -> pa.Table:
-    """(url, host, inlinks) of every known URL the fetch batch would take: on a host in scope,
+    """(url, host, inlinks, leads) of every known URL the fetch batch would take: on a host in scope,
     and not deeper than max_depth (the plan spends no budget on a URL the batch refuses); a
-    link's target folded by the URL aliases learnt (its in-links counted for the URL it folds to).
+    link's target folded by the URL aliases learnt (its in-links counted for the URL it folds to);
+    leads: the new URLs its first fetch is expected to show (LEADS_SQL; 0 without links).
     shard: only the URLs of that shard's hosts (their in-links counted from every shard's links)."""
     params: dict = {"seeds": str(history.seeds)}
     links_part = ""
@@ -119,7 +143,14 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings, shard: str | None
         hosts = [h for (h,) in con.sql("SELECT DISTINCT host FROM found").fetchall()]
         con.register("scoped", pa.table({"host": pa.array([h for h in of_shard(hosts, settings, shard)
                                                            if in_scope(h, settings)], pa.string())}))
-        return con.sql("SELECT * FROM found SEMI JOIN scoped USING (host) ORDER BY url").to_arrow_table()
+        con.execute("CREATE TEMP TABLE known AS SELECT * FROM found SEMI JOIN scoped USING (host)")
+        leads = "SELECT NULL::VARCHAR AS url, NULL::DOUBLE AS leads LIMIT 0"
+        if history.links:
+            refusals = "dropped_reason" in columns_of(params["links"])
+            leads = LEADS_SQL.format(url_pattern=URL_PATTERN_SQL,
+                                     not_refused=" AND dropped_reason IS NULL" if refusals else "")
+        return con.sql(f"SELECT k.*, coalesce(l.leads, 0.0) AS leads FROM known k LEFT JOIN ({leads}) l USING (url) "
+                       "ORDER BY url", params={"links": params["links"]} if history.links else None).to_arrow_table()
     finally:
         con.close()
 

@@ -17,7 +17,7 @@ def test_the_plan_knows_no_url_the_fetch_batch_would_refuse_as_too_deep(tmp_path
     known = known_urls(history_through(tmp_path, "2026-11-28"), settings)
     assert known.column("url").to_pylist() == ["http://a.test/", "http://a.test/d1", "http://a.test/d2",
                                                "http://a.test/later-shallow"]
-    assert known.column_names == ["url", "host", "inlinks"]
+    assert known.column_names == ["url", "host", "inlinks", "leads"]
     assert known.column("inlinks").to_pylist() == [0, 1, 1, 2]
 
 
@@ -41,3 +41,26 @@ def test_a_demoted_hosts_page_that_pages_on_other_hosts_link_is_known(tmp_path):
     assert known.column("url").to_pylist() == ["http://blog.test/", "http://blog.test/post/0",
                                                "http://copies.test/", "http://copies.test/tag/popular"]
     assert dict(zip(known["url"].to_pylist(), known["inlinks"].to_pylist()))["http://copies.test/tag/popular"] == 3
+
+
+def test_a_never_fetched_url_leads_to_what_its_pools_first_fetches_showed_new(tmp_path):
+    """leads: the new URLs (not refused) the first fetch of each page of the URL's pool (its
+    pattern within its host) showed, over the pool's first fetches plus one; a later fetch's
+    new links do not count, nor do a fetched page's own."""
+    settings = settings_for(tmp_path)
+    a = "http://a.test"
+    write_seeds(tmp_path, [f"{a}/", "http://b.test/"])
+    write_links(tmp_path, "2026-11-27", [(f"{a}/", f"{a}/list/1", 1), (f"{a}/", f"{a}/list/2", 1),
+                                         (f"{a}/", f"{a}/p/1", 1), (f"{a}/", f"{a}/p/2", 1),
+                                         ("http://b.test/", "http://b.test/list/5", 1)])
+    write_links(tmp_path, "2026-11-28", [
+        *((f"{a}/list/1", f"{a}/p/{i}", 2) for i in (10, 11, 12)),  # three new pages
+        (f"{a}/list/1", f"{a}/", 2, None, False),  # known already
+        (f"{a}/list/1", f"{a}/p/{'x' * 3000}", 2, "url_too_long"),  # refused: leads nowhere
+        (f"{a}/p/1", f"{a}/", 2, None, False), (f"{a}/p/1", f"{a}/p/20", 2)])
+    write_links(tmp_path, "2026-11-29", [(f"{a}/list/1", f"{a}/p/13", 2)])  # a refetch's new link
+    known = known_urls(history_through(tmp_path, "2026-11-29"), settings)
+    leads = dict(zip(known["url"].to_pylist(), known["leads"].to_pylist()))
+    assert leads == {f"{a}/": 0.0, f"{a}/list/1": 0.0, f"{a}/list/2": 3 / 2, f"{a}/p/1": 0.0,
+                     **{f"{a}/p/{i}": 1 / 2 for i in (2, 10, 11, 12, 13, 20)},
+                     "http://b.test/": 0.0, "http://b.test/list/5": 0.0}  # (no page of its pool fetched)

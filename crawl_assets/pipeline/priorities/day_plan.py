@@ -3,7 +3,8 @@ hosts whose dates are trusted (cheap signals: what they date after our copy is d
 after, change_stats' pending_change), within settings.listing_reserve_share of the budget;
 then the revisits that teach a pool its rate most (url_schedule.exploration_order), within
 settings.exploration_share; then never-fetched URLs up to settings.discovery_share (a floor), those of hosts whose backlog
-needs more than a day of their cap first (backlog_order);
+needs more than a day of their cap first (backlog_order: taken before exploration, so their caps
+go to their queues);
 then every due URL, never fetched or held alike, before early ones, by expected gain (the URL
 order breaking ties); never more than a host's daily cap."""
 
@@ -67,13 +68,15 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
 def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, never_fetched=None,
          backlog=None) -> DayPlan:
     """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
-    head of `order`) within their reserve, then the `explore` rows (in their own order, all of
-    them) within the exploration share, then never-fetched URLs up to the discovery floor, then
+    head of `order`) within their reserve, then the `backlog` rows (within the discovery
+    floor), then the `explore` rows (in their own order, all of them) within the exploration
+    share, then the other never-fetched URLs up to what the backlog left of the floor, then
     every other row of `order` (never fetched, refresh and gone together, by value), then
     listings past their reserve; never more than a host's cap (DayPlan says what it returns).
     never_fetched: the crawl's never-fetched URLs, for the discovery floor (default: the
     is_discovery rows; a crawl planned over its parts' offers has more than those).
-    backlog: never-fetched rows (in their own order, backlog_order) the floor takes first."""
+    backlog: never-fetched rows (in their own order, backlog_order) the floor takes first,
+    before exploration."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
@@ -86,20 +89,25 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     backlog = order[:0] if backlog is None else backlog
     in_backlog = np.zeros(len(is_discovery), dtype=bool)
     in_backlog[backlog] = True
-    floor_rows = np.concatenate([backlog, order[discovery & ~in_backlog[order]]])
     short = False
-    explored = 0
-    passes = ((order[listed], reserve, True), (explore, exploring, True), (floor_rows, floor, False),
-              (order[~listed], None, False), (order[listed], None, True))
-    for number, (rows, limit, whole) in enumerate(passes):
+    taken_by = {}
+    # (name, rows, limit, whole): the backlog is the floor's first part, taken before exploration
+    # so that a polite host's cap goes to its queue of pages we do not have (backlog_order).
+    passes = (("listings", order[listed], reserve, True), ("backlog", backlog, floor, True),
+              ("explore", explore, exploring, True), ("floor", order[discovery & ~in_backlog[order]], None, False),
+              ("value", order[~listed], None, False), ("listings_after", order[listed], None, True))
+    for name, rows, limit, whole in passes:
         left = budget - int(planned.sum())
+        if name == "floor":  # what the backlog left of the floor
+            limit = floor - taken_by["backlog"]
         limit = left if limit is None else min(limit, left)
         rows = rows[~planned[rows]]
         taken = _take_within_caps(rows, host, cap, used, limit)
         short |= len(taken) < limit and not whole  # (every listing is in `order`)
         planned[taken] = True
-        explored += len(taken) if number == 1 else 0
+        taken_by[name] = len(taken)
         used += np.bincount(host[taken], minlength=len(cap))
+    explored = taken_by["explore"]
     assert planned.sum() <= budget and (used <= cap).all()
     ranked = order[planned[order]]
     outside = np.ones(len(planned), dtype=bool)

@@ -18,8 +18,9 @@ Three kinds of URL share the day's budget (settings.daily_fetch_budget):
 Importance w = host importance x (1 + in-links). Expected gain, in importance-weighted days
 of fresh copy, on one scale for every kind: refresh w (1 - e^{-λτ}) (1 - e^{-λI}) / λ (the
 chance the copy is stale after τ days, times the fresh time a fetch buys over the next
-interval I = 1/f); discovery w (1 - e^{-λI}) / λ (the copy is missing: stale for sure); gone
-that of discovery times GONE_RETURN_ODDS. Under the age objective the stale chance is replaced
+interval I = 1/f); discovery (w + h L) (1 - e^{-λI}) / λ (the copy is missing: stale for sure;
+L the unknown pages its first fetch is expected to show, known_urls' leads, each of its host's
+importance h: they stay unknown until it is fetched); gone that of discovery times GONE_RETURN_ODDS. Under the age objective the stale chance is replaced
 by the copy's expected age. The plan (day_plan.py) reads trusted listings first, then revisits
 URLs still on their pool's prior where that teaches the pool most (settings.exploration_share),
 then never-fetched URLs up to settings.discovery_share (a floor), then every due URL before
@@ -86,11 +87,12 @@ def recrawl_priorities(change_stats, inlinks: pa.Table | None, hosts: pa.Table |
     (host, delay_s, flagged[, importance][, median_rate]) or None (every host: default_delay_s,
     not flagged, importance 1); median_rate is the median change rate of the host's URLs
     (change_stats' host table), computed from change_stats when the column is absent.
-    known_urls: (url, host[, inlinks][, listing]), every URL the crawl knows, one row per URL,
+    known_urls: (url, host[, inlinks][, listing][, leads]), every URL the crawl knows, one row per URL,
     best in URL order (recrawl_inputs.known_urls gives them so; any other order is sorted
     first); with inlinks None, its `inlinks` column (if any) gives the in-links; `listing`
     marks the sitemaps and feeds of hosts whose dates are trusted (change_evidence.weigh_listings),
-    read first within settings.listing_reserve_share of the budget.
+    read first within settings.listing_reserve_share of the budget; `leads`, the unknown pages
+    a never-fetched URL's first fetch is expected to show (known_urls), adds their value to its gain.
     urls_out: a Parquet file to stream the URL table to (written under a temporary name and
     renamed; Priorities.urls is then None) instead of returning it as Arrow. Either is in URL order.
     The whole crawl as one part (priorities_of_parts)."""
@@ -218,6 +220,7 @@ def prepare_part(part: PartInputs, settings) -> PreparedPart:
     columns = rows.columns
     columns["host_index"] = host_index
     columns["listing"] = rows.known(_listings(known))
+    columns["leads"] = rows.known(_leads(known))
     return PreparedPart(rows.url, columns, host_names, host_caps(host_names, facts, settings), host_rates, facts,
                         rows.known(inlink_counts))
 
@@ -233,8 +236,10 @@ def part_schedule(part: PreparedPart, everyone: float, now: float, settings) -> 
     columns, host_index = part.columns, part.columns["host_index"]
     columns["change_rate"] = _rates_or_typical(columns.pop("own_change_rate"), host_index, everyone,
                                                _per_host(part.host_rates, "median_rate", part.host_names, np.nan))
-    columns["importance"] = _importance(_per_host(part.facts, "importance", part.host_names, 1.0), host_index,
-                                        part.inlinks)
+    host_importance = _per_host(part.facts, "importance", part.host_names, 1.0)
+    columns["importance"] = _importance(host_importance, host_index, part.inlinks)
+    # the pages a never-fetched URL leads to, each of its host's importance (no in-link known yet)
+    columns["lead_weight"] = host_importance[host_index] * columns.pop("leads")
     return PartSchedule(columns, part.caps, now, settings)
 
 
@@ -260,6 +265,13 @@ def _listings(known: pa.Table) -> np.ndarray:
     if "listing" not in known.column_names:
         return np.zeros(len(known), dtype=bool)
     return pc.fill_null(known["listing"], False).to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _leads(known: pa.Table) -> np.ndarray:
+    """known's `leads` column (recrawl_inputs.known_urls) in its order (0 without the column)."""
+    if "leads" not in known.column_names:
+        return np.zeros(len(known))
+    return pc.fill_null(known["leads"], 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 def _per_host(table: pa.Table, column: str, host_names: pa.Array, default: float) -> np.ndarray:

@@ -21,10 +21,10 @@ from ...crawler.runtime import NUMPY_THREADS
 
 
 def in_url_order(known_urls: pa.Table) -> pa.Table:
-    """known_urls (url, host[, inlinks][, listing]) in URL order (byte order, as DuckDB's ORDER BY),
+    """known_urls (url, host[, inlinks][, listing][, leads]) in URL order (byte order, as DuckDB's ORDER BY),
     sorted here unless it already is. A URL listed twice is an error: it would be planned
     twice (in URL order a repeat sits next to itself)."""
-    columns = [c for c in ("url", "host", "inlinks", "listing") if c in known_urls.column_names]
+    columns = [c for c in ("url", "host", "inlinks", "listing", "leads") if c in known_urls.column_names]
     known = known_urls.select(columns)
     if _strictly_increasing(known["url"]):
         return known

@@ -241,7 +241,7 @@ def exploration_ranking(pages: Mapping[str, np.ndarray], eligible: np.ndarray, w
 
 # The pages table's columns due_and_gain reads.
 DUE_AND_GAIN_COLUMNS = ("change_rate", "importance", "last_visit_t", "last_fetch_t", "gone_streak", "last_status",
-                        "pending_change", "event_stale", "kind_code")
+                        "pending_change", "event_stale", "kind_code", "lead_weight")
 
 
 def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: float, mean_interval: float,
@@ -258,6 +258,8 @@ def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: fl
     pending = pages["pending_change"].astype(bool, copy=False)
     # the chance the copy went stale in its host's last event (0: none since the copy)
     event = pages["event_stale"] if "event_stale" in pages else np.zeros(len(rate))
+    # the importance of the unknown pages a never-fetched page's first fetch is expected to show
+    lead = pages["lead_weight"] if "lead_weight" in pages else np.zeros(len(rate))
     kind = pages["kind_code"]
     f = frequency
     fresh, new, gone = (kind == KIND_CODES.index(k) for k in (Kind.REFRESH, Kind.DISCOVERY, Kind.GONE))
@@ -284,7 +286,10 @@ def due_and_gain(pages: Mapping[str, np.ndarray], frequency: np.ndarray, now: fl
         else:
             # P(changed since): by its own rate, or in its host's event
             stale = np.where(pending, 1.0, np.maximum(-np.expm1(-rate * elapsed), event))
-    gain = np.nan_to_num(weight * fresh_days * np.where(fresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0)))
+    # A page we do not hold is worth its own copy and the pages only its links lead to, each
+    # as a page we do not hold (known_urls' leads): without its fetch they stay unknown.
+    value = np.where(new, weight + lead, weight)
+    gain = np.nan_to_num(value * fresh_days * np.where(fresh, stale, np.where(gone, GONE_RETURN_ODDS, 1.0)))
     today = np.floor(now)
     due_day = np.maximum(np.floor(due_t), today)  # overdue URLs are due today
     return due_day, gain, due_day <= today  # NaN (never due) compares False
@@ -297,7 +302,7 @@ def _due_and_gain_by_slices(pages: Mapping[str, np.ndarray], frequency: np.ndarr
     due_day, gain, due = np.empty(n), np.empty(n), np.empty(n, dtype=bool)
 
     def fill(part: slice) -> None:
-        sliced = {name: pages[name][part] for name in DUE_AND_GAIN_COLUMNS}
+        sliced = {name: pages[name][part] for name in DUE_AND_GAIN_COLUMNS if name in pages}
         due_day[part], gain[part], due[part] = due_and_gain(sliced, frequency[part], now, mean_interval, settings)
 
     over_slices(n, fill)

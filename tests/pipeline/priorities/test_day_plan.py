@@ -159,14 +159,16 @@ def reference_plan(order, is_discovery, host, cap, settings, listing=None, explo
     order, explore, backlog = list(order), list(explore), list(backlog)
     never = int(is_discovery.sum()) if never_fetched is None else never_fetched
     listed = [r for r in order if listing[r]]
-    floor_rows = backlog + [r for r in order if is_discovery[r] and not listing[r] and r not in backlog]
-    passes = [(listed, round(settings.listing_reserve_share * budget), True),
-              (explore, round(settings.exploration_share * budget), True),
-              (floor_rows, reference_floor(never, settings), False),
+    floor_rows = [r for r in order if is_discovery[r] and not listing[r] and r not in backlog]
+    floor = reference_floor(never, settings)
+    # the backlog takes from the floor before exploration; the rest of the floor comes after it
+    passes = [(listed, round(settings.listing_reserve_share * budget), True), (backlog, floor, True),
+              (explore, round(settings.exploration_share * budget), True), (floor_rows, "rest", False),
               ([r for r in order if not listing[r]], None, False), (listed, None, True)]
-    planned, used, short, explored = set(), Counter(), False, 0
+    planned, used, short, explored, backlog_taken = set(), Counter(), False, 0, 0
     for number, (rows, limit, whole) in enumerate(passes):
         left = budget - len(planned)
+        limit = floor - backlog_taken if limit == "rest" else limit
         limit = left if limit is None else min(limit, left)
         taken = 0
         for r in rows:
@@ -177,7 +179,8 @@ def reference_plan(order, is_discovery, host, cap, settings, listing=None, explo
                 used[host[r]] += 1
                 taken += 1
         short |= taken < limit and not whole
-        explored += taken if number == 1 else 0
+        explored += taken if number == 2 else 0
+        backlog_taken += taken if number == 1 else 0
     ranked = [r for r in order if r in planned]
     ranked += [r for r in explore if r in planned and r not in order]
     ranked += [r for r in backlog if r in planned and r not in order and r not in explore]
@@ -331,3 +334,25 @@ def test_the_head_of_a_long_order_holds_every_row_tied_with_its_last(seed):
         assert order.tolist() == reference[:len(order)] and len(order) >= head
         last, at_head = reference[len(order) - 1], reference[head - 1]
         assert (due[last], gain[last]) == (due[at_head], gain[at_head])
+
+
+def test_a_polite_hosts_backlog_takes_its_cap_before_exploration_revisits_its_pages():
+    """Host 0 (cap 4) has 10 pages never fetched and 3 pages worth revisiting to learn their
+    pool's rate; host 1 (cap 100) has 6 such pages. Exploration (5 a day) takes host 1's
+    revisits and none of host 0's: its cap is its backlog's (4 new pages a day), as if only
+    its queue bounded how soon its pages can all be had. (Before, exploration came first and
+    took three of host 0's four fetches.)"""
+    host = np.array([0] * 10 + [0] * 3 + [1] * 6, dtype=np.int64)
+    is_discovery = np.arange(19) < 10
+    cap = np.array([4.0, 100.0])
+    gain = np.r_[np.ones(10), np.full(9, 5.0)]
+    due = np.ones(19, dtype=bool)
+    order, _ = plan_order(due, gain, np.ones(19, dtype=bool), 100)
+    explore = np.arange(10, 19)  # host 0's three revisits first
+    backlog = backlog_order(is_discovery, due, gain, host, cap, np.zeros(2, dtype=bool))
+    assert backlog.tolist() == [0, 1, 2, 3]
+    settings = replace(SETTINGS, daily_fetch_budget=20, exploration_share=0.25, listing_reserve_share=0.0)
+    day = plan(order, is_discovery, host, cap, settings, explore=explore, backlog=backlog)
+    assert np.flatnonzero(day.planned[host == 0]).tolist() == [0, 1, 2, 3]
+    assert day.explored == 5 and np.flatnonzero(day.planned).tolist() == [0, 1, 2, 3, *range(13, 19)]
+    check_plan(day, reference_plan(order, is_discovery, host, cap, settings, explore=explore, backlog=backlog))

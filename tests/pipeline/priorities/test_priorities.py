@@ -600,3 +600,24 @@ def test_a_polite_hosts_backlog_of_several_days_gets_its_cap_of_the_discovery_fl
     assert sum(rows[u]["planned"] for u in new) == 26
     assert totals["per_host"]["trap.test"] == 0
     assert result.counts.refresh_planned == 50
+
+
+def test_a_never_fetched_page_that_leads_to_unknown_pages_goes_before_those_that_lead_nowhere(tmp_path):
+    # 10 pages of a pagination chain (their pool's first fetches showed 4 new pages each,
+    # known_urls' leads) and 200 articles (0.1), all never fetched, same importance and rate;
+    # 20 pages held. By their own copies alone the articles come first (URL order); counting
+    # the unknown pages each leads to (of their host's importance, 1 here), the chain first.
+    stats = stats_table([(f"https://a.test/old/{i}", 0.1, 1) for i in range(20)])
+    chain = [f"https://a.test/page/{i}" for i in range(10)]
+    articles = [f"https://a.test/article/{i}" for i in range(200)]
+    known_urls = known(stats, articles + chain)
+    leads = pa.array([0.0] * 20 + [0.1] * 200 + [4.0] * 10)
+    config = settings(daily_fetch_budget=20, exploration_share=0.0, listing_reserve_share=0.0)
+    for with_leads, expected in ((False, (0, 20)), (True, (10, 10))):
+        table = known_urls.append_column("leads", leads) if with_leads else known_urls
+        result, rows, _ = written_plan(tmp_path, stats, None, None, table, PLAN_DAY, config)
+        planned = [u for u, r in rows.items() if r["planned"]]
+        assert (sum("/page/" in u for u in planned), sum("/article/" in u for u in planned)) == expected
+        assert result.counts.discovery_planned == 20
+    gain = {u: r["expected_gain"] for u, r in rows.items()}
+    assert gain[chain[0]] / gain[articles[0]] == pytest.approx((1 + 4.0) / (1 + 0.1))
