@@ -1,10 +1,10 @@
-"""The close's priorities per shard (settings.day_per_shard), chained when nobody drives
-the day: after day_close_job[D] succeeded, priority_parts_job[D|S] for every shard; once every
+"""A day per shard's close (settings.day_per_shard: the seen filters and the priorities per
+shard), chained when nobody drives the day: after day_close_job[D] succeeded,
+shard_close_job[D|S] for every shard; once every
 shard's latest one succeeded, crawl_price_job[D]; after it, shard_priorities_job[D|S] for every
 shard. Runs tagged by a driver (the cycle command submits these stages itself) or a backfill
 are left alone; a run's data root (its crawl_settings config) is passed on, as day_chain.py does.
-Loaded only with day_per_shard (sensors/__init__.py): without it the close plans the
-priorities itself."""
+Loaded only with day_per_shard (sensors/__init__.py): without it day_close_job does it all."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dagster import (
 )
 
 from crawl_assets.defs.jobs import (
-    DRIVER_TAG, crawl_price_job, day_close_job, priority_parts_job, shard_priorities_job,
+    DRIVER_TAG, crawl_price_job, day_close_job, shard_close_job, shard_priorities_job,
 )
 from crawl_assets.defs.partitions import SHARD_KEYS, fetch_partition_key, fetch_partitions, partition_tags
 
@@ -46,14 +46,14 @@ def every_shard(job_name: str, date: str, after: DagsterRun) -> list[RunRequest]
 
 
 @run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[day_close_job],
-                   request_job=priority_parts_job, default_status=DefaultSensorStatus.RUNNING,
-                   minimum_interval_seconds=DAY_CHAIN_INTERVAL_S, name="priority_parts_after_close")
-def priority_parts_after_close(context: RunStatusSensorContext):
+                   request_job=shard_close_job, default_status=DefaultSensorStatus.RUNNING,
+                   minimum_interval_seconds=DAY_CHAIN_INTERVAL_S, name="shard_close_after_day_close")
+def shard_close_after_day_close(context: RunStatusSensorContext):
     """day_close_job[D] succeeded: every shard's summary for the day's price."""
     run = context.dagster_run
     if why := _driven(run):
         return SkipReason(why)
-    return every_shard(priority_parts_job.name, run.tags[PARTITION_TAG], run)
+    return every_shard(shard_close_job.name, run.tags[PARTITION_TAG], run)
 
 
 def latest_runs(instance: DagsterInstance, job_name: str, date: str) -> list[DagsterRun | None]:
@@ -66,7 +66,7 @@ def latest_runs(instance: DagsterInstance, job_name: str, date: str) -> list[Dag
     return runs
 
 
-@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[priority_parts_job],
+@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, monitored_jobs=[shard_close_job],
                    request_job=crawl_price_job, default_status=DefaultSensorStatus.RUNNING,
                    minimum_interval_seconds=DAY_CHAIN_INTERVAL_S, name="crawl_price_after_parts")
 def crawl_price_after_parts(context: RunStatusSensorContext):
@@ -75,7 +75,7 @@ def crawl_price_after_parts(context: RunStatusSensorContext):
     if why := _driven(run):
         return SkipReason(why)
     date = run.tags[PARTITION_TAG].split("|")[0]
-    runs = latest_runs(context.instance, priority_parts_job.name, date)
+    runs = latest_runs(context.instance, shard_close_job.name, date)
     waiting = [shard for shard, r in zip(SHARD_KEYS, runs) if r is None or r.status != DagsterRunStatus.SUCCESS]
     if waiting:
         return SkipReason(f"the price of {date} waits for the summaries of {', '.join(waiting)}")
@@ -94,4 +94,4 @@ def shard_priorities_after_price(context: RunStatusSensorContext):
     return every_shard(shard_priorities_job.name, run.tags[PARTITION_TAG], run)
 
 
-PRIORITIES_SENSORS = [priority_parts_after_close, crawl_price_after_parts, shard_priorities_after_price]
+PRIORITIES_SENSORS = [shard_close_after_day_close, crawl_price_after_parts, shard_priorities_after_price]

@@ -192,7 +192,7 @@ print(json.dumps({
 """
 
 
-def test_a_day_per_shard_has_its_frontier_in_each_fetch_run_and_its_priorities_in_three_stages(tmp_path):
+def test_a_day_per_shard_has_its_frontier_in_each_fetch_run_and_its_close_in_three_stages_more(tmp_path):
     import json
     import os
     import subprocess
@@ -204,12 +204,12 @@ def test_a_day_per_shard_has_its_frontier_in_each_fetch_run_and_its_priorities_i
         [sys.executable, "-W", "ignore", "-c", PER_SHARD_DEFINITIONS], capture_output=True, text=True, check=True,
         cwd=PROJECT_ROOT, env=os.environ | {"RECRAWL_SETTINGS": str(overlay)}).stdout)
     one_process = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
-    per_shard = {"shard_frontier", "priority_part", "crawl_price", "shard_priorities"}
+    per_shard = {"shard_frontier", "shard_seen_filter", "priority_part", "crawl_price", "shard_priorities"}
     assert set(shown["assets"]) == one_process - {"recrawl_priorities"} | per_shard
     assert not per_shard & one_process
     assert set(shown["partitioned_like_fetches"]) == {"fetch_log", "warc_archive", "links", "dropped_urls",
-                                                      "change_evidence", "shard_frontier", "priority_part",
-                                                      "shard_priorities"}
+                                                      "change_evidence", "shard_frontier", "shard_seen_filter",
+                                                      "priority_part", "shard_priorities"}
     jobs = shown["jobs"]
     # the shard's frontier is built in its fetch run, before the batch (a parent of its outputs)
     assert jobs["fetch_job"] == ["change_evidence", "dropped_urls", "fetch_log", "links", "shard_frontier",
@@ -217,9 +217,9 @@ def test_a_day_per_shard_has_its_frontier_in_each_fetch_run_and_its_priorities_i
     assert "shard_frontier" in shown["fetch_parents"]
     assert jobs["frontier_job"] == ["frontier_snapshot", "seeds"]
     assert not set(jobs["day_close_job"]) & per_shard
-    assert (jobs["priority_parts_job"], jobs["crawl_price_job"], jobs["shard_priorities_job"]) == (
-        ["priority_part"], ["crawl_price"], ["shard_priorities"])
-    assert {("priority_parts_after_close", "priority_parts_job"), ("crawl_price_after_parts", "crawl_price_job"),
+    assert (jobs["shard_close_job"], jobs["crawl_price_job"], jobs["shard_priorities_job"]) == (
+        ["priority_part", "shard_seen_filter"], ["crawl_price"], ["shard_priorities"])
+    assert {("shard_close_after_day_close", "shard_close_job"), ("crawl_price_after_parts", "crawl_price_job"),
             ("shard_priorities_after_price", "shard_priorities_job")} < set(map(tuple, shown["sensors"]))
 
 

@@ -46,7 +46,7 @@ from ..defs.jobs import (
     FRONTIER_STAGE,
     CLOSE_STAGE,
     FETCH_STAGE,
-    SHARD_PRIORITY_STAGES,
+    SHARD_CLOSE_STAGES,
     day_close_job,
     fetch_job,
     frontier_job,
@@ -199,14 +199,15 @@ def submit_cycle(date: str, queue: RunQueue, shards: list[str], parallel: int,
         raise CycleFailed(f"{close.label} failed (run {close.run_id}): "
                           f"{failure_reason(queue.instance, close.run_id)}")
     if DAY_PER_SHARD:
-        submit_shard_priorities(date, queue, parallel, progress)
+        submit_shard_close(date, queue, parallel, progress)
     return report
 
 
-def submit_shard_priorities(date: str, queue: RunQueue, parallel: int, progress: Callable[[str], None]) -> None:
-    """The close's priorities per shard (jobs.SHARD_PRIORITY_STAGES), stage after stage, every
-    shard of the settings (the plan covers every host); a failed run stops the day."""
-    for job, per_shard in SHARD_PRIORITY_STAGES:
+def submit_shard_close(date: str, queue: RunQueue, parallel: int, progress: Callable[[str], None]) -> None:
+    """A day per shard's close stages (jobs.SHARD_CLOSE_STAGES: the seen filters and the
+    priorities per shard), stage after stage, every shard of the settings (the plan covers
+    every host); a failed run stops the day."""
+    for job, per_shard in SHARD_CLOSE_STAGES:
         specs = ([fetch_spec(date, shard, job_name=job.name) for shard in SHARD_KEYS] if per_shard
                  else [daily_spec(job.name, date)])
         for run in queue.run_all(specs, parallel if per_shard else 1, progress):
@@ -239,7 +240,7 @@ def run_cycle(date: str, instance: DagsterInstance, crawl_settings: CrawlSetting
     for shard in shards or crawl_settings.load().shard_keys():
         stage(FETCH_STAGE, str(fetch_partition_key(date, shard)))
     stage(CLOSE_STAGE, date)
-    for job, per_shard in SHARD_PRIORITY_STAGES if DAY_PER_SHARD else ():
+    for job, per_shard in SHARD_CLOSE_STAGES if DAY_PER_SHARD else ():
         for key in [str(fetch_partition_key(date, shard)) for shard in SHARD_KEYS] if per_shard else [date]:
             stage(job.selection, key)
 

@@ -2,9 +2,9 @@
 
 A day's cycle is three stages of runs (`cli/cycle.py` submits them in order): frontier_job[D],
 fetch_job[D|shard] for every shard, day_close_job[D]. With settings.day_per_shard each fetch
-run builds its shard's frontier first (shard_frontier), and the close plans the recrawl
-priorities in three stages more: priority_parts_job[D|shard] for every shard,
-crawl_price_job[D], shard_priorities_job[D|shard] for every shard (SHARD_PRIORITY_STAGES)."""
+run builds its shard's frontier first (shard_frontier), and three stages more close the day
+per shard (SHARD_CLOSE_STAGES): shard_close_job[D|shard] for every shard (its seen filter and
+its priorities' summary), crawl_price_job[D], shard_priorities_job[D|shard] for every shard."""
 
 from __future__ import annotations
 
@@ -34,9 +34,10 @@ FRONTIER_STAGE = AssetSelection.assets("seeds", "frontier_snapshot")
 # A shard's fetch run: fetch_log, warc_archive, links, dropped_urls, change_evidence, and for
 # a day per shard the shard's frontier first (shard_frontier).
 FETCH_STAGE = AssetSelection.assets(*FETCH_ASSETS, *(["shard_frontier"] if DAY_PER_SHARD else []))
-# The close's daily assets (for a day per shard, the priorities' stages follow it: SHARD_PRIORITY_STAGES).
+# The close's daily assets (for a day per shard, its stages per shard follow it: SHARD_CLOSE_STAGES).
+PER_SHARD_CLOSE = ("shard_seen_filter", *PER_SHARD_PRIORITIES)
 CLOSE_STAGE = AssetSelection.assets(*FETCH_ASSETS).downstream(include_self=False) - \
-    AssetSelection.assets(*(PER_SHARD_PRIORITIES if DAY_PER_SHARD else []))
+    AssetSelection.assets(*(PER_SHARD_CLOSE if DAY_PER_SHARD else []))
 
 # The UI shows this on the job's page: the clicks that run today's cycle (README, "Run today's
 # cycle"; tests/ui/test_dagster_ui.py clicks them). "Latest" is today: the partitions end today.
@@ -46,15 +47,16 @@ frontier_job = define_asset_job(
                 "→ Launch 1 run. The sensors then fetch every shard and close the day.")
 fetch_job = define_asset_job(FETCH_JOB, selection=FETCH_STAGE, partitions_def=fetch_partitions)
 day_close_job = define_asset_job("day_close_job", selection=CLOSE_STAGE, partitions_def=daily_partitions)
-# The priorities per shard, after day_close_job: three stages, each shard's runs keyed like its fetch batch.
-priority_parts_job = define_asset_job("priority_parts_job", selection=AssetSelection.assets("priority_part"),
+# A day per shard's close, after day_close_job: three stages, each shard's runs keyed like its fetch batch.
+shard_close_job = define_asset_job("shard_close_job", selection=AssetSelection.assets("shard_seen_filter",
+                                                                                      "priority_part"),
                                       partitions_def=fetch_partitions)
 crawl_price_job = define_asset_job("crawl_price_job", selection=AssetSelection.assets("crawl_price"),
                                    partitions_def=daily_partitions)
 shard_priorities_job = define_asset_job("shard_priorities_job", selection=AssetSelection.assets("shard_priorities"),
                                         partitions_def=fetch_partitions)
-# (job, per shard): the stages after day_close_job when the priorities are planned per shard
-SHARD_PRIORITY_STAGES = ((priority_parts_job, True), (crawl_price_job, False), (shard_priorities_job, True))
+# (job, per shard): the stages after day_close_job for a day per shard
+SHARD_CLOSE_STAGES = ((shard_close_job, True), (crawl_price_job, False), (shard_priorities_job, True))
 
 seen_job = define_asset_job(
     "seen_job", selection=AssetSelection.assets("url_registry", "seen_url_filter"),
@@ -73,4 +75,4 @@ catalog_job = define_asset_job("catalog_job", selection=AssetSelection.assets("c
                                 partitions_def=daily_partitions)
 
 ALL_JOBS = [seeds_job, frontier_job, fetch_job, day_close_job, seen_job, seen_filter_job, dedup_job, catalog_job,
-            *([priority_parts_job, crawl_price_job, shard_priorities_job] if DAY_PER_SHARD else [])]
+            *([shard_close_job, crawl_price_job, shard_priorities_job] if DAY_PER_SHARD else [])]

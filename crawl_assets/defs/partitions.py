@@ -8,6 +8,7 @@ from dagster import (
     DailyPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
+    MultiToSingleDimensionPartitionMapping,
     PartitionsDefinition,
     StaticPartitionsDefinition,
     TimeWindowPartitionMapping,
@@ -38,6 +39,13 @@ shard_partitions = StaticPartitionsDefinition(SHARD_KEYS)
 DAY_PER_SHARD = load_settings().day_per_shard
 
 fetch_partitions = MultiPartitionsDefinition({"date": daily_partitions, "shard": shard_partitions})
+
+
+with warnings.catch_warnings():  # the mapping is marked beta; it is the documented way
+    warnings.simplefilter("ignore")
+    # A day's asset and the same day's shards, either way round (fetch_job[D|S] reads the
+    # frontier of D; a day per shard's steps of D|S read D's close, and D's price every shard's)
+    SAME_DAY = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
 
 
 def fetch_partition_key(date: str, shard: str) -> MultiPartitionKey:

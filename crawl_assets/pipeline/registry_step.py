@@ -16,7 +16,7 @@ from rbloom import Bloom
 
 from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, FP_SAMPLE_SIZE, build_filter, measured_fp_rate
-from ..crawler.url_policy.sharding import shard_key, shard_of
+from ..crawler.url_policy.sharding import shard_index, shard_key, shard_of
 from ..crawler.url_policy.urls import host_of, upgrade_sql
 from ..storage.layout import url_registry_file
 from ..storage.shared_root import query_connection
@@ -119,15 +119,29 @@ def build_shard_seen_filters(registry: pa.Table, shard_count: int,
                              fp_rate: float = DEFAULT_FP_RATE) -> dict[str, Bloom]:
     """A Bloom filter per shard of the registry's URLs of that shard's hosts (every shard,
     one without URLs too): a fetch batch loads its own shard's, 1/shard_count of the crawl's."""
-    parts: dict[int, list[str]] = {n: [] for n in range(shard_count)}
+    return {shard_key(n): build_filter(urls, len(urls), fp_rate)
+            for n, urls in urls_by_shard(registry, shard_count).items()}
+
+
+def build_shard_seen_filter(registry: pa.Table, shard: str, shard_count: int,
+                            fp_rate: float = DEFAULT_FP_RATE) -> Bloom:
+    """build_shard_seen_filters' filter of one shard (a day per shard builds each in its own step)."""
+    urls = urls_by_shard(registry, shard_count, only=shard_index(shard))[shard_index(shard)]
+    return build_filter(urls, len(urls), fp_rate)
+
+
+def urls_by_shard(registry: pa.Table, shard_count: int, only: int | None = None) -> dict[int, list[str]]:
+    """The registry's URLs by their host's shard number (every shard, or `only`), in its order."""
+    parts: dict[int, list[str]] = {n: [] for n in range(shard_count) if only is None or n == only}
     shards: dict[str, int] = {}
     for url in registry.column("url").to_pylist():
         host = host_of(url)
         shard = shards.get(host)
         if shard is None:
             shard = shards[host] = shard_of(host, shard_count)
-        parts[shard].append(url)
-    return {shard_key(n): build_filter(urls, len(urls), fp_rate) for n, urls in parts.items()}
+        if shard in parts:
+            parts[shard].append(url)
+    return parts
 
 
 def describe_seen_filter(bloom: Bloom, elements: int, fp_rate: float = DEFAULT_FP_RATE) -> SeenFilterCounts:

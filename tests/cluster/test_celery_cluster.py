@@ -137,7 +137,7 @@ def test_a_day_on_two_celery_workers_equals_the_day_in_one_process(tmp_path):
     assert {step["worker"] for run in runs for step in run["steps"].values()} == set(WORKERS)
     jobs = sorted(run["job"] for run in runs)
     assert [job for job in jobs if job not in ("fetch_job", "frontier_job", "day_close_job")] == [
-        "crawl_price_job", *["priority_parts_job"] * SHARDS, *["shard_priorities_job"] * SHARDS]
+        "crawl_price_job", *["shard_close_job"] * SHARDS, *["shard_priorities_job"] * SHARDS]
     fetch_steps = {}  # shard -> its fetch steps, one a run (after the step building its frontier)
     for run in runs:
         if run["job"] == "fetch_job":

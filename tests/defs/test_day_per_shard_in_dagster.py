@@ -1,13 +1,14 @@
 """A day per shard through Dagster (settings.day_per_shard, materialised as the cycle command's
 run_cycle materialises a day): each shard's frontier built in its fetch run (shard_frontier[D|S],
-after frontier_snapshot[D] found the first day's cut), and the close's recrawl priorities planned
-per shard (priority_part[D|S] for every shard, crawl_price[D], shard_priorities[D|S] for every
-shard). On each of two days of a demo web of 24 hosts in 4 shards (the definitions' own), the plan
-equals, row for row, what the one-process step (recrawl_priorities) plans from the same crawl,
-and each day's frontier is the one the one-process frontier step builds from the same history
-and plan. The budgets are tight (12 fetches on the first day of 24 seeds and more, then 40 a day over
-about 170 known URLs, 4 a host), so the first day's cut, the price, the plan's cut and the
-hosts' caps all decide."""
+after frontier_snapshot[D] found the first day's cut), and the close per shard: each shard's
+seen filter and summary (shard_seen_filter, priority_part[D|S]), the crawl's price
+(crawl_price[D]), each shard's priorities (shard_priorities[D|S]). On each of two days of a demo
+web of 24 hosts in 4 shards (the definitions' own), the plan equals, row for row, what the
+one-process step (recrawl_priorities) plans from the same crawl, each shard's seen filter is the
+one the one-process close writes, and each day's frontier is the one the one-process frontier
+step builds from the same history and plan. The budgets are tight (12 fetches on the first day,
+then 40 a day over about 170 known URLs, 4 a host), so the first day's cut, the price, the
+plan's cut and the hosts' caps all decide."""
 
 import dataclasses
 import json
@@ -27,6 +28,8 @@ from crawl_assets.pipeline.frontier_step import build_frontier
 from crawl_assets.pipeline.priorities.priorities_step import recrawl_priorities
 from crawl_assets.pipeline.priorities.recrawl_plan import next_day, priorities_files
 from crawl_assets.pipeline.recrawl_inputs import host_budgets, priorities_inputs
+from crawl_assets.pipeline.registry_step import build_shard_seen_filters, load_registry_urls
+from crawl_assets.pipeline.seen_filter_files import shard_seen_filter_file, write_shard_seen_filters
 from crawl_assets.storage.layout import (
     crawl_price_file, frontier_file, priorities_file, shard_priorities_file, shard_priority_hosts_file,
 )
@@ -97,6 +100,14 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
         planned = per_shard.filter(per_shard["planned"])
         assert planned.num_rows == 40 < per_shard.num_rows  # the budget decided
         assert len({shard_of(h, len(shards)) for h in planned["host"].to_pylist()}) == 4  # every shard's hosts
+
+    # Each shard's seen filter, built in its own step, is the one the one-process close writes.
+    for day in DAYS:
+        urls = load_registry_urls(root, day)
+        write_shard_seen_filters(tmp_path / "one", day, build_shard_seen_filters(urls, len(shards)), len(shards))
+        for shard in shards:
+            built = shard_seen_filter_file(root, day, shard, len(shards)).read_bytes()
+            assert built == shard_seen_filter_file(tmp_path / "one", day, shard, len(shards)).read_bytes()
 
     # Each day's frontier (the Dagster day's, shard by shard) is the one the one-process step
     # builds: the first day's cut crawl-wide, the second day's from the one-process plan.

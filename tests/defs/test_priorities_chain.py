@@ -9,10 +9,10 @@ from dagster import (
 )
 
 from crawl_assets.defs.jobs import (
-    CLI_DRIVER, DRIVER_TAG, crawl_price_job, day_close_job, priority_parts_job,
+    CLI_DRIVER, DRIVER_TAG, crawl_price_job, day_close_job, shard_close_job,
 )
 from crawl_assets.defs.partitions import SHARD_KEYS
-from sensors.priorities_chain import crawl_price_after_parts, priority_parts_after_close, shard_priorities_after_price
+from sensors.priorities_chain import crawl_price_after_parts, shard_close_after_day_close, shard_priorities_after_price
 
 DAY = "2026-11-20"
 S = DagsterRunStatus
@@ -38,19 +38,19 @@ def evaluate(sensor, instance, run: DagsterRun):
 
 def test_a_closed_day_asks_every_shard_for_its_summary_then_the_price_then_every_shards_plan(instance):
     close = add_run(instance, day_close_job, DAY)
-    parts = evaluate(priority_parts_after_close, instance, close)
+    parts = evaluate(shard_close_after_day_close, instance, close)
     assert [(r.job_name, r.partition_key, r.tags["dagster/partition/shard"]) for r in parts] == [
-        ("priority_parts_job", f"{DAY}|{shard}", shard) for shard in SHARD_KEYS]
+        ("shard_close_job", f"{DAY}|{shard}", shard) for shard in SHARD_KEYS]
     assert all(r.run_config == CONFIG for r in parts)  # the close's data root
 
     # The price waits for every shard's latest summary run to have succeeded.
-    runs = [add_run(instance, priority_parts_job, r.partition_key) for r in parts[:-1]]
+    runs = [add_run(instance, shard_close_job, r.partition_key) for r in parts[:-1]]
     waiting = evaluate(crawl_price_after_parts, instance, runs[-1])
     assert isinstance(waiting, SkipReason) and SHARD_KEYS[-1] in waiting.skip_message
-    last = add_run(instance, priority_parts_job, parts[-1].partition_key)
-    add_run(instance, priority_parts_job, parts[0].partition_key, S.FAILURE)  # s00 again: failed
+    last = add_run(instance, shard_close_job, parts[-1].partition_key)
+    add_run(instance, shard_close_job, parts[0].partition_key, S.FAILURE)  # s00 again: failed
     assert SHARD_KEYS[0] in evaluate(crawl_price_after_parts, instance, last).skip_message
-    again = add_run(instance, priority_parts_job, parts[0].partition_key)
+    again = add_run(instance, shard_close_job, parts[0].partition_key)
     price = evaluate(crawl_price_after_parts, instance, last)
     assert isinstance(price, RunRequest) and price.partition_key == DAY and price.run_config == CONFIG
     # two shards landing in one tick ask once: the run key is the same
@@ -63,6 +63,6 @@ def test_a_closed_day_asks_every_shard_for_its_summary_then_the_price_then_every
 
 def test_a_driven_close_is_left_to_its_driver(instance):
     close = add_run(instance, day_close_job, DAY, tags={DRIVER_TAG: CLI_DRIVER})
-    assert isinstance(evaluate(priority_parts_after_close, instance, close), SkipReason)
+    assert isinstance(evaluate(shard_close_after_day_close, instance, close), SkipReason)
     price = add_run(instance, crawl_price_job, DAY, tags={DRIVER_TAG: CLI_DRIVER})
     assert isinstance(evaluate(shard_priorities_after_price, instance, price), SkipReason)

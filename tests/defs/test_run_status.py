@@ -5,7 +5,7 @@ shard landed."""
 import pytest
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
 
-from crawl_assets.defs.jobs import fetch_job, priority_parts_job, shard_priorities_job
+from crawl_assets.defs.jobs import fetch_job, shard_close_job, shard_priorities_job
 from crawl_assets.defs.run_status import (failed_fetch_runs, landed_shards, latest_fetch_run, no_shard_landed,
                                           retry_command)
 
@@ -32,7 +32,7 @@ def test_the_latest_run_of_a_shards_partition_is_its_state(instance):
     retried = fetch_run(instance, "s01", S.SUCCESS)  # failed, then retried: landed
     fetch_run(instance, "s02", S.SUCCESS, date="2026-11-21")  # the next day's
     fetch_run(instance, "s02", S.FAILURE, date="2026-11-19")  # the day before's
-    for job in (priority_parts_job, shard_priorities_job):  # runs keyed like fetches, but not fetches
+    for job in (shard_close_job, shard_priorities_job):  # runs keyed like fetches, but not fetches
         instance.add_run(DagsterRun(job_name=job.name, status=S.FAILURE, tags={"dagster/partition": f"{DAY}|s01"}))
     assert latest_fetch_run(instance, DAY, "s00").run_id == failed_again.run_id
     assert latest_fetch_run(instance, DAY, "s01").run_id == retried.run_id

@@ -31,7 +31,6 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     MultiPartitionMapping,
-    MultiToSingleDimensionPartitionMapping,
     TimeWindowPartitionMapping,
     multi_asset,
 )
@@ -47,7 +46,7 @@ from ...storage.layout import (
 )
 from ..checks import FETCH_CHECKS, fetch_check_results
 from ..metadata_tables import dropped_metadata, fetch_log_metadata, table_metadata
-from ..partitions import DAY_PER_SHARD, fetch_partitions, split_fetch_key
+from ..partitions import DAY_PER_SHARD, SAME_DAY, fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 from ..run_policies import fetch_retry_policy
 from .failures import fails_with_crawl_errors, terminations_not_retried
@@ -58,8 +57,6 @@ FETCH_ASSETS = (FETCH_LOG, WARC_ARCHIVE, LINKS, DROPPED_URLS, CHANGE_EVIDENCE)
 
 with warnings.catch_warnings():  # these mappings are marked beta; they are the documented way
     warnings.simplefilter("ignore")
-    # fetch[D|s] reads the frontier of day D, every shard's file of it
-    DATE_OF_FETCH_PARTITION = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
     # warc_archive[D|s] reads the capture indexes of day D-1, all shards (none before the first day)
     PREVIOUS_DAY_ALL_SHARDS = MultiPartitionMapping({
         "date": DimensionPartitionMapping("date", TimeWindowPartitionMapping(
@@ -67,7 +64,7 @@ with warnings.catch_warnings():  # these mappings are marked beta; they are the 
         "shard": DimensionPartitionMapping("shard", AllPartitionMapping()),
     })
 
-FRONTIER_OF_THE_DAY = AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_FETCH_PARTITION)
+FRONTIER_OF_THE_DAY = AssetDep(AssetKey("frontier_snapshot"), partition_mapping=SAME_DAY)
 # ... and, for a day per shard, the shard's own, built in the same run before the batch
 FRONTIERS = [FRONTIER_OF_THE_DAY, *([AssetDep(AssetKey("shard_frontier"))] if DAY_PER_SHARD else [])]
 

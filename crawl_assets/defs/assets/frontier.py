@@ -15,15 +15,12 @@ and without a plan the first day's cut), and shard_frontier[D|S] builds each sha
 from its own hosts' URLs in the shard's fetch run (fetch_job), before its batch: the same rows
 (frontier_step.frontiers_of_shards)."""
 
-import warnings
-
 from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetKey,
     MaterializeResult,
     MetadataValue,
-    MultiToSingleDimensionPartitionMapping,
     asset,
 )
 
@@ -37,15 +34,10 @@ from ...pipeline.frontier_step import (
 from ...pipeline.priorities.recrawl_plan import plan_location, plan_path
 from ...storage.layout import day_start_file, frontier_file, write_bytes_atomic, write_parquet_atomic
 from ...storage.shared_root import parquet_file
-from ..partitions import PREVIOUS_DAY, daily_partitions, fetch_partitions, split_fetch_key
+from ..partitions import PREVIOUS_DAY, SAME_DAY, daily_partitions, fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 from .fetch import REFETCH_TAG
-
-with warnings.catch_warnings():  # the mapping is marked beta; it is the documented way
-    warnings.simplefilter("ignore")
-    # shard_frontier[D|S] follows frontier_snapshot[D] (the day's start)
-    DATE_OF_THE_SHARD = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
 
 # True on the materialisation of a re-run that kept the day's frontier (nothing was built).
 KEPT_METADATA = "kept_fetched_frontier"
@@ -108,7 +100,7 @@ def day_started(settings, history, date: str) -> MaterializeResult:
 
 
 @asset(group_name="frontier", partitions_def=fetch_partitions,
-       deps=[AssetDep(AssetKey("frontier_snapshot"), partition_mapping=DATE_OF_THE_SHARD)])
+       deps=[AssetDep(AssetKey("frontier_snapshot"), partition_mapping=SAME_DAY)])
 @fails_with_crawl_errors
 def shard_frontier(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """One shard's frontier of the day (settings.day_per_shard), built from its own hosts' URLs in

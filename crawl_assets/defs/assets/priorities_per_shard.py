@@ -20,7 +20,6 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     MultiPartitionMapping,
-    MultiToSingleDimensionPartitionMapping,
     asset,
 )
 
@@ -36,14 +35,12 @@ from ...storage.layout import (
 )
 from ...storage.shared_root import read_table
 from ..metadata_tables import parquet_metadata
-from ..partitions import daily_partitions, fetch_partitions, split_fetch_key
+from ..partitions import SAME_DAY, daily_partitions, fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
 from .failures import fails_with_crawl_errors
 
 with warnings.catch_warnings():  # these mappings are marked beta; they are the documented way
     warnings.simplefilter("ignore")
-    # a day's asset and the same day's shards (either way round)
-    DATE_ONLY = MultiToSingleDimensionPartitionMapping(partition_dimension_name="date")
     # a shard's step of day D reads every shard's batch of day D (links and in-links cross shards)
     SAME_DAY_ALL_SHARDS = MultiPartitionMapping({
         "date": DimensionPartitionMapping("date", IdentityPartitionMapping()),
@@ -54,8 +51,8 @@ PER_SHARD_PRIORITIES = ("priority_part", "crawl_price", "shard_priorities")
 
 
 @asset(group_name="recrawl", partitions_def=fetch_partitions,
-       deps=[AssetDep(AssetKey("change_stats"), partition_mapping=DATE_ONLY),
-             AssetDep(AssetKey("near_duplicate_clusters"), partition_mapping=DATE_ONLY),
+       deps=[AssetDep(AssetKey("change_stats"), partition_mapping=SAME_DAY),
+             AssetDep(AssetKey("near_duplicate_clusters"), partition_mapping=SAME_DAY),
              AssetDep(AssetKey("links"), partition_mapping=SAME_DAY_ALL_SHARDS),
              AssetDep(AssetKey("dropped_urls"), partition_mapping=SAME_DAY_ALL_SHARDS)])
 @fails_with_crawl_errors
@@ -76,7 +73,7 @@ def priority_part(context: AssetExecutionContext, crawl_settings: CrawlSettingsR
 
 
 @asset(group_name="recrawl", partitions_def=daily_partitions,
-       deps=[AssetDep(AssetKey("priority_part"), partition_mapping=DATE_ONLY)])
+       deps=[AssetDep(AssetKey("priority_part"), partition_mapping=SAME_DAY)])
 @fails_with_crawl_errors
 def crawl_price(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """The crawl's typical change rate, its one price for the refresh allocation and the next
@@ -103,7 +100,7 @@ def crawl_price(context: AssetExecutionContext, crawl_settings: CrawlSettingsRes
 
 
 @asset(group_name="recrawl", partitions_def=fetch_partitions,
-       deps=[AssetDep(AssetKey("crawl_price"), partition_mapping=DATE_ONLY), AssetKey("priority_part")])
+       deps=[AssetDep(AssetKey("crawl_price"), partition_mapping=SAME_DAY), AssetKey("priority_part")])
 @fails_with_crawl_errors
 def shard_priorities(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """The shard's URL priorities (recrawl_priorities' columns) and host budgets at the
