@@ -1,0 +1,95 @@
+"""The priorities per shard in three stages, each as its own process runs it (shard_priorities.py:
+each shard's summary written and read back, the crawl's price and plan from the summaries,
+each shard's table at that price) are the one-process priorities, row for row, shards without
+URLs and a plan that asks the shards again for longer offers included; and the crawl's typical change rate
+found over the shards one at a time is the one-process median."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from crawl_assets.pipeline.priorities.priorities_step import (
+    plain_strings, prepare_part, recrawl_priorities, typical_rate, typical_rate_of_parts,
+)
+from crawl_assets.pipeline.priorities.shard_priorities import (
+    part_tables, plan_json, plan_of_shards, planned_rows, read_plan, shard_priorities, write_part,
+)
+from crawl_assets.pipeline.priorities.url_schedule import PartSchedule
+from test_priorities import PLAN_DAY, settings
+from test_priorities_per_part import parts_of, web
+
+
+def in_stages(parts, config, folder):
+    """The three stages over `parts` (one a shard), their files under `folder`; the crawl plan
+    and each shard's table in plain strings."""
+    shards = [f"s{n:02d}" for n in range(len(parts))]
+    folders = {shard: folder / shard for shard in shards}
+    for shard, part in zip(shards, parts):
+        write_part(part_tables(prepare_part(part, config), part.hosts), folders[shard])
+    crawl = plan_of_shards(folders, PLAN_DAY, config)
+    figures, rows = plan_json(crawl), planned_rows(crawl)
+    tables = [plain_strings(shard_priorities(folders[shard], read_plan(figures, rows, shard), shard, PLAN_DAY,
+                                             config).urls) for shard in shards]
+    return crawl, tables
+
+
+@pytest.mark.parametrize(("budget", "shards"), [(40, 4), (900, 4), (300, 16)])
+def test_the_stages_plan_what_one_process_plans(tmp_path, budget, shards):
+    stats, urls, hosts = web(seed=3)
+    config = settings(daily_fetch_budget=budget, shard_count=shards)
+    whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
+    crawl, tables = in_stages(parts_of(stats, urls, hosts, shards), config, tmp_path)
+    merged = pa.concat_tables(tables)
+    assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
+    assert dataclasses.replace(crawl.counts, expected_freshness=0) == \
+        dataclasses.replace(whole.counts, expected_freshness=0)
+    assert crawl.counts.expected_freshness == pytest.approx(whole.counts.expected_freshness, rel=1e-12)
+    if budget <= 300:  # the budget binds
+        assert crawl.counts.planned == budget
+
+
+def test_shards_without_urls_take_no_part(tmp_path):
+    stats, urls, hosts = web(seed=3)
+    keep = pa.array(["h1.example", "h2.example", "h4.example"])
+    stats, urls, hosts = (table.filter(pc.is_in(table["host"], keep)) for table in (stats, urls, hosts))
+    config = settings(daily_fetch_budget=20, shard_count=16)
+    whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
+    crawl, tables = in_stages(parts_of(stats, urls, hosts, 16), config, tmp_path)
+    assert sorted(table.num_rows for table in tables)[:13] == [0] * 13  # 3 hosts: 13 empty shards
+    merged = pa.concat_tables(tables)
+    assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
+    assert crawl.counts.planned == whole.counts.planned == 20
+
+
+def test_a_plan_that_asks_the_shards_again_for_longer_offers(tmp_path, monkeypatch):
+    # 3,000 more never-fetched URLs with many in-links on each of 8 hosts, 5 a host a day: the
+    # offers' head (2 x budget + 1,024 rows) is mostly those hosts' URLs, the plan's passes run
+    # out of rows within the caps, and the coordinator asks every shard again for a longer head.
+    stats, urls, hosts = web(seed=3)
+    more = [f"https://h{h}.example/more{i}" for h in range(8) for i in range(3000)]
+    urls = pa.concat_tables([urls, pa.table({"url": more, "host": [u.split("/")[2] for u in more],
+                                             "inlinks": pa.array(np.full(len(more), 50, np.int64))})])
+    config = settings(daily_fetch_budget=300, shard_count=4, max_pages_per_host=5)
+    whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
+    heads = []
+    offer = PartSchedule.offer
+    monkeypatch.setattr(PartSchedule, "offer", lambda part, head, urls: heads.append(head) or offer(part, head, urls))
+    crawl, tables = in_stages(parts_of(stats, urls, hosts, 4), config, tmp_path)
+    assert sorted(set(heads)) == [1624, 4 * 1624, 16 * 1624]  # every shard asked three times
+    merged = pa.concat_tables(tables)
+    assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
+    assert crawl.counts.planned == whole.counts.planned == 300
+
+
+@pytest.mark.parametrize("parts", [1, 3, 8])
+def test_the_typical_rate_over_shards_is_the_one_process_median(parts):
+    rng = np.random.default_rng(parts)
+    for n in (0, 1, 2, 5, 1000, 4001):
+        rates = np.concatenate([rng.lognormal(-3, 2, n), np.zeros(n // 4)])  # ties at 0 too
+        split = np.array_split(rng.permutation(rates), parts)
+        assert typical_rate_of_parts(lambda i: split[i], parts) == typical_rate(list(split)), n
