@@ -13,7 +13,7 @@ from dagster import AssetSelection, define_asset_job
 from .assets.fetch import FETCH_ASSETS
 from .assets.priorities_per_shard import PER_SHARD_PRIORITIES
 from .partitions import DAY_PER_SHARD, daily_partitions, fetch_partitions
-from .run_status import FETCH_JOB
+from .run_status import SHARD_CLOSE_JOB, SHARD_PRIORITIES_JOB
 
 # Dagster tags every run of a fetch partition with its shard under this key, whatever started
 # it (a job, the asset graph, a backfill, automation, a sensor): dagster.yaml allows one run per
@@ -45,15 +45,14 @@ frontier_job = define_asset_job(
     "frontier_job", selection=FRONTIER_STAGE, partitions_def=daily_partitions,
     description="Starts a crawl day. To run today's cycle: Materialize all… → Latest (today's partition) "
                 "→ Launch 1 run. The sensors then fetch every shard and close the day.")
-fetch_job = define_asset_job(FETCH_JOB, selection=FETCH_STAGE, partitions_def=fetch_partitions)
+fetch_job = define_asset_job("fetch_job", selection=FETCH_STAGE, partitions_def=fetch_partitions)
 day_close_job = define_asset_job("day_close_job", selection=CLOSE_STAGE, partitions_def=daily_partitions)
 # A day per shard's close, after day_close_job: three stages, each shard's runs keyed like its fetch batch.
-shard_close_job = define_asset_job("shard_close_job", selection=AssetSelection.assets("shard_seen_filter",
-                                                                                      "priority_part"),
-                                      partitions_def=fetch_partitions)
+shard_close_job = define_asset_job(SHARD_CLOSE_JOB, selection=AssetSelection.assets("shard_seen_filter", "priority_part"),
+                                   partitions_def=fetch_partitions)
 crawl_price_job = define_asset_job("crawl_price_job", selection=AssetSelection.assets("crawl_price"),
                                    partitions_def=daily_partitions)
-shard_priorities_job = define_asset_job("shard_priorities_job", selection=AssetSelection.assets("shard_priorities"),
+shard_priorities_job = define_asset_job(SHARD_PRIORITIES_JOB, selection=AssetSelection.assets("shard_priorities"),
                                         partitions_def=fetch_partitions)
 # (job, per shard): the stages after day_close_job for a day per shard
 SHARD_CLOSE_STAGES = ((shard_close_job, True), (crawl_price_job, False), (shard_priorities_job, True))

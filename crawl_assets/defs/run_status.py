@@ -5,23 +5,30 @@ failed and the command that retries them (no_shard_landed)."""
 
 from __future__ import annotations
 
-from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
+from dagster import AssetKey, DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
 from .partitions import fetch_partition_key
 
 # A run in one of these states will not change again (what DagsterRun.is_finished asks).
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
-# The fetch batches' job (jobs.py): other jobs' runs are keyed by day and shard too (the
-# priorities per shard), and are not fetch runs.
-FETCH_JOB = "fetch_job"
+# A day per shard's close jobs (jobs.py): their runs are keyed by day and shard too, and are
+# not fetch runs; nor is any run that materialises assets without the fetch log.
+SHARD_CLOSE_JOB, SHARD_PRIORITIES_JOB = "shard_close_job", "shard_priorities_job"
+RECENT_RUNS = 20  # a partition's newest runs looked at for its latest fetch run
+
+
+def is_fetch_run(run: DagsterRun) -> bool:
+    if run.job_name in (SHARD_CLOSE_JOB, SHARD_PRIORITIES_JOB):
+        return False
+    return not run.asset_selection or AssetKey("fetch_log") in run.asset_selection  # (none: the whole job)
 
 
 def latest_fetch_run(instance: DagsterInstance, date: str, shard: str) -> DagsterRun | None:
     """The newest run of fetch partition date|shard, however it was launched (every launch
-    path tags a run with its partition key)."""
+    path tags a run with its partition key): a fetch run (is_fetch_run)."""
     key = str(fetch_partition_key(date, shard))
-    records = instance.get_run_records(RunsFilter(job_name=FETCH_JOB, tags={"dagster/partition": key}), limit=1)
-    return records[0].dagster_run if records else None
+    records = instance.get_run_records(RunsFilter(tags={"dagster/partition": key}), limit=RECENT_RUNS)
+    return next((record.dagster_run for record in records if is_fetch_run(record.dagster_run)), None)
 
 
 def failed_fetch_runs(instance: DagsterInstance, date: str, shards: list[str]) -> dict[str, str]:

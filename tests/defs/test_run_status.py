@@ -3,7 +3,7 @@ partition, asked of an instance holding hand-made runs; and the sentence of a da
 shard landed."""
 
 import pytest
-from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
+from dagster import AssetKey, DagsterInstance, DagsterRun, DagsterRunStatus
 
 from crawl_assets.defs.jobs import fetch_job, shard_close_job, shard_priorities_job
 from crawl_assets.defs.run_status import (failed_fetch_runs, landed_shards, latest_fetch_run, no_shard_landed,
@@ -34,6 +34,8 @@ def test_the_latest_run_of_a_shards_partition_is_its_state(instance):
     fetch_run(instance, "s02", S.FAILURE, date="2026-11-19")  # the day before's
     for job in (shard_close_job, shard_priorities_job):  # runs keyed like fetches, but not fetches
         instance.add_run(DagsterRun(job_name=job.name, status=S.FAILURE, tags={"dagster/partition": f"{DAY}|s01"}))
+    instance.add_run(DagsterRun(job_name="__ASSET_JOB", status=S.FAILURE, tags={"dagster/partition": f"{DAY}|s01"},
+                                asset_selection=frozenset({AssetKey("priority_part")})))  # (from the asset graph)
     assert latest_fetch_run(instance, DAY, "s00").run_id == failed_again.run_id
     assert latest_fetch_run(instance, DAY, "s01").run_id == retried.run_id
     assert latest_fetch_run(instance, DAY, "s02") is None
