@@ -46,8 +46,8 @@ class CrawlSettings:
     work_dir: Path = PROJECT_ROOT / "data" / "work"
     seeds_dir: Path = PROJECT_ROOT / "data" / "seeds"
     shard_count: int = 8
-    # The day per shard: each shard's frontier built in its fetch run, and the recrawl
-    # priorities planned shard by shard (each shard's pages in a step of its own, one price for
+    # The day per shard: each shard's frontier built in its fetch run, its seen filter in a
+    # step of its own, and the recrawl priorities planned shard by shard (each shard's pages in a step of its own, one price for
     # the crawl from their summaries: pipeline/priorities/shard_priorities.py), for a crawl too
     # large for one process; false: both in one step. Read when the definitions load.
     day_per_shard: bool = False
