@@ -5,7 +5,8 @@ nothing else; every other page it learns from the links of the pages it fetched
 (site_graph.py). Each day the simulator writes what the crawl's fetch batch would have written,
 under a data root laid out as the crawl's (storage/layout.py): the fetch log, and the links and
 dropped-URL tables with the trap defences' verdicts on every link (crawler/url_policy/
-trap_defences.py, the hosts demoted the day before included) after folding it by the URL
+trap_defences.py, the hosts demoted the day before included; a sitemap's list does not count
+towards its host's growth cap, as admission.links_found's `listed`) after folding it by the URL
 aliases learnt (url_policy/url_aliases.py). It then runs the project's steps as the day's
 close does: change_stats, the SimHash index and near-duplicate clusters (host quality: a
 demoted host's links are refused and it gets flagged_host_budget fetches a day), the URL
