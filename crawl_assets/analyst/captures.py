@@ -89,7 +89,7 @@ SELECT {SELECTED} FROM captures
 WHERE urlkey IN (SELECT unnest($keys)) AND (warc_type = $kind) = $same
 """
 
-# Captures lost with a quarantined WARC file (pipeline/warc_quarantine.py), by URL key.
+# Captures lost with a quarantined WARC file (pipeline/archive/warc_quarantine.py), by URL key.
 LOST_OF_SQL = """
 SELECT CAST(date AS VARCHAR), filename, reason FROM lost_captures
 WHERE url = $url ORDER BY captured_at

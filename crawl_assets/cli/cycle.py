@@ -16,7 +16,7 @@ day is crawled from the other seeds, and the exit status is 1 until they are cor
 
 The repairs its messages propose run through it too: a lost or damaged seen-URL filter of the
 day before is rebuilt from that day's URL registry first; --quarantine sets a damaged WARC
-file aside with its loss recorded (pipeline/warc_quarantine.py), so the day's close passes.
+file aside with its loss recorded (pipeline/archive/warc_quarantine.py), so the day's close passes.
 """
 
 import argparse
@@ -58,7 +58,7 @@ from ..defs.run_launcher import PROCESS_GONE
 from ..defs.run_status import failed_fetch_runs, landed_shards, no_shard_landed, retry_command
 from ..pipeline.day_order import check_in_order, check_seeds_for, previous_day
 from ..pipeline.seen_filter_files import seen_filter_lost
-from ..pipeline.warc_quarantine import quarantine_warc
+from ..pipeline.archive.warc_quarantine import quarantine_warc
 from ..deployment.home_locks import command_lock
 from .launcher import (
     DagsterService,
@@ -299,7 +299,7 @@ def rebuild_seen_filter(day: str, queue: RunQueue, progress: Callable[[str], Non
 
 
 def quarantine_files(root, paths: list[str], progress: Callable[[str], None]) -> None:
-    """Set each damaged WARC file aside with its loss recorded (pipeline/warc_quarantine.py),
+    """Set each damaged WARC file aside with its loss recorded (pipeline/archive/warc_quarantine.py),
     before the day's runs: the day's close then builds the catalog's lost_captures view."""
     for path in paths:
         progress(quarantine_warc(root, Path(path)).line())

@@ -35,11 +35,11 @@ from ..storage.shared_root import is_remote, query_connection
 from .change_stats.change_evidence import evidence_of_batch, listed_copies
 from .crawl_history import https_hosts
 from .input_files import read_table_checked, readable_parquet
-from .payload_index import PayloadIndex, payload_index
+from .archive.payload_index import PayloadIndex, payload_index
 from .priorities.recrawl_plan import plan_path, previous_day
 from .seen_filter_files import read_seen_filter, shard_seen_filter_file
 from .alias_rules.alias_learning import alias_rules_before
-from .warc_index_step import index_warc_files
+from .archive.warc_index_step import index_warc_files
 
 UNFOLLOWED = frozenset({DropReason.PAGE_NOFOLLOW, DropReason.NOFOLLOW_LINK})
 SUPERSEDED_DIR = "superseded"  # earlier runs' WARC files of a partition, kept out of the day's glob

@@ -53,7 +53,7 @@ warc_dir = PartitionFile("warc", "", per_shard=True)
 change_evidence_file = PartitionFile("change_evidence", "change_evidence.parquet", per_shard=True)
 # The render tier's decision per host and its evidence (when render_hosts is set), under fetch_log.
 render_decisions_file = PartitionFile("render_decisions", "render_decisions.parquet", per_shard=True)
-# WARC files set aside as damaged (pipeline/warc_quarantine.py), each as it was, under
+# WARC files set aside as damaged (pipeline/archive/warc_quarantine.py), each as it was, under
 # quarantine/warc/date=D/shard=S/, and the records lost with them, one file per WARC file.
 QUARANTINE_DIR = "quarantine"
 lost_captures_dir = PartitionFile("lost_captures", "", per_shard=True)

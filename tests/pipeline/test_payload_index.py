@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 
 from crawl_assets.crawler.archive.warc import warc_date
 from crawl_assets.crawler.archive.warc_index import IndexedRecord, captures_table, url_key
-from crawl_assets.pipeline import payload_index as payload_index_module
-from crawl_assets.pipeline.payload_index import PayloadIndex, index_folder, payload_index
+from crawl_assets.pipeline.archive import payload_index as payload_index_module
+from crawl_assets.pipeline.archive.payload_index import PayloadIndex, index_folder, payload_index
 from crawl_assets.storage.layout import warc_dir, write_parquet_atomic
 
 DAYS = ["2026-11-25", "2026-11-26", "2026-11-27", "2026-11-28"]

@@ -136,7 +136,7 @@ def test_every_output_lies_in_the_bucket_and_only_work_files_locally(both_runs):
                for path in local.data_root.rglob("*") if path.is_file()}
     # The same files, but the catalog (a local DuckDB file, uploaded as a copy), the fetch
     # checkpoints and the archived-payload index (each machine's own: in the worker's work
-    # folder under a URL root, pipeline/payload_index.py).
+    # folder under a URL root, pipeline/archive/payload_index.py).
     assert in_bucket == {p for p in on_disk if "/checkpoint/" not in p and not p.startswith("payload_index/")}
     assert any(p.startswith("payload_index/") for p in on_disk)
     assert "crawl.duckdb" in in_bucket and any(p.endswith(".warc.gz") for p in in_bucket)

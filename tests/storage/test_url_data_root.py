@@ -18,7 +18,7 @@ from crawl_assets.pipeline.change_stats.change_stats_step import change_stats
 from crawl_assets.pipeline.change_stats.url_change_state import read_change_stats
 from crawl_assets.pipeline.fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 from crawl_assets.pipeline.recrawl_inputs import change_stats_sources
-from crawl_assets.pipeline.warc_upload import local_warc_dir, publish_warc_dir
+from crawl_assets.pipeline.archive.warc_upload import local_warc_dir, publish_warc_dir
 from crawl_assets.storage.layout import fetch_log_file, glob_of, shard_files, warc_dir, write_parquet_atomic
 from crawl_assets.storage.shared_root import (connect, data_root_path, forget_remote_roots, is_remote, query_connection,
                                               read_table)

@@ -49,7 +49,7 @@ class AnswerRecorder:
     def __init__(self, warc: WarcFileWriter, max_body_bytes: int, traps: TrapDefences,
                  known_payloads: Mapping[str, tuple[str, str]] | None = None, agent: str = ""):
         """known_payloads: payload digest -> (URI, WARC-Date) of payloads archived earlier, read
-        as it is (an index on disk, pipeline/payload_index.py: never copied into memory).
+        as it is (an index on disk, pipeline/archive/payload_index.py: never copied into memory).
         agent: our product token (lower case), whose robots <meta>/X-Robots-Tag rules apply."""
         self.agent = agent
         self.warc = warc

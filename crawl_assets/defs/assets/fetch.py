@@ -39,7 +39,7 @@ from ...pipeline.day_order import check_in_order
 from ...pipeline.fetch_step import (
     REFETCH_TAG, FetchResult, fetch_inputs, nothing_fetched, run_fetch_step, seen_filter_path,
 )
-from ...pipeline.warc_upload import local_warc_dir, publish_warc_dir
+from ...pipeline.archive.warc_upload import local_warc_dir, publish_warc_dir
 from ...storage.layout import (
     change_evidence_file, dropped_file, fetch_log_file, links_file, render_decisions_file, warc_dir,
     write_parquet_atomic,

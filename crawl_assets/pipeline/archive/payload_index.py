@@ -35,10 +35,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..crawler.vocabulary import WarcRecordKind
-from ..storage.layout import shard_files
-from ..storage.shared_root import connect
-from .input_files import readable_parquet
+from ...crawler.vocabulary import WarcRecordKind
+from ...storage.layout import shard_files
+from ...storage.shared_root import connect
+from ..input_files import readable_parquet
 
 BUILD_MEMORY_LIMIT = "256MB"  # DuckDB's, while building: the fetch process stays small
 BATCH_ROWS = 1 << 16  # rows streamed out of DuckDB at a time

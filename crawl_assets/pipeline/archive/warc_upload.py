@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..crawler.archive.warc import OPEN_SUFFIX
-from ..crawler.archive.warc_index import WARC_SUFFIX
-from ..crawler.settings import CrawlSettings
-from ..storage.shared_root import DataPath, is_remote, make_local_folder, publish_folder, relative_under
-from .fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
+from ...crawler.archive.warc import OPEN_SUFFIX
+from ...crawler.archive.warc_index import WARC_SUFFIX
+from ...crawler.settings import CrawlSettings
+from ...storage.shared_root import DataPath, is_remote, make_local_folder, publish_folder, relative_under
+from ..fetch_step import CHECKPOINT_DIR, SUPERSEDED_DIR
 
 
 def local_warc_dir(settings: CrawlSettings, folder: DataPath) -> Path:

@@ -22,11 +22,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..crawler.archive.warc_index import WARC_SUFFIX, index_paths, write_index
-from ..crawler.archive.warc_reading import DamagedRecord, check_member, read_member
-from ..crawler.crawl_errors import CrawlInputError
-from ..storage.layout import QUARANTINE_DIR, lost_captures_dir, warc_dir, write_parquet_atomic
-from ..storage.shared_root import is_remote
+from ...crawler.archive.warc_index import WARC_SUFFIX, index_paths, write_index
+from ...crawler.archive.warc_reading import DamagedRecord, check_member, read_member
+from ...crawler.crawl_errors import CrawlInputError
+from ...storage.layout import QUARANTINE_DIR, lost_captures_dir, warc_dir, write_parquet_atomic
+from ...storage.shared_root import is_remote
 
 CUT_OFF, DAMAGED, AFTER_DAMAGE, FILE_MISSING = "cut off", "damaged", "after a damaged record", "file missing"
 LOST_SCHEMA = pa.schema([

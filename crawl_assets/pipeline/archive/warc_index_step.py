@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..crawler.archive.warc_index import CDXJ_SUFFIX, PARQUET_SUFFIX, WARC_SUFFIX, index_paths, write_index
+from ...crawler.archive.warc_index import CDXJ_SUFFIX, PARQUET_SUFFIX, WARC_SUFFIX, index_paths, write_index
 
 
 @dataclass(frozen=True)
