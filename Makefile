@@ -76,14 +76,16 @@ $(PYWB)/bin/wayback: | $(UV)
 	test -x $(PYWB)/bin/python || $(PYTHON) -m venv --without-pip $(PYWB)
 	$(UV_INSTALL) --python $(PYWB)/bin/python 'pywb==2.10.0'
 
-# The suite on two pytest-xdist workers, one a core (four loaded two cores past the suite's own
-# time limits); tests sharing one `dagster dev`, crawl or module stay on one worker, the longest
-# first (tests/xdist_schedule.py). The installs run side by side. The 15 slowest tests close
+# The suite on three pytest-xdist workers on CI's two cores: its tests wait on servers and
+# daemons much of the time, so a third worker fills the idle CPU (572 -> 489 s on a quiet 2-core
+# machine, 2026-12-07; four loaded two cores past the suite's own time limits); tests sharing
+# one `dagster dev`, crawl or module stay on one worker, the longest first
+# (tests/xdist_schedule.py). The installs run side by side. The 15 slowest tests close
 # the output, so drift shows in every CI log.
 test:
 	$(MAKE) -j4 setup system-packages replay-tools cluster-tools
 	$(BIN)/python -m compileall -q -j 0 tests
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=15
+	$(BIN)/python -m pytest -q -n 3 --dist loadgroup --no-loadscope-reorder --durations=15
 
 # Mutation testing (mutmut 3.x, the dev extra) of the modules where the rules live, or of
 # MODULES="crawl_assets/.../x.py ...": each module mutated alone and run against its own test

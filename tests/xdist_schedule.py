@@ -1,4 +1,4 @@
-"""How `make test` spreads the suite over pytest-xdist's workers (`-n 2 --dist loadgroup
+"""How `make test` spreads the suite over pytest-xdist's workers (`-n 3 --dist loadgroup
 --no-loadscope-reorder`).
 
 - Tests that share an expensive fixture run on one worker, so it is built once: the modules
