@@ -76,6 +76,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/https_hosts.py": [_URL + "test_https_hosts.py", _FETCH + "test_admission.py"],
     "crawl_assets/crawler/url_policy/url_aliases.py": [_URL + "test_url_alias_folding.py", _FETCH + "test_admission.py"],
     "crawl_assets/crawler/url_policy/url_bytes.py": [_URL + "test_url_bytes.py"],  # (test_trap_defences.py: seconds a mutant)
+    "crawl_assets/pipeline/recrawl_inputs.py": ["tests/pipeline/test_recrawl_inputs.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
@@ -91,7 +92,7 @@ RULE_MODULES = list(TESTS)  # the run without MODULES (RULE_PARTS of those above
 FORKSERVER = {"crawl_assets/pipeline/priorities/day_plan.py", "crawl_assets/pipeline/priorities/url_schedule.py",
               "crawl_assets/pipeline/priorities/refresh_allocation.py", "crawl_assets/pipeline/change_stats/change_history.py",
               "crawl_assets/pipeline/change_stats/host_events.py", "crawl_assets/pipeline/priorities/host_delays.py",
-              "crawl_assets/pipeline/change_stats/pool_sums.py",
+              "crawl_assets/pipeline/change_stats/pool_sums.py", "crawl_assets/pipeline/recrawl_inputs.py",
               # lru_caches a forked process inherits warm, so a mutant behind one is never run:
               "crawl_assets/crawler/url_policy/urls.py", "crawl_assets/crawler/url_policy/sharding.py"}
 
