@@ -17,16 +17,23 @@ the same host (https_hosts), and all of those go to the one shard of their host.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import shutil
+import tempfile
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
 
+from ..crawler.crawl_errors import CrawlInputError
 from ..crawler.settings import CrawlSettings
 from ..crawler.url_policy.sharding import shard_key, shard_of
-from ..storage.layout import columns_of
-from ..storage.shared_root import connect
-from .crawl_history import CrawlHistory
+from ..storage.layout import columns_of, day_start_file, frontier_inputs_dir, write_bytes_atomic
+from ..storage.shared_root import connect, is_remote, make_local_folder, publish_folder, relative_under
+from .crawl_history import CrawlHistory, history_before
+from .frontier_step import cut_json, first_day_cut_of_shards
+from .priorities.recrawl_plan import plan_path
 
 # DuckDB streams the rows from the files read to the shard files; beyond this it spills.
 MEMORY_LIMIT = "2GB"
@@ -121,3 +128,95 @@ def split_files(con, settings: CrawlSettings, files: list[Path], host: str, fold
         con.execute(f"COPY (SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false) "
                     f"LIMIT 0) TO '{quoted(split[shard][0])}' (FORMAT parquet)", {"files": names})
     return split
+
+
+# A day per shard: the day's start (frontier_snapshot[D]) splits the inputs once, in a folder of
+# its own under frontier_inputs/date=D/ (SPLIT_PREFIX and a new name each start), and the day's
+# start file, written after the folder is whole, names it and each shard's files in it. A start
+# that crashed half-way leaves a folder no start file names, which the next start removes.
+SPLIT_PREFIX = "split-"
+
+
+def start_day_split(settings: CrawlSettings, history: CrawlHistory, plan: list[Path] | None,
+                    date: str) -> dict:
+    """Split the day's inputs by shard (split_by_shard), find the first day's cut (no plan) from
+    each shard's own inputs, and write the day's start file naming both; the splits of earlier
+    starts and days are then removed. Returns what the start file holds."""
+    root = settings.data_root
+    folder = frontier_inputs_dir(root, date) / f"{SPLIT_PREFIX}{uuid.uuid4().hex[:12]}"
+    split = write_split(settings, history, plan, folder)
+    cut = None if plan else first_day_cut_of_shards(settings, split.histories, settings.shard_keys())
+    manifest = {"folder": str(relative_under(root, folder)), "url_aliases": relative(root, history.url_aliases),
+                "shards": {shard: {"seeds": relative(root, own.seeds),
+                                   "links": [relative(root, p) for p in own.links],
+                                   "fetch_logs": [relative(root, p) for p in own.fetch_logs],
+                                   "plan": None if split.plans[shard] is None
+                                   else [relative(root, p) for p in split.plans[shard]]}
+                           for shard, own in split.histories.items()}}
+    text = cut_json(cut, split=manifest)
+    write_bytes_atomic(text, day_start_file(root, date))
+    remove_other_splits(root, date, folder)
+    return json.loads(text)
+
+
+def write_split(settings: CrawlSettings, history: CrawlHistory, plan: list[Path] | None,
+                folder: Path) -> ShardInputs:
+    """split_by_shard into `folder`, which appears whole or not at all: written under a temporary
+    name and renamed; under a URL root, written in a local temporary folder (under work_dir) and
+    uploaded file by file (the start file, written after, is what makes it the day's)."""
+    if is_remote(folder):
+        with tempfile.TemporaryDirectory(prefix="recrawl-split-", dir=make_local_folder(settings.work_dir)) as tmp:
+            local = Path(tmp) / folder.name
+            split = split_by_shard(settings, history, plan, local)
+            publish_folder(local, folder)
+            return moved(split, local, folder)
+    partial = folder.with_name(folder.name + ".tmp")
+    split = split_by_shard(settings, history, plan, partial)
+    os.rename(partial, folder)
+    return moved(split, partial, folder)
+
+
+def moved(split: ShardInputs, old: Path, new: Path) -> ShardInputs:
+    """`split` with its paths under `old` (its files and globs) under `new`."""
+    def at(path):
+        return new.joinpath(*path.relative_to(old).parts) if path is not None and path.is_relative_to(old) else path
+
+    return ShardInputs({shard: dataclasses.replace(own, seeds=at(own.seeds), links=tuple(map(at, own.links)),
+                                                   fetch_logs=tuple(map(at, own.fetch_logs)))
+                        for shard, own in split.histories.items()},
+                       {shard: None if files is None else [at(p) for p in files] for shard, files in split.plans.items()})
+
+
+def relative(root: Path, path: Path | None) -> str | None:
+    return None if path is None else str(relative_under(root, path))
+
+
+def remove_other_splits(root: Path, date: str, keep: Path) -> None:
+    """Every split of earlier days, and of the day but `keep` (a crashed or earlier start's):
+    a day's shards read only the split its start file names, and a day starts once the day
+    before has closed (day_order.wait_for_previous_day)."""
+    folders = [p for day in (root / "frontier_inputs").glob("date=*") if day.name.removeprefix("date=") <= date
+               for p in ([day] if day.name.removeprefix("date=") < date else day.iterdir())]
+    for old in folders:
+        if old.name != keep.name or old.parent != keep.parent:
+            if is_remote(old):
+                old.fs.rm(old.path, recursive=True)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def shard_day_inputs(root: Path, date: str, shard: str) -> tuple[CrawlHistory, list[Path] | None, str | None]:
+    """A shard's frontier inputs of the day as the day's start file names them: its own part of
+    the split (and the split's folder); the crawl's whole inputs for a day started before the
+    split was written (no folder)."""
+    start = json.loads(day_start_file(root, date).read_bytes())
+    if "split" not in start:
+        return history_before(root, date), plan_path(root, date), None
+    split, own = start["split"], start["split"]["shards"][shard]
+    if not (root / split["folder"]).exists():
+        raise CrawlInputError(f"{root / split['folder']}, the frontier inputs of {date} split by shard, is gone: "
+                              f"materialise frontier_snapshot for {date} again (it splits them)")
+    history = CrawlHistory(root / own["seeds"], tuple(root / p for p in own["links"]),
+                           tuple(root / p for p in own["fetch_logs"]),
+                           None if split["url_aliases"] is None else root / split["url_aliases"])
+    return history, None if own["plan"] is None else [root / p for p in own["plan"]], split["folder"]

@@ -299,12 +299,14 @@ def frontiers_of_shards(settings: CrawlSettings, inputs: CrawlHistory | Mapping[
     return [part.result() for part in parts]
 
 
-def first_day_cut_of_shards(settings: CrawlSettings, inputs: CrawlHistory, shards: list[str]) -> tuple | None:
+def first_day_cut_of_shards(settings: CrawlSettings, inputs: CrawlHistory | Mapping[str, CrawlHistory],
+                            shards: list[str]) -> tuple | None:
     """The first day's cut (no plan) of frontiers_of_shards, each shard's part judged in turn
-    for its first keys and let go (for shards built in processes of their own: shard_frontier)."""
+    for its first keys and let go (for shards built in processes of their own: shard_frontier).
+    inputs: the crawl's, or each shard's (as frontiers_of_shards takes them)."""
     keys = []
     for shard in shards:
-        part = FrontierPart(settings, inputs, None, shard)
+        part = FrontierPart(settings, inputs[shard] if isinstance(inputs, Mapping) else inputs, None, shard)
         keys.append(part.first_day_keys(settings.first_day_budget + 1))
         part.con.close()
     return first_day_cut(keys, settings.first_day_budget)
@@ -320,9 +322,9 @@ def shard_frontier(settings: CrawlSettings, inputs: CrawlHistory, plan: pa.Table
     return part.result()
 
 
-def cut_json(cut: tuple | None) -> bytes:
-    """The first day's cut as JSON, for the shards' steps (null: no cut)."""
-    return json.dumps({"first_day_cut": None if cut is None else list(cut)}).encode()
+def cut_json(cut: tuple | None, **more) -> bytes:
+    """The first day's cut as JSON, for the shards' steps (null: no cut), with `more` beside it."""
+    return json.dumps({"first_day_cut": None if cut is None else list(cut), **more}).encode()
 
 
 def cut_of_json(text: bytes) -> tuple | None:

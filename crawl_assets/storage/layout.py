@@ -44,6 +44,9 @@ frontier_file = PartitionFile("frontier", "frontier.parquet", per_shard=True)
 # ... or, for a day per shard (day_per_shard), the day's start: the first day's cut of the
 # shards' frontiers, which each shard_frontier[D|S] builds in its fetch run (frontier_step.shard_frontier)
 day_start_file = PartitionFile("frontier", "day_start.json")
+# ... and the day's frontier inputs split by shard once, for each shard_frontier[D|S] to read its
+# own (pipeline/frontier_shard_inputs.py: a folder per start, named by the day's start file)
+frontier_inputs_dir = PartitionFile("frontier_inputs", "")
 # fetch_job[D|shard] (its step fetch_batch): the batch's WARC files (and their indexes) in warc_dir; change evidence
 # is the sitemap and feed entries with a date that the batch found.
 fetch_log_file = PartitionFile("fetch_log", "fetch_log.parquet", per_shard=True)

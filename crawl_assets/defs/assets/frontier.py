@@ -11,9 +11,10 @@ fetch follows it). A run tagged REFETCH_TAG builds it again, for a refetch of th
 A day before the crawl's newest day is refused (pipeline/day_order.py says why).
 
 With settings.day_per_shard the day's start does only the crawl-wide part (the checks above,
-and without a plan the first day's cut), and shard_frontier[D|S] builds each shard's frontier
-from its own hosts' URLs in the shard's fetch run (fetch_job), before its batch: the same rows
-(frontier_step.frontiers_of_shards)."""
+the seeds, links, fetch logs and plan split by shard once, and without a plan the first day's
+cut), and shard_frontier[D|S] builds each shard's frontier from its own part of that split in
+the shard's fetch run (fetch_job), before its batch: the same rows
+(frontier_step.frontiers_of_shards; pipeline/frontier_shard_inputs.py)."""
 
 from dagster import (
     AssetDep,
@@ -27,12 +28,10 @@ from dagster import (
 from ...pipeline.crawl_history import history_before
 from ...pipeline.day_order import check_in_order, check_seeds_for, fetch_begun, urls_new_since, wait_for_previous_day
 from ...crawler.crawl_errors import CrawlInputError
-from ...pipeline.frontier_step import (
-    FrontierResult, build_frontier, cut_json, cut_of_json, first_day_cut_of_shards,
-    shard_frontier as build_shard_frontier,
-)
+from ...pipeline.frontier_shard_inputs import shard_day_inputs, start_day_split
+from ...pipeline.frontier_step import FrontierResult, build_frontier, cut_of_json, shard_frontier as build_shard_frontier
 from ...pipeline.priorities.recrawl_plan import plan_location, plan_path
-from ...storage.layout import day_start_file, frontier_file, write_bytes_atomic, write_parquet_atomic
+from ...storage.layout import day_start_file, frontier_file, write_parquet_atomic
 from ...storage.shared_root import parquet_file
 from ..partitions import PREVIOUS_DAY, SAME_DAY, daily_partitions, fetch_partitions, split_fetch_key
 from ..resources import CrawlSettingsResource
@@ -85,16 +84,17 @@ def frontier_metadata(frontier: FrontierResult, root, date: str, previous_day: s
 
 
 def day_started(settings, history, date: str) -> MaterializeResult:
-    """A day per shard (settings.day_per_shard): only the crawl-wide part, the first day's cut
-    (no plan), written for the shards' frontiers (shard_frontier) to read."""
+    """A day per shard (settings.day_per_shard): only the crawl-wide part, the inputs split by
+    shard once and the first day's cut (no plan), written for the shards' frontiers
+    (shard_frontier) to read."""
     root = settings.data_root
     plan = plan_path(root, date)
-    cut = None if plan else first_day_cut_of_shards(settings, history, settings.shard_keys())
-    write_bytes_atomic(cut_json(cut), day_start_file(root, date))
+    start = start_day_split(settings, history, plan, date)
     return MaterializeResult(metadata={
         "built": "shard by shard, each shard's frontier in its fetch run (shard_frontier)",
         "recrawl_plan": MetadataValue.path(plan_location(plan)),
-        "first_day_cut": "none" if cut is None else str(cut),
+        "first_day_cut": "none" if start["first_day_cut"] is None else str(tuple(start["first_day_cut"])),
+        "inputs_by_shard": MetadataValue.path(str(root / start["split"]["folder"])),
         "path": MetadataValue.path(str(day_start_file(root, date))),
     })
 
@@ -104,8 +104,9 @@ def day_started(settings, history, date: str) -> MaterializeResult:
 @fails_with_crawl_errors
 def shard_frontier(context: AssetExecutionContext, crawl_settings: CrawlSettingsResource) -> MaterializeResult:
     """One shard's frontier of the day (settings.day_per_shard), built from its own hosts' URLs in
-    its fetch run, before its batch: frontier_snapshot's rows of the shard. Kept, as the day's
-    whole frontier is, when the shard's fetch began from it since the day started."""
+    its fetch run, before its batch: frontier_snapshot's rows of the shard, read from the shard's
+    part of the day's split inputs only. Kept, as the day's whole frontier is, when the shard's
+    fetch began from it since the day started."""
     settings = crawl_settings.load()
     (date, shard), root = split_fetch_key(context.partition_key), settings.data_root
     start, path = day_start_file(root, date), frontier_file(root, date, shard)
@@ -113,8 +114,8 @@ def shard_frontier(context: AssetExecutionContext, crawl_settings: CrawlSettings
         raise CrawlInputError(f"{start} is missing: materialise frontier_snapshot for {date} first (it starts the day)")
     if shard in fetch_begun(root, date) and path.exists() and path.stat().st_mtime >= start.stat().st_mtime:
         return kept_frontier(context, date, [shard])
-    plan = plan_path(root, date)
-    frontier = build_shard_frontier(settings, history_before(root, date), plan, shard, cut_of_json(start.read_bytes()))
+    history, plan, split = shard_day_inputs(root, date, shard)  # its own part of the day's split
+    frontier = build_shard_frontier(settings, history, plan, shard, cut_of_json(start.read_bytes()))
     ((_, rows),) = frontier.shard_tables()
     write_parquet_atomic(rows, path)
     counts = frontier.counts
@@ -124,6 +125,7 @@ def shard_frontier(context: AssetExecutionContext, crawl_settings: CrawlSettings
         "recrawl_plan": MetadataValue.path(plan_location(plan)),
         "urls_left_out": counts.left_out,
         "urls_left_out_by_reason": MetadataValue.json(dict(counts.left_out_by_reason)),
+        "inputs": "the crawl's (a day started before its split)" if split is None else f"{split}/*/shard={shard}",
         "path": MetadataValue.path(str(path)),
     })
 
