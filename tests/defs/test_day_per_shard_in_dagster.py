@@ -6,13 +6,16 @@ seen filter and summary (shard_seen_filter, priority_part[D|S]), the crawl's pri
 web of 24 hosts in 4 shards (the definitions' own), the plan equals, row for row, what the
 one-process step (recrawl_priorities) plans from the same crawl, each shard's seen filter is the
 one the one-process close writes, and each day's frontier is the one the one-process frontier
-step builds from the same history and plan. The budgets are tight (12 fetches on the first day,
+step builds from the same history and plan, each shard's built from its own part of the
+inputs the day's start split by shard (rebuilt with every other part and the crawl's own inputs
+gone, it is the same). The budgets are tight (12 fetches on the first day,
 then 40 a day over about 170 known URLs, 4 a host), so the first day's cut, the price, the
 plan's cut and the hosts' caps all decide."""
 
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -31,7 +34,8 @@ from crawl_assets.pipeline.recrawl_inputs import host_budgets, priorities_inputs
 from crawl_assets.pipeline.registry_step import build_shard_seen_filters, load_registry_urls
 from crawl_assets.pipeline.seen_filter_files import shard_seen_filter_file, write_shard_seen_filters
 from crawl_assets.storage.layout import (
-    crawl_price_file, frontier_file, priorities_file, shard_priorities_file, shard_priority_hosts_file,
+    crawl_price_file, day_start_file, frontier_file, frontier_inputs_dir, priorities_file, shard_priorities_file,
+    shard_priority_hosts_file,
 )
 from support import DemoWebProcess, write_test_settings
 
@@ -48,6 +52,23 @@ resource = CrawlSettingsResource(data_root=sys.argv[1], seeds_dir=sys.argv[2])
 with DagsterInstance.ephemeral() as instance:
     for day in sys.argv[3:]:
         run_cycle(day, instance, resource)
+"""
+
+
+# One shard's frontier materialised again through Dagster, for each fetch partition key of argv:
+# "KEY ok", or "KEY failed: SENTENCES".
+SHARD_FRONTIERS = """import sys
+from dagster import AssetSelection, DagsterInstance, materialize
+from crawl_assets.cli.cycle import error_sentence
+from crawl_assets.defs.assets import ALL_ASSETS
+from crawl_assets.defs.resources import CrawlSettingsResource
+resource = CrawlSettingsResource(data_root=sys.argv[1], seeds_dir=sys.argv[2])
+with DagsterInstance.ephemeral() as instance:
+    for key in sys.argv[3:]:
+        result = materialize(ALL_ASSETS, selection=AssetSelection.assets("shard_frontier"), partition_key=key,
+                             instance=instance, resources={"crawl_settings": resource}, raise_on_error=False)
+        errors = [error_sentence(e.step_failure_data.error) for e in result.get_step_failure_events()]
+        print(key, "ok" if result.success else "failed: " + "; ".join(errors))
 """
 
 
@@ -69,11 +90,11 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
         tight = tmp_path / "per_shard.toml"
         tight.write_text("[crawl]\nday_per_shard = true\nshard_count = 4\ndaily_fetch_budget = 40\n"
                          "first_day_fetch_budget = 12\nmax_pages_per_host = 4\n")
-        files = [*demo.settings_files, str(tight)]
+        settings_files = [*demo.settings_files, str(tight)]
         days = subprocess.run([sys.executable, "-c", CYCLES, demo.data_root, demo.seeds_dir, *DAYS], cwd=PROJECT_ROOT,
-                              env=os.environ | {SETTINGS_ENV: ":".join(files)}, capture_output=True, text=True)
+                              env=os.environ | {SETTINGS_ENV: ":".join(settings_files)}, capture_output=True, text=True)
         assert days.returncode == 0, days.stderr[-3000:]
-    settings = with_run_overrides(load_settings(*files), demo.data_root, demo.seeds_dir)
+    settings = with_run_overrides(load_settings(*settings_files), demo.data_root, demo.seeds_dir)
     root, shards = settings.data_root, settings.shard_keys()
     assert settings.day_per_shard and len(shards) == 4
 
@@ -118,3 +139,36 @@ def test_a_day_per_shard_through_dagster_builds_and_plans_what_the_one_process_d
             assert pq.read_table(frontier_file(root, day, shard)).equals(rows), (day, shard)
     kinds = set(planned["kind"].to_pylist())
     assert {"refresh", "discovery"} <= kinds  # the second close plans pages held and new ones
+
+    # The day's start split the frontier's inputs by shard once (the day before's split went
+    # when the day after started); each shard's files hold its own hosts' rows, and its plan is
+    # its own file of the plan made per shard.
+    split = json.loads(day_start_file(root, DAYS[1]).read_bytes())["split"]
+    assert not frontier_inputs_dir(root, DAYS[0]).exists()
+    assert [p.name for p in frontier_inputs_dir(root, DAYS[1]).iterdir()] == [split["folder"].rsplit("/")[-1]]
+    for shard, own in split["shards"].items():
+        assert own["links"] and own["fetch_logs"]
+        seeds = sorted((root / own["seeds"]).parent.glob("*.parquet"))  # (named by a glob)
+        for files, column in (([root / f for f in own["links"]], "target_host"),
+                              ([root / f for f in own["fetch_logs"]], "host"), (seeds, "host")):
+            hosts = pa.concat_tables([pq.read_table(f, columns=[column]) for f in files])[column].to_pylist()
+            assert {shard_of(h, len(shards)) for h in hosts} == {shards.index(shard)}
+        assert [root / p for p in own["plan"]] == [shard_priorities_file(root, DAYS[0], shard)]
+    # A shard's frontier materialised again with every other shard's part of the split, and the
+    # crawl's own seeds, links and fetch logs, gone is the same: it reads its own part only. The
+    # day before's, whose split is gone, is kept as its batch fetched it (its fetch began).
+    built, fetched = pq.read_table(frontier_file(root, DAYS[1], "s01")), frontier_file(root, DAYS[0], "s00").read_bytes()
+    for part in (root / split["folder"]).iterdir():
+        for other in set(shards) - {"s01"}:
+            shutil.rmtree(part / f"shard={other}", ignore_errors=True)
+    for table in ("seeds_table", "links", "fetch_log"):
+        (root / table).rename(tmp_path / f"aside-{table}")
+    frontier_file(root, DAYS[1], "s01").unlink()
+    keys = [f"{DAYS[1]}|s01", f"{DAYS[0]}|s00"]
+    again = subprocess.run([sys.executable, "-c", SHARD_FRONTIERS, demo.data_root, demo.seeds_dir, *keys],
+                           cwd=PROJECT_ROOT, env=os.environ | {SETTINGS_ENV: ":".join(settings_files)},
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert [f"{key} ok" for key in keys] == [line for line in again.stdout.splitlines() if "|" in line]
+    assert frontier_file(root, DAYS[0], "s00").read_bytes() == fetched
+    assert pq.read_table(frontier_file(root, DAYS[1], "s01")).equals(built) and built.num_rows > 0
