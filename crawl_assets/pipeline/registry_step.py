@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from rbloom import Bloom
 
 from ..crawler.crawl_errors import CrawlInputError
@@ -19,7 +20,7 @@ from ..crawler.url_policy.url_bloom import DEFAULT_FP_RATE, FP_SAMPLE_SIZE, buil
 from ..crawler.url_policy.sharding import shard_index, shard_key, shard_of
 from ..crawler.url_policy.urls import host_of, upgrade_sql
 from ..storage.layout import url_registry_file
-from ..storage.shared_root import query_connection
+from ..storage.shared_root import connect, query_connection
 from .crawl_history import CrawlHistory, https_hosts
 
 
@@ -92,11 +93,17 @@ def build_registry(date: str, inputs: CrawlHistory) -> RegistryResult:
     return RegistryResult(table, RegistryCounts(table.num_rows, table.column("last_fetched").null_count))
 
 
-def load_registry_urls(root: Path, date: str) -> pa.Table:
-    """The url column of the day's registry: what the seen filter is built from."""
+def registry_path(root: Path, date: str) -> Path:
+    """The day's registry file (CrawlInputError naming the asset to materialise when missing)."""
     path = url_registry_file(root, date)
     if not path.exists():
         raise CrawlInputError(f"{path} is missing: materialise url_registry for {date} first")
+    return path
+
+
+def load_registry_urls(root: Path, date: str) -> pa.Table:
+    """The url column of the day's registry: what the seen filter is built from."""
+    path = registry_path(root, date)
     return query_connection().sql("SELECT url FROM read_parquet($path)", params={"path": str(path)}).to_arrow_table()
 
 
@@ -115,33 +122,62 @@ def build_seen_filter(registry: pa.Table, fp_rate: float = DEFAULT_FP_RATE) -> B
     return build_filter(urls, len(urls), fp_rate)
 
 
-def build_shard_seen_filters(registry: pa.Table, shard_count: int,
+def build_shard_seen_filters(registry: pa.Table | Path, shard_count: int,
                              fp_rate: float = DEFAULT_FP_RATE) -> dict[str, Bloom]:
     """A Bloom filter per shard of the registry's URLs of that shard's hosts (every shard,
-    one without URLs too): a fetch batch loads its own shard's, 1/shard_count of the crawl's."""
+    one without URLs too): a fetch batch loads its own shard's, 1/shard_count of the crawl's.
+    registry: its url column, or its file."""
     return {shard_key(n): build_filter(urls, len(urls), fp_rate)
             for n, urls in urls_by_shard(registry, shard_count).items()}
 
 
-def build_shard_seen_filter(registry: pa.Table, shard: str, shard_count: int,
+def build_shard_seen_filter(registry: pa.Table | Path, shard: str, shard_count: int,
                             fp_rate: float = DEFAULT_FP_RATE) -> Bloom:
-    """build_shard_seen_filters' filter of one shard (a day per shard builds each in its own step)."""
+    """build_shard_seen_filters' filter of one shard (a day per shard builds each in its own
+    step, from the registry's file: only the shard's URLs come out of DuckDB)."""
     urls = urls_by_shard(registry, shard_count, only=shard_index(shard))[shard_index(shard)]
     return build_filter(urls, len(urls), fp_rate)
 
 
-def urls_by_shard(registry: pa.Table, shard_count: int, only: int | None = None) -> dict[int, list[str]]:
-    """The registry's URLs by their host's shard number (every shard, or `only`), in its order."""
-    parts: dict[int, list[str]] = {n: [] for n in range(shard_count) if only is None or n == only}
-    shards: dict[str, int] = {}
-    for url in registry.column("url").to_pylist():
-        host = host_of(url)
-        shard = shards.get(host)
-        if shard is None:
-            shard = shards[host] = shard_of(host, shard_count)
-        if shard in parts:
-            parts[shard].append(url)
-    return parts
+# A URL up to the end of its authority: before the first "/" after its first "://" (the empty
+# string without one), which is all of it urls.host_of reads (urls.split_url). The registry's
+# URLs are grouped by it in DuckDB, and the shard of each distinct one's host found in Python:
+# a call per origin (some two a host), not one per URL.
+ORIGIN_SQL = "regexp_extract(url, '(?s)^(.*?://[^/]*)', 1)"
+ORIGINS_SQL = f"SELECT DISTINCT {ORIGIN_SQL} AS origin FROM {{registry}}"
+SHARD_URLS_SQL = f"""
+SELECT origin_shards.shard, urls.url
+FROM {{registry}} AS urls JOIN origin_shards ON {ORIGIN_SQL} = origin_shards.origin
+{{only}}
+"""
+# DuckDB's memory for the grouping and the join (beyond it, it spills); the URLs of a shard
+# come out as Arrow, then as the Python strings the filter takes.
+MEMORY_LIMIT = "2GB"
+
+
+def urls_by_shard(registry: pa.Table | Path, shard_count: int, only: int | None = None) -> dict[int, list[str]]:
+    """The registry's URLs by their host's shard number (every shard, or `only`); registry:
+    its url column, or its file (read by DuckDB where it lies)."""
+    con = connect(config={"memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False})
+    try:
+        if isinstance(registry, pa.Table):
+            con.register("registry_urls", registry.select(["url"]))
+            source, params = "registry_urls", {}
+        else:
+            source, params = "read_parquet($registry)", {"registry": str(registry)}
+        origins = con.sql(ORIGINS_SQL.format(registry=source), params=params).to_arrow_table()["origin"].to_pylist()
+        shards: dict[str, int] = {}
+        for host in map(host_of, origins):
+            if host not in shards:
+                shards[host] = shard_of(host, shard_count)
+        con.register("origin_shards", pa.table({"origin": pa.array(origins, pa.string()),
+                                                "shard": pa.array([shards[host_of(o)] for o in origins], pa.int32())}))
+        rows = con.sql(SHARD_URLS_SQL.format(registry=source, only="" if only is None else "WHERE shard = $only"),
+                       params=params | ({} if only is None else {"only": only})).to_arrow_table()
+    finally:
+        con.close()
+    numbers = [only] if only is not None else range(shard_count)
+    return {n: rows["url"].filter(pc.equal(rows["shard"], n)).to_pylist() for n in numbers}
 
 
 def describe_seen_filter(bloom: Bloom, elements: int, fp_rate: float = DEFAULT_FP_RATE) -> SeenFilterCounts:

@@ -7,13 +7,19 @@ import pyarrow as pa
 import pytest
 
 from crawl_assets.crawler.crawl_errors import CrawlInputError
-from crawl_assets.crawler.url_policy.url_bloom import measured_fp_rate
+from crawl_assets.crawler.url_policy.sharding import shard_key, shard_of
+from crawl_assets.crawler.url_policy.url_bloom import build_filter, measured_fp_rate
+from crawl_assets.crawler.url_policy.urls import host_of
 from crawl_assets.pipeline.crawl_history import history_through
 from crawl_assets.pipeline.registry_step import (
     build_registry,
     build_seen_filter,
+    build_shard_seen_filter,
+    build_shard_seen_filters,
     describe_seen_filter,
     load_registry_urls,
+    registry_path,
+    urls_by_shard,
 )
 from crawl_assets.storage.layout import url_registry_file, write_parquet_atomic
 from crawl_files import fetch_row, write_fetch_log, write_links, write_seeds
@@ -133,3 +139,36 @@ def test_the_seen_filter_is_sized_for_the_whole_registry(items):
 def test_a_missing_registry_says_what_to_materialise(tmp_path):
     with pytest.raises(CrawlInputError, match="materialise url_registry for 2026-11-29"):
         load_registry_urls(tmp_path, DAY)
+
+
+# Hosts in every form a registered URL's authority takes: upper case, a port, userinfo, an IPv6
+# literal, a query right after the host, several schemes, a "://" further on in the path.
+ODD_URLS = ["HTTP://Upper.Test/p", "http://upper.test:8080/q", "https://user:pw@upper.test/r",
+            "http://[2001:db8::1]:81/x", "http://[2001:db8::1]/y", "http://q.test?x=1/z", "https://q.test/",
+            "http://a.test/go?to=http://b.test/", "ftp://files.test/f", "http://b.test"]
+
+
+def test_each_shards_seen_filter_holds_exactly_its_own_hosts_urls_and_together_the_whole_filters(big_crawl):
+    registry = build_registry(DAY, history_through(big_crawl, DAY)).table
+    write_parquet_atomic(pa.concat_tables([registry.select(["url"]), pa.table({"url": ODD_URLS})]),
+                         url_registry_file(big_crawl, DAY))
+    urls = load_registry_urls(big_crawl, DAY)["url"].to_pylist()
+    expected = {n: [] for n in range(8)}  # the reference: each URL's host and shard in Python
+    for url in urls:
+        expected[shard_of(host_of(url), 8)].append(url)
+    assert all(len(own) > 1000 for own in expected.values())
+    path = registry_path(big_crawl, DAY)
+    filters = build_shard_seen_filters(path, 8)
+    whole = build_seen_filter(load_registry_urls(big_crawl, DAY))
+    for n, own in expected.items():
+        assert sorted(urls_by_shard(path, 8, only=n)[n]) == sorted(own)  # read from the file, one shard
+        one = build_shard_seen_filter(path, shard_key(n), 8)
+        assert bytes_of(one) == bytes_of(filters[shard_key(n)]) == bytes_of(build_filter(own, len(own)))
+        assert all(url in one and url in whole for url in own)
+    table_grouping = urls_by_shard(load_registry_urls(big_crawl, DAY), 8)  # the one-process close's input
+    assert {n: sorted(own) for n, own in table_grouping.items()} == {n: sorted(own) for n, own in expected.items()}
+    assert sum(map(len, table_grouping.values())) == len(urls) == registry.num_rows + len(ODD_URLS)
+
+
+def bytes_of(bloom) -> bytes:
+    return bloom.save_bytes()

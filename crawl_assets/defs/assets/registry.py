@@ -13,6 +13,7 @@ from ...pipeline.registry_step import (
     build_shard_seen_filters,
     describe_seen_filter,
     load_registry_urls,
+    registry_path,
 )
 from ...pipeline.seen_filter_files import (
     read_seen_filter, shard_seen_filter_file, write_seen_filter, write_shard_seen_filters,
@@ -80,7 +81,7 @@ def shard_seen_filter(context: AssetExecutionContext, crawl_settings: CrawlSetti
     settings = crawl_settings.load()
     (date, shard), root = split_fetch_key(context.partition_key), settings.data_root
     path = shard_seen_filter_file(root, date, shard, settings.shard_count)
-    size = write_seen_filter(build_shard_seen_filter(load_registry_urls(root, date), shard, settings.shard_count),
-                             path)
+    # (from the registry's file: DuckDB picks the shard's URLs, the others never become Python strings)
+    size = write_seen_filter(build_shard_seen_filter(registry_path(root, date), shard, settings.shard_count), path)
     return MaterializeResult(metadata={"bytes": size, "shard_count": settings.shard_count,
                                        "path": MetadataValue.path(str(path))})
