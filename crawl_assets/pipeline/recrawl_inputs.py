@@ -105,10 +105,11 @@ LINKS_PART = """
 # (one page is weak evidence). A pagination chain's next page or a section's index leads to
 # pages the crawl cannot know before it is fetched; an article page leads to few. A page that
 # was never the source of a link (no link, or never fetched) has its pool's figure; one that was
-# has 0 (it is fetched: what its next fetch shows is no longer the first fetch's).
+# has 0 (it is fetched: what its next fetch shows is no longer the first fetch's). Links files
+# written before the seen filter (no is_new, nor dropped_reason: they came together) show none.
 LEADS_SQL = """
 WITH fetches AS (
-    SELECT source AS url, date, count(*) FILTER (WHERE is_new{not_refused}) AS new_links
+    SELECT source AS url, date, count(*) FILTER (WHERE is_new AND dropped_reason IS NULL) AS new_links
     FROM read_parquet($links, hive_partitioning = true, union_by_name = true) GROUP BY source, date
 ),
 firsts AS (SELECT url, arg_min(new_links, date) AS new_links FROM fetches GROUP BY url),
@@ -144,13 +145,11 @@ def known_urls(history: CrawlHistory, settings: CrawlSettings, shard: str | None
         con.register("scoped", pa.table({"host": pa.array([h for h in of_shard(hosts, settings, shard)
                                                            if in_scope(h, settings)], pa.string())}))
         con.execute("CREATE TEMP TABLE known AS SELECT * FROM found SEMI JOIN scoped USING (host)")
-        leads = "SELECT NULL::VARCHAR AS url, NULL::DOUBLE AS leads LIMIT 0"
-        if history.links:
-            refusals = "dropped_reason" in columns_of(params["links"])
-            leads = LEADS_SQL.format(url_pattern=URL_PATTERN_SQL,
-                                     not_refused=" AND dropped_reason IS NULL" if refusals else "")
+        leads, leads_params = "SELECT NULL::VARCHAR AS url, NULL::DOUBLE AS leads LIMIT 0", None
+        if history.links and "is_new" in columns_of(params["links"]):
+            leads, leads_params = LEADS_SQL.format(url_pattern=URL_PATTERN_SQL), {"links": params["links"]}
         return con.sql(f"SELECT k.*, coalesce(l.leads, 0.0) AS leads FROM known k LEFT JOIN ({leads}) l USING (url) "
-                       "ORDER BY url", params={"links": params["links"]} if history.links else None).to_arrow_table()
+                       "ORDER BY url", params=leads_params).to_arrow_table()
     finally:
         con.close()
 
