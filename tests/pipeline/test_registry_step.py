@@ -142,10 +142,12 @@ def test_a_missing_registry_says_what_to_materialise(tmp_path):
 
 
 # Hosts in every form a registered URL's authority takes: upper case, a port, userinfo, an IPv6
-# literal, a query right after the host, several schemes, a "://" further on in the path.
+# literal, a query right after the host, several schemes, a "://" further on in the path,
+# letters beyond ASCII before and after the host's end, no "://" at all.
 ODD_URLS = ["HTTP://Upper.Test/p", "http://upper.test:8080/q", "https://user:pw@upper.test/r",
             "http://[2001:db8::1]:81/x", "http://[2001:db8::1]/y", "http://q.test?x=1/z", "https://q.test/",
-            "http://a.test/go?to=http://b.test/", "ftp://files.test/f", "http://b.test"]
+            "http://a.test/go?to=http://b.test/", "ftp://files.test/f", "http://b.test", "http://bücher.test/ä/ö",
+            "http://ü@b.test/straße", "https://日本.test", "mailto:x@y.test", "urn:x/y"]
 
 
 def test_each_shards_seen_filter_holds_exactly_its_own_hosts_urls_and_together_the_whole_filters(big_crawl):
