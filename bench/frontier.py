@@ -17,7 +17,7 @@ core or for I/O (Linux's pressure stall figures) and how much the step wrote to 
 tell a run stretched by the machine's other work from one stretched by DuckDB's spills.
 
 Last line: `frontier urls= hosts= seconds= peak_rss_mb= cpu_seconds=` (and per_shard=1,
-frontier_memory_mb= when given; cpu_seconds: the CPU time
+shard_steps=, frontier_memory_mb= when given; cpu_seconds: the CPU time
 of every thread of the measuring process, which a loaded machine stretches less than the wall
 time; urls: known URLs read; the kept
 frontier and the left-out counts are printed above it).
@@ -192,7 +192,29 @@ def bytes_written() -> int:
         return next(int(line.split()[1]) for line in io if line.startswith("write_bytes:"))
 
 
-def measure(root: Path, per_shard: bool, memory_mb: int | None) -> dict:
+def shard_steps(settings, history, plan, split: bool):
+    """The day per shard as its Dagster steps build it, one after the other: the day's start
+    (frontier_snapshot[D]: the inputs split by shard, frontier_shard_inputs.start_day_split; or,
+    without split, the start as it was before: the cut only, each shard reading the crawl's
+    inputs), then each shard's frontier (shard_frontier[D|S]) from the inputs the start names.
+    Yields the seconds of the start, then each shard's result."""
+    from crawl_assets.pipeline.frontier_shard_inputs import shard_day_inputs, start_day_split
+    from crawl_assets.pipeline.frontier_step import cut_json, cut_of_json, first_day_cut_of_shards, shard_frontier
+    from crawl_assets.storage.layout import day_start_file, write_bytes_atomic
+
+    started, root, shards = time.perf_counter(), settings.data_root, settings.shard_keys()
+    if split:
+        start_day_split(settings, history, plan, DAY)
+    else:
+        write_bytes_atomic(cut_json(None if plan else first_day_cut_of_shards(settings, history, shards)),
+                           day_start_file(root, DAY))
+    yield time.perf_counter() - started
+    for shard in shards:
+        own, own_plan, _ = shard_day_inputs(root, DAY, shard)
+        yield shard_frontier(settings, own, own_plan, shard, cut_of_json(day_start_file(root, DAY).read_bytes()))
+
+
+def measure(root: Path, per_shard: bool, memory_mb: int | None, steps: str | None = None) -> dict:
     """Run in a fresh process: build the frontier and write its shard files; per_shard: the
     links, fetch logs and plan split once by shard (frontier_shard_inputs), then one shard at
     a time (frontier_step.frontiers_of_shards) from its own rows, each shard's DuckDB work
@@ -215,12 +237,15 @@ def measure(root: Path, per_shard: bool, memory_mb: int | None) -> dict:
     started, cpu = time.perf_counter(), time.process_time()
     history, plan = history_before(root, DAY), plan_path(root, DAY)
     kept, hosts, left_out, split_seconds = 0, 0, Counter(), 0.0
-    if per_shard:
+    if steps:
+        results = shard_steps(settings, history, plan, steps == "split")
+        split_seconds = next(results)
+    elif per_shard:
         split = split_by_shard(settings, history, plan, root / "by_shard")
         split_seconds = time.perf_counter() - started
-    for shard in settings.shard_keys() if per_shard else [None]:
-        result = frontiers_of_shards(settings, split.histories, split.plans, [shard])[0] if per_shard \
-            else build_frontier(settings, history, plan)
+    for shard in settings.shard_keys() if per_shard or steps else [None]:
+        result = next(results) if steps else frontiers_of_shards(settings, split.histories, split.plans, [shard])[0] \
+            if per_shard else build_frontier(settings, history, plan)
         for key, rows in result.shard_tables():
             write_parquet_atomic(rows, frontier_file(root, DAY, key))
         kept, hosts = kept + result.counts.urls, hosts + result.counts.hosts  # (a host is in one shard)
@@ -243,13 +268,17 @@ def main() -> int:
                              "shard at a time from its own rows (how 100M known URLs fit; default: in one go)")
     parser.add_argument("--frontier-memory-mb", type=int,
                         help="DuckDB's memory for the frontier (settings.frontier_memory_mb; default: the setting's)")
+    parser.add_argument("--shard-steps", choices=["split", "whole"],
+                        help="the day per shard as its Dagster steps run it: the day's start, then each shard's "
+                             "frontier from its part of the start's split (split) or from the crawl's inputs (whole: "
+                             "the steps before the split was wired in)")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args()
     load_at_start = os.getloadavg()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bench.measures import load_line, stall_line, stall_totals
     if args.measure:
-        print(json.dumps(measure(args.measure, args.per_shard, args.frontier_memory_mb)))
+        print(json.dumps(measure(args.measure, args.per_shard, args.frontier_memory_mb, args.shard_steps)))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
         root = args.root or Path(tmp)
@@ -268,8 +297,9 @@ def main() -> int:
                   flush=True)
         stalls, started = stall_totals(), time.perf_counter()
         memory = ["--frontier-memory-mb", str(args.frontier_memory_mb)] if args.frontier_memory_mb else []
+        steps = ["--shard-steps", args.shard_steps] if args.shard_steps else []
         child = subprocess.run([sys.executable, __file__, "--measure", str(root)] + ["--per-shard"] * args.per_shard
-                               + memory, capture_output=True, text=True)
+                               + memory + steps, capture_output=True, text=True)
         if child.returncode != 0:
             print(f"the measuring process failed:\n{child.stderr}", file=sys.stderr)
             return 1
@@ -277,13 +307,13 @@ def main() -> int:
         print(stall_line(stalls, time.perf_counter() - started))
     print(f"frontier kept {figures['frontier']:,} URLs on {figures['hosts']:,} hosts; "
           f"left out: {figures['left_out']}; {figures['written_mb']:.0f} MB written (shard files, DuckDB's spills)")
-    if args.per_shard:
-        print(f"the inputs split by shard in {figures['split_seconds']:.1f} s of the "
+    if args.per_shard or args.shard_steps:
+        print(f"the inputs split by shard (or the day's start) in {figures['split_seconds']:.1f} s of the "
               f"{figures['seconds']:.1f} s")
     print(load_line(load_at_start))
     print(f"frontier urls={args.urls} hosts={args.hosts} seconds={figures['seconds']:.1f} "
           f"peak_rss_mb={figures['peak_rss_mb']:.0f} cpu_seconds={figures['cpu_seconds']:.1f}"
-          + (" per_shard=1" if args.per_shard else "")
+          + (" per_shard=1" if args.per_shard else "") + (f" shard_steps={args.shard_steps}" if args.shard_steps else "")
           + (f" frontier_memory_mb={args.frontier_memory_mb}" if args.frontier_memory_mb else ""))
     return 0
 
