@@ -4,8 +4,11 @@ the split (shard_day_inputs): the same rows as the one-process frontier; a start
 half-way leaves nothing a shard reads, a start run again gives the same shards' inputs, and
 only the day's newest split is kept."""
 
+import dataclasses
 import json
 import shutil
+import uuid
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -16,26 +19,31 @@ from crawl_assets.pipeline.crawl_history import history_before
 from crawl_assets.pipeline.frontier_shard_inputs import shard_day_inputs, start_day_split
 from crawl_assets.pipeline.frontier_step import build_frontier, cut_json, cut_of_json, shard_frontier
 from crawl_assets.storage.layout import day_start_file, frontier_inputs_dir
+from crawl_assets.storage.shared_root import data_root_path, forget_remote_roots, is_remote
 from crawl_files import fetch_row, settings_for, shard_for, write_fetch_log, write_links, write_seeds
 
 DAYS = ["2026-11-28", "2026-11-29"]
 HOSTS = [f"h{n}.test" for n in range(16)]
 
 
-@pytest.fixture
-def crawl(tmp_path):
+def write_crawl(root, **settings):
     """Seeds on sixteen hosts in four shards, links of the day before between them (to hosts
     of every shard from every batch), fetch logs of a few pages; a first-day budget of 10 that
     cuts across shards."""
-    settings = settings_for(tmp_path, shard_count=4, first_day_fetch_budget=10, daily_fetch_budget=10)
-    write_seeds(tmp_path, [f"http://{h}/" for h in HOSTS])
+    settings = settings_for(root, shard_count=4, first_day_fetch_budget=10, daily_fetch_budget=10, **settings)
+    write_seeds(root, [f"http://{h}/" for h in HOSTS])
     for batch in range(2):
-        write_links(tmp_path, "2026-11-27", [(f"http://{h}/", f"http://{HOSTS[(i * 5 + batch) % 16]}/p{i}{batch}", 1)
-                                             for i, h in enumerate(HOSTS)], shard=f"s0{batch}")
-    write_fetch_log(tmp_path, "2026-11-27", [fetch_row(f"http://{h}/", "2026-11-27T10:00:00", etag=f'"{h}"')
-                                             for h in HOSTS])
+        write_links(root, "2026-11-27", [(f"http://{h}/", f"http://{HOSTS[(i * 5 + batch) % 16]}/p{i}{batch}", 1)
+                                         for i, h in enumerate(HOSTS)], shard=f"s0{batch}")
+    write_fetch_log(root, "2026-11-27", [fetch_row(f"http://{h}/", "2026-11-27T10:00:00", etag=f'"{h}"')
+                                         for h in HOSTS])
     assert len({shard_for(h, settings) for h in HOSTS}) == 4
     return settings
+
+
+@pytest.fixture
+def crawl(tmp_path):
+    return write_crawl(tmp_path)
 
 
 def shards_built_from_the_split(settings, day: str) -> dict:
@@ -117,3 +125,20 @@ def test_a_day_started_before_the_split_reads_the_crawls_inputs(crawl):
     history, plan, folder = shard_day_inputs(root, day, "s01")
     assert (history, plan, folder) == (history_before(root, day), None, None)
     assert "split" not in json.loads(day_start_file(root, day).read_bytes())
+
+
+def test_under_a_url_root_the_split_is_uploaded_whole_and_read_from_there(tmp_path):
+    root = data_root_path(f"memory://test-{uuid.uuid4().hex}/data", Path("/"))
+    try:
+        settings = dataclasses.replace(write_crawl(root, work_dir=tmp_path / "work"),
+                                       blocklist_file=tmp_path / "blocklist.txt")  # (read as a local file)
+        whole = build_frontier(settings, history_before(root, DAYS[0]))
+        start = start_day_split(settings, history_before(root, DAYS[0]), None, DAYS[0])
+        assert is_remote(root / start["split"]["folder"]) and (root / start["split"]["folder"]).is_dir()
+        assert not any((tmp_path / "work").iterdir())  # the local copy is gone once uploaded
+        assert pa.concat_tables(shards_built_from_the_split(settings, DAYS[0]).values()).equals(whole.table)
+        again = start_day_split(settings, history_before(root, DAYS[0]), None, DAYS[0])  # the earlier one goes
+        assert [p.name for p in frontier_inputs_dir(root, DAYS[0]).iterdir()] == [again["split"]["folder"].rsplit("/")[-1]]
+    finally:
+        root.fs.rm(root.path, recursive=True)
+        forget_remote_roots()
