@@ -12,6 +12,10 @@ its own hosts' URLs, and its frontier is the same row for row: everything the fr
 with a row looks at that row alone or at rows of the same URL (the demoted-host rule counts a
 target's sources, the validators are a URL's latest answer, the plan is joined by URL) or of
 the same host (https_hosts), and all of those go to the one shard of their host.
+
+A day per shard in Dagster splits them at the day's start (start_day_split, in
+frontier_snapshot[D]), and each shard's step reads its own part (shard_day_inputs, in
+shard_frontier[D|S]).
 """
 
 from __future__ import annotations
@@ -195,10 +199,9 @@ def remove_other_splits(root: Path, date: str, keep: Path) -> None:
     """Every split of earlier days, and of the day but `keep` (a crashed or earlier start's):
     a day's shards read only the split its start file names, and a day starts once the day
     before has closed (day_order.wait_for_previous_day)."""
-    folders = [p for day in (root / "frontier_inputs").glob("date=*") if day.name.removeprefix("date=") <= date
-               for p in ([day] if day.name.removeprefix("date=") < date else day.iterdir())]
-    for old in folders:
-        if old.name != keep.name or old.parent != keep.parent:
+    for day in frontier_inputs_dir(root, date).parent.glob("date=*"):
+        day_of = day.name.removeprefix("date=")
+        for old in [day] if day_of < date else [p for p in day.iterdir() if p.name != keep.name] if day_of == date else []:
             if is_remote(old):
                 old.fs.rm(old.path, recursive=True)
             else:
