@@ -67,7 +67,8 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/fetching/admission.py": [_FETCH + "test_admission.py"],
     "crawl_assets/crawler/content/volatile_parts.py": [_CONTENT + "test_volatile_parts.py", _CONTENT + "test_bytes_kernel.py"],
     "crawl_assets/crawler/content/script_signals.py": [_CONTENT + "test_script_signals.py"],
-    "crawl_assets/crawler/content/links.py": [_CONTENT + "test_links.py", _CONTENT + "test_link_extraction.py"],
+    "crawl_assets/crawler/content/links.py": [_CONTENT + "test_links.py", _CONTENT + "test_link_extraction.py",
+                                              _CONTENT + "test_script_signals.py"],  # (the <noscript> texts)
     "crawl_assets/pipeline/priorities/host_delays.py": [_PRIO + "test_host_delays.py"],
     "crawl_assets/pipeline/priorities/plan_offers.py": [_PRIO + "test_plan_offers.py"],
     "crawl_assets/pipeline/change_stats/pool_sums.py": [_STATS + "test_pool_sums.py"],
@@ -77,13 +78,19 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/url_aliases.py": [_URL + "test_url_alias_folding.py", _FETCH + "test_admission.py"],
     "crawl_assets/crawler/url_policy/url_bytes.py": [_URL + "test_url_bytes.py"],  # (test_trap_defences.py: seconds a mutant)
     "crawl_assets/pipeline/recrawl_inputs.py": ["tests/pipeline/test_recrawl_inputs.py"],
+    "crawl_assets/crawler/fetching/answer_records.py": [_FETCH + "test_answer_records.py"],
+    "crawl_assets/crawler/content/body.py": [_FETCH + "test_answer_records.py", _CONTENT + "test_change_feeds.py",
+                                             _CONTENT + "test_script_signals.py", _CONTENT + "test_volatile_parts.py"],
+    "crawl_assets/crawler/content/link_sources.py": [_CONTENT + "test_links.py", _CONTENT + "test_link_extraction.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
-# the command tests (tests/cli/test_commands.py, minutes each), where mutmut cannot follow.
+# the command tests (tests/cli/test_commands.py, minutes each), where mutmut cannot follow;
+# or, for recrawl_inputs.py, by the priorities' and trap tests (end to end, minutes a mutant).
 RULE_PARTS: dict[str, list[str]] = {
     "crawl_assets/cli/supervisor.py": ["wipe_own_heartbeats"],
     "crawl_assets/cli/launcher.py": ["open_instance", "daemon_running", "DaemonWatch"],
+    "crawl_assets/pipeline/recrawl_inputs.py": ["known_urls"],
 }
 RULE_MODULES = list(TESTS)  # the run without MODULES (RULE_PARTS of those above)
 # Modules whose tests open DuckDB in the test process: a mutant's process forked from the one
@@ -94,7 +101,8 @@ FORKSERVER = {"crawl_assets/pipeline/priorities/day_plan.py", "crawl_assets/pipe
               "crawl_assets/pipeline/change_stats/host_events.py", "crawl_assets/pipeline/priorities/host_delays.py",
               "crawl_assets/pipeline/change_stats/pool_sums.py", "crawl_assets/pipeline/recrawl_inputs.py",
               # lru_caches a forked process inherits warm, so a mutant behind one is never run:
-              "crawl_assets/crawler/url_policy/urls.py", "crawl_assets/crawler/url_policy/sharding.py"}
+              "crawl_assets/crawler/url_policy/urls.py", "crawl_assets/crawler/url_policy/sharding.py",
+              "crawl_assets/crawler/content/links.py"}  # (its hrefs resolved once per directory: _SHARED)
 
 
 def tests_for(module: str) -> list[str]:

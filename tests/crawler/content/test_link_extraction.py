@@ -50,6 +50,11 @@ def test_the_conformance_file_exercises_every_element_and_rel_the_policy_names()
     ("6x; url=/g.html", None),  # not a number
     (".5; url=h.html", "h.html"),
     ("", None),
+    ("0; url='/i'j'", "/i"),  # a quoted URL ends at its first closing quote
+    # only ASCII whitespace is skipped: a no-break space starts the URL, or ends it
+    ("0;\u00a0url=/k.html", "\u00a0url=/k.html"),
+    ("7 \u00a0; url=/l.html", "\u00a0; url=/l.html"),
+    ("8; url=/m.html\u00a0", "/m.html\u00a0"),
 ])
 def test_meta_refresh_is_read_as_the_html_standard_says(content, target):
     assert refresh_target(content) == target
