@@ -61,3 +61,37 @@ def test_hrefs_resolved_once_per_directory_give_each_page_its_own_answer():
             if url is not None and url not in expected:
                 expected.append(url)
         assert scan_page(f"<html><body>{body}</body></html>", base).links == expected, base
+
+
+def test_rel_says_which_links_are_not_followed_on_a_an_area_and_a_page_link_and_another_rel_changes_nothing():
+    from crawl_assets.crawler.content.links import scan_page
+
+    html = (b'<html><head><link rel="next nofollow" href="/n2"><link rel="prev" href="/p0"></head><body>'
+            b'<a rel="noopener" href="/kept">k</a><map><area rel="nofollow" href="/area-nf">'
+            b'<area href="/area"></map><a rel="ugc" href="/ugc">u</a></body></html>')
+    scan = scan_page(html, "http://a.test/d/1")
+    assert scan.links == ["http://a.test/p0", "http://a.test/kept", "http://a.test/area"]
+    assert scan.nofollow_links == ["http://a.test/n2", "http://a.test/area-nf", "http://a.test/ugc"]
+
+
+def test_an_href_met_again_on_the_page_keeps_its_url_however_it_was_linked_first():
+    """The page's memo of resolved hrefs: a nofollow link met first, then a followed one, gives
+    a followed link; an image with the same URL as a nofollow link is still a resource."""
+    from crawl_assets.crawler.content.links import scan_page
+
+    html = (b'<html><body><a rel="nofollow" href="x.html">x</a><a href="x.html">x again</a>'
+            b'<a rel="nofollow" href="y.png">y</a><img src="y.png"><img src="my photo.png"></body></html>')
+    scan = scan_page(html, "http://a.test/d/1")
+    assert scan.links == ["http://a.test/d/x.html"]
+    assert scan.nofollow_links == ["http://a.test/d/y.png"]
+    # a src is one URL (a srcset's spaces part candidates, a src's do not)
+    assert scan.resources == ["http://a.test/d/y.png", "http://a.test/d/my%20photo.png"]
+
+
+def test_a_robots_meta_for_our_agent_applies_and_one_for_another_does_not():
+    from crawl_assets.crawler.content.links import scan_page
+
+    html = b'<html><head><meta name="recrawl" content="noindex"><meta name="otherbot" content="nofollow"></head></html>'
+    directives = scan_page(html, "http://a.test/", agent="recrawl").directives
+    assert (directives.noindex, directives.nofollow) == (True, False)
+    assert not scan_page(html, "http://a.test/").directives.noindex

@@ -324,11 +324,12 @@ def test_an_exchange_made_by_the_browser_is_archived_as_the_engines_are(tmp_path
     assert (first, again, confirmed, unknown, cut) == (
         payload_digest(b"<html>same</html>"),) * 3 + (None, None)  # (a 304 of a payload not archived here: none)
     (path,) = warc.closed_files
-    fields = ("WARC-Profile", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date")
+    fields = ("WARC-Profile", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Payload-Digest")
     assert [(kind, uri, *(headers.get(f) for f in fields)) for kind, uri, headers, _, _ in warc_records(path)
             if kind != "request"] == [
-        ("response", "http://a.test/s.js", None, None, None),
-        ("revisit", "http://a.test/t.js", IDENTICAL_PAYLOAD, "http://a.test/s.js", "2026-12-01T12:00:00.000000Z"),
-        ("revisit", "http://a.test/u.js", SERVER_NOT_MODIFIED, "http://a.test/s.js", "2026-12-01T12:00:00.000000Z"),
-        ("revisit", "http://a.test/v.js", SERVER_NOT_MODIFIED, "http://a.test/v.js", "2026-11-20T08:00:00.000000Z"),
-        ("response", "http://a.test/w.js", None, None, None)]
+        ("response", "http://a.test/s.js", None, None, None, first),
+        ("revisit", "http://a.test/t.js", IDENTICAL_PAYLOAD, "http://a.test/s.js", "2026-12-01T12:00:00.000000Z", first),
+        # the 304 of a payload archived here carries that payload's digest
+        ("revisit", "http://a.test/u.js", SERVER_NOT_MODIFIED, "http://a.test/s.js", "2026-12-01T12:00:00.000000Z", first),
+        ("revisit", "http://a.test/v.js", SERVER_NOT_MODIFIED, "http://a.test/v.js", "2026-11-20T08:00:00.000000Z", None),
+        ("response", "http://a.test/w.js", None, None, None, payload_digest(b"cut"))]
