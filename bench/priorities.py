@@ -54,34 +54,45 @@ GOALS = ((10_000_000, 30.0, 4096), (100_000_000, 600.0, 12288))
 START_DAY = "2026-01-01"
 
 
-def generate(out: Path, urls: int, rows: int, hosts: int, days: int) -> None:
+def generate(out: Path, urls: int, rows: int, hosts: int, days: int, copies: int = 1,
+             only_days: range | None = None) -> None:
     """The synthetic fetch log, written by DuckDB straight to Parquet, one file a day (never
     held in Python). Visit v of every URL falls in the v-th of `visits` equal windows of the
     days; within its window a URL's day is its place in a permutation of the URLs of its own
     for each visit (u = k A_v + B_v mod urls, A_v prime to urls), so a day's rows are a range
     of k, generated and written alone (no partitioned write, no pass over every row a day);
     the hour within the day, the change probability, versions, 404s and digests are hashes of
-    (u, visit) as before."""
+    (u, visit). copies: the crawl is that many copies of a crawl of urls / copies URLs on
+    hosts / copies hosts (copy c's URL u0 is URL c x urls / copies + u0 on host c x hosts /
+    copies + u0 mod hosts / copies, fetched when the copied crawl fetches u0, with its
+    answers): see replicate_state. only_days: the days to write (all by default)."""
     import duckdb
 
-    visits = rows // urls
+    visits, urls_of_copy, hosts_of_copy = rows // urls, urls // copies, hosts // copies
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
     con.execute("SET memory_limit = '3GB'")  # the machine is shared; DuckDB spills beyond this
     con.execute("SET enable_progress_bar = false")
-    for day in range(days):
+    for day in only_days or range(days):
         visit = next(v for v in range(visits) if day < (v + 1) * days // visits)
         start, width = visit * days // visits, (visit + 1) * days // visits - visit * days // visits
-        if width == 0:
-            continue
         # the URLs whose place k in visit's permutation falls on this day of its window
-        first, end = -(-(day - start) * urls // width), -(-(day - start + 1) * urls // width)
-        multiplier, offset = _coprime(urls, visit), (visit * 2_654_435_761) % urls
+        first, end = -(-(day - start) * urls_of_copy // width), -(-(day - start + 1) * urls_of_copy // width)
+        multiplier, offset = _coprime(urls_of_copy, visit), (visit * 2_654_435_761) % urls_of_copy
         folder = out / f"date={date.fromisoformat(START_DAY) + timedelta(days=day)}" / "shard=s00"
         folder.mkdir(parents=True, exist_ok=True)
-        con.execute(_DAY_SQL.format(first=first, end=end, a=multiplier, b=offset, urls=urls, hosts=hosts,
-                                    visit=visit, day=day, start=START_DAY, out=folder / "data_0.parquet"))
+        con.execute(_DAY_SQL.format(first=first, end=end, a=multiplier, b=offset, urls=urls_of_copy,
+                                    hosts=hosts_of_copy, copies=copies, visit=visit, day=day, start=START_DAY,
+                                    out=folder / "data_0.parquet"))
     con.close()
+
+
+def check_copies(urls: int, hosts: int, copies: int) -> str | None:
+    """Why the crawl cannot be `copies` copies of one crawl (None: it can)."""
+    if copies < 1 or urls % copies or hosts % copies or (urls // copies) % (hosts // copies):
+        return (f"--copies {copies} must divide --urls ({urls}) and --hosts ({hosts}), and the hosts of a copy "
+                f"its URLs ({urls // max(copies, 1)})")
+    return None
 
 
 def _coprime(urls: int, visit: int) -> int:
@@ -101,23 +112,24 @@ def _coprime(urls: int, visit: int) -> int:
 _DAY_SQL = """
 COPY (
     WITH base AS (
-        SELECT (k * {a} + {b}) % {urls} AS u, {visit} AS visit FROM range({first}, {end}) t(k)
+        SELECT (k * {a} + {b}) % {urls} AS u0, {visit} AS visit FROM range({first}, {end}) t(k)
     ),
     facts AS (
-        SELECT u, visit, u % {hosts} AS h, (hash(u) % 1000) / 1000.0 AS change_p,
-               {day} + (hash(u, visit) % 1000) / 1000.0 AS day_offset
-        FROM base
+        -- (u0, h0: the URL and host in the copied crawl; u, h: in copy c)
+        SELECT c * {urls} + u0 AS u, visit, c * {hosts} + u0 % {hosts} AS h, u0 % {hosts} AS h0, u0,
+               (hash(u0) % 1000) / 1000.0 AS change_p, {day} + (hash(u0, visit) % 1000) / 1000.0 AS day_offset
+        FROM base, range({copies}) r(c)
     ),
     versions AS (
-        SELECT *, floor(visit * change_p * change_p + (hash(u, 3) % 1000) / 1000.0) AS version,
-               floor((visit - 1) * change_p * change_p + (hash(u, 3) % 1000) / 1000.0) AS previous_version,
-               (hash(u, visit, 9) % 100) = 0 AS missing
+        SELECT *, floor(visit * change_p * change_p + (hash(u0, 3) % 1000) / 1000.0) AS version,
+               floor((visit - 1) * change_p * change_p + (hash(u0, 3) % 1000) / 1000.0) AS previous_version,
+               (hash(u0, visit, 9) % 100) = 0 AS missing
         FROM facts
     ),
     answers AS (
-        SELECT *, CASE WHEN missing THEN 404 WHEN h % 3 = 0 AND visit > 0 AND version = previous_version THEN 304
+        SELECT *, CASE WHEN missing THEN 404 WHEN h0 % 3 = 0 AND visit > 0 AND version = previous_version THEN 304
                        ELSE 200 END::INTEGER AS status,
-               hash(u, version, visit % 2)::VARCHAR AS digest
+               hash(u0, version, visit % 2)::VARCHAR AS digest
         FROM versions
     )
     SELECT 'https://h' || h || '.bench.test/p/' || u AS url,
@@ -131,12 +143,12 @@ COPY (
            'text/html' AS content_type,
            CASE WHEN status = 200 THEN digest END AS sha256,
            NULL::VARCHAR AS etag,
-           CASE WHEN h % 3 = 1 THEN strftime(TIMESTAMPTZ '{start} 00:00:00+00'
+           CASE WHEN h0 % 3 = 1 THEN strftime(TIMESTAMPTZ '{start} 00:00:00+00'
                 + to_microseconds(CAST(version * 86400e6 AS BIGINT)), '%a, %d %b %Y %H:%M:%S GMT') END
                AS last_modified,
            NULL::VARCHAR AS error, NULL::VARCHAR AS ip, 1 AS attempts, NULL::VARCHAR AS redirect_to,
            CASE WHEN status = 200 THEN digest END AS payload_digest,
-           CASE WHEN status = 200 THEN xor(hash(u, version), (visit % 2)::UBIGINT) END AS simhash,
+           CASE WHEN status = 200 THEN xor(hash(u0, version), (visit % 2)::UBIGINT) END AS simhash,
            'response' AS warc_type, NULL::VARCHAR AS refers_to, NULL::VARCHAR AS warc_file,
            NULL::BIGINT AS warc_offset, NULL::BIGINT AS warc_length, 0 AS outlinks
     FROM answers
@@ -166,7 +178,7 @@ def rebuild(log_dir: Path, state: Path, urls: int, days: int) -> dict:
             "peak_rss_mb": peak_rss_kb() / 1024, "urls": stats.counts.urls}
 
 
-def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: int) -> dict:
+def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: int, copies: int = 1) -> dict:
     """Runs in a fresh process: the daily step of the last day, timed, with its peak RSS
     (its state files go under the data root `out`)."""
     from dataclasses import replace
@@ -187,7 +199,7 @@ def measure(log_dir: Path, state: Path, out: Path, urls: int, hosts: int, days: 
     settings = replace(CrawlSettings(), daily_fetch_budget=urls // 10)
     # Inputs the pipeline would read from Parquet: in-links, hosts, the known URLs.
     inlinks, host_table = synthetic_inlinks_and_hosts(urls, hosts)
-    known = known_urls_of(np.arange(len(inlinks)), inlinks, hosts)
+    known = known_urls_of(np.arange(len(inlinks)), inlinks, urls, hosts, copies)
     day_files = str(log_dir / f"date={day}" / "*" / "*.parquet")
     previous = url_state(state, (day - timedelta(days=1)).isoformat())
     t0, cpu = time.perf_counter(), time.process_time()
@@ -238,13 +250,20 @@ def host_names(host_ids):
     return pa.compute.binary_join_element_wise("h", pa.array(host_ids).cast(pa.string()), ".bench.test", "")
 
 
-def known_urls_of(ids, inlinks, hosts: int):
+def host_of_url(ids, urls: int, hosts: int, copies: int = 1):
+    """The host number of each URL id, as generate names it (a copy's URLs on the copy's hosts;
+    the known URLs never fetched, ids from `urls` on, on the first copy's)."""
+    urls_of_copy, hosts_of_copy = urls // copies, hosts // copies
+    return (ids // urls_of_copy) % copies * hosts_of_copy + ids % hosts_of_copy
+
+
+def known_urls_of(ids, inlinks, urls: int, hosts: int, copies: int = 1):
     """The known URLs of URL ids `ids` (url, host, inlinks) in URL order, as
     recrawl_inputs.known_urls gives them."""
     import pyarrow as pa
     import pyarrow.compute  # noqa: F401 (pa.compute)
 
-    host_of = pa.array(ids % hosts).cast(pa.string())
+    host_of = pa.array(host_of_url(ids, urls, hosts, copies)).cast(pa.string())
     url_strings = pa.compute.binary_join_element_wise(
         pa.compute.binary_join_element_wise("https://h", host_of, ".bench.test/p/", ""),
         pa.array(ids).cast(pa.string()), "")
@@ -253,7 +272,7 @@ def known_urls_of(ids, inlinks, hosts: int):
     return known.take(pa.compute.sort_indices(known["url"]))
 
 
-def prepare_shards(work: Path, urls: int, hosts: int, shards: int) -> dict:
+def prepare_shards(work: Path, urls: int, hosts: int, shards: int, copies: int = 1) -> dict:
     """The per-shard day's inputs, as the shards' steps would read them: each shard's known URLs
     (known/sNN.parquet, in URL order) and the host table with each host's shard (hosts.parquet);
     the same URLs, in-links and hosts as the one-process step's."""
@@ -268,10 +287,11 @@ def prepare_shards(work: Path, urls: int, hosts: int, shards: int) -> dict:
     pq.write_table(host_table.append_column("shard", pa.array([shard_key(int(i)) for i in shard_of_host])),
                    work / "hosts.parquet")
     ids = np.arange(len(inlinks))
-    of_url = shard_of_host[ids % hosts]
+    of_url = shard_of_host[host_of_url(ids, urls, hosts, copies)]
     (work / "known").mkdir(exist_ok=True)
     for index in range(shards):
-        pq.write_table(known_urls_of(ids[of_url == index], inlinks, hosts), work / "known" / f"{shard_key(index)}.parquet")
+        pq.write_table(known_urls_of(ids[of_url == index], inlinks, urls, hosts, copies),
+                       work / "known" / f"{shard_key(index)}.parquet")
     return {"urls": len(ids)}
 
 
@@ -379,6 +399,52 @@ def per_shard_day(log_dir: Path, state: Path, work: Path, out: Path, sizes: list
             "capped_hosts": price["capped_hosts"]}
 
 
+def replicate_state(source: Path, day: str, target: Path, urls: int, hosts: int, copies: int) -> None:
+    """change_stats[day]'s state of a crawl of `copies` copies (generate's copies) from the state
+    of one copy (its rebuild under data root `source`, urls / copies URLs on hosts / copies
+    hosts), written under data root `target` as the rebuild of every copy writes it: each URL's
+    and host's rows once a copy, renamed (and its hashes k1, k2 those of its new name); every
+    other column as the copy's. change_stats is per URL and per host (pools are a URL pattern
+    within a host, host events per host; everyone's prior is a ratio of sums every copy adds
+    the same to), so this is the rebuild of the copies without reading their history again
+    (tests/bench/test_priorities_copies.py compares the two)."""
+    import duckdb
+
+    from crawl_assets.pipeline.change_stats.pool_sums import pool_priors
+    from crawl_assets.pipeline.change_stats.url_change_state import url_state
+    from crawl_assets.storage.layout import (host_events_file, pattern_priors_file, pool_sums_file,
+                                             url_state_base_file)
+
+    state = url_state(source, day)
+    if state.deltas or state.sums is None or state.host_events is None:
+        raise ValueError(f"the state under {source} for {day} is not a rebuild's (a base with its sums and "
+                         "host events): replicate the full rebuild's state")
+    urls_of_copy, hosts_of_copy = urls // copies, hosts // copies
+    host = f"'h' || (c * {hosts_of_copy} + CAST(regexp_extract(host, '^h([0-9]+)[.]', 1) AS BIGINT)) || '.bench.test'"
+    url = (f"'https://h' || (c * {hosts_of_copy} + CAST(regexp_extract(url, '^https://h([0-9]+)[.]', 1) AS BIGINT))"
+           f" || '.bench.test/p/' || (c * {urls_of_copy} + CAST(regexp_extract(url, '/p/([0-9]+)$', 1) AS BIGINT))")
+    con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = false")
+    con.execute("SET memory_limit = '3GB'")
+    con.execute("SET enable_progress_bar = false")
+    for source_file, target_file, renamed in (
+            (state.base, url_state_base_file(target, day),
+             {"k1": "hash(new_url)", "k2": "hash(new_url, 1)", "url": "new_url", "host": host}),
+            (state.sums, pool_sums_file(target, day), {"host": host}),
+            (state.host_events, host_events_file(target, day), {"host": host})):
+        columns = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{source_file}')").fetchall()]
+        listed = ", ".join(f"{renamed[c]} AS {c}" if c in renamed else c for c in columns)
+        new_url = url if "url" in columns else "NULL"
+        target_file.parent.mkdir(parents=True, exist_ok=True)
+        con.execute(f"COPY (SELECT {listed} FROM (SELECT *, {new_url} AS new_url FROM read_parquet('{source_file}'), "
+                    f"range({copies}) r(c))) TO '{target_file}' (FORMAT parquet)")
+    # the priors from the copies' sums (everyone's prior is shrunk with pseudo-days: not a copy's)
+    con.execute(f"CREATE TEMP TABLE pool_sums AS SELECT * FROM read_parquet('{pool_sums_file(target, day)}')")
+    pool_priors(con)
+    con.execute(f"COPY (SELECT * FROM priors) TO '{pattern_priors_file(target, day)}' (FORMAT parquet)")
+    con.close()
+
+
 def last_day(days: int) -> date:
     return date.fromisoformat(START_DAY) + timedelta(days=days - 1)
 
@@ -401,6 +467,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="daily-step runs; the median is reported (default 3)")
     parser.add_argument("--keep", type=Path, help="write the synthetic log (and the rebuild's state) here, keep "
                         "them and reuse them")
+    parser.add_argument("--copies", type=int, default=1, help="the crawl as that many copies of one crawl (of "
+                        "urls / copies URLs on hosts / copies hosts): one copy's log is generated and rebuilt, the "
+                        "copies' state replicated from it, and their last day generated (default 1)")
     parser.add_argument("--rebuild", type=Path, nargs=2, help=argparse.SUPPRESS)  # child: log, state
     parser.add_argument("--per-shard", type=int, metavar="SHARDS", help="run the daily step per shard in SHARDS "
                         "shards (priority_part, crawl_price, shard_priorities), each stage a fresh process")
@@ -414,10 +483,10 @@ def main() -> int:
         print(json.dumps(rebuild(*args.rebuild, args.urls, args.days)))
         return 0
     if args.measure:
-        print(json.dumps(measure(*args.measure, args.urls, args.hosts, args.days)))
+        print(json.dumps(measure(*args.measure, args.urls, args.hosts, args.days, args.copies)))
         return 0
     if args.prepare_shards:
-        print(json.dumps(prepare_shards(args.prepare_shards, args.urls, args.hosts, args.per_shard)))
+        print(json.dumps(prepare_shards(args.prepare_shards, args.urls, args.hosts, args.per_shard, args.copies)))
         return 0
     if args.shard_stage:
         name, *paths, shard = args.shard_stage
@@ -427,18 +496,24 @@ def main() -> int:
         parser.error("--rows must be at least --urls (every URL fetched at least once)")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    log_dir = args.keep or Path(tempfile.mkdtemp(prefix="priorities-bench-"))
+    if why := check_copies(args.urls, args.hosts, args.copies):
+        parser.error(why)
+    copies = args.copies
+    log_dir = history = args.keep or Path(tempfile.mkdtemp(prefix="priorities-bench-"))
     work = Path(tempfile.mkdtemp(prefix="priorities-bench-out-"))
-    sizes = ["--urls", str(args.urls), "--hosts", str(args.hosts), "--days", str(args.days)]
+    sizes = ["--urls", str(args.urls), "--hosts", str(args.hosts), "--days", str(args.days), "--copies", str(copies)]
     if args.per_shard:
         sizes += ["--per-shard", str(args.per_shard)]
     try:
         t0 = time.perf_counter()
+        # (with --copies, the log and rebuild below are one copy's: urls / copies URLs ...)
+        one = {"urls": args.urls // copies, "rows": args.rows // copies, "hosts": args.hosts // copies}
         if not any(log_dir.glob("date=*")):
-            generate(log_dir, args.urls, args.rows, args.hosts, args.days)
+            generate(log_dir, one["urls"], one["rows"], one["hosts"], args.days)
         rows = (args.rows // args.urls) * args.urls
-        print(f"synthetic fetch log: {rows:,} rows for {args.urls:,} URLs on {args.hosts:,} hosts "
-              f"over {args.days} days, written in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(f"synthetic fetch log{' of one copy' if copies > 1 else ''}: {rows // copies:,} rows for "
+              f"{one['urls']:,} URLs on {one['hosts']:,} hosts over {args.days} days, written in "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
         # With --keep, the rebuild's state (a data root holding change_stats/date=D/) is kept
         # beside the log too, and reused (with its figures).
         state = (args.keep or work) / "state"
@@ -446,10 +521,27 @@ def main() -> int:
         if args.keep and state.exists() and figures.exists():
             built = json.loads(figures.read_text())
         else:
-            built = child("--rebuild", str(log_dir), str(state), *sizes)
+            built = child("--rebuild", str(log_dir), str(state), "--urls", str(one["urls"]), "--days", str(args.days))
             figures.write_text(json.dumps(built))
         print(f"one-off full rebuild of change_stats up to the day before ({built['urls']:,} URLs): "
               f"{built['seconds']:.1f} s, {built['peak_rss_mb']:.0f} MB, {built['cpu_seconds']:.1f} CPU s", flush=True)
+        if copies > 1:  # the crawl of copies: its last day's log, and its state the day before (replicated)
+            copied = (args.keep or work) / f"copies-{copies}"
+            if not (copied / "made.json").exists():
+                shutil.rmtree(copied, ignore_errors=True)
+                t0 = time.perf_counter()
+                generate(copied / "log", args.urls, args.rows, args.hosts, args.days, copies,
+                         only_days=range(args.days - 1, args.days))
+                made = {"log_seconds": time.perf_counter() - t0}
+                replicate_state(state, (last_day(args.days) - timedelta(days=1)).isoformat(), copied / "state",
+                                args.urls, args.hosts, copies)
+                made["state_seconds"] = time.perf_counter() - t0 - made["log_seconds"]
+                (copied / "made.json").write_text(json.dumps(made))
+            made = json.loads((copied / "made.json").read_text())
+            print(f"{copies} copies ({args.urls:,} URLs, {rows:,} history rows): their last day's log written in "
+                  f"{made['log_seconds']:.0f} s, their state of the day before replicated from one copy's in "
+                  f"{made['state_seconds']:.0f} s", flush=True)
+            log_dir, state = copied / "log", copied / "state"
         # The daily step, --repeat times, each in a fresh process: the machine's speed moves by
         # 10-20 % from one minute to the next, so the median run is reported, with the range.
         if args.per_shard:  # each shard's known URLs and the hosts' shards, kept with --keep
@@ -480,7 +572,7 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if args.keep is None:
-            shutil.rmtree(log_dir, ignore_errors=True)
+            shutil.rmtree(history, ignore_errors=True)
     print(f"change_stats_s={result['change_stats_s']:.1f} (CPU {result['change_stats_cpu_s']:.1f} s) "
           f"priorities_s={result['priorities_s']:.1f}")
     print(f"daily step: change_stats folded {result['day_rows']:,} fetches of the day into {result['urls']:,} URLs "
