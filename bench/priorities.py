@@ -1,13 +1,17 @@
-"""Priorities benchmark: the daily change_stats + recrawl_priorities step over 10M URLs.
+"""Priorities benchmark: the daily change_stats + recrawl_priorities step over 10M URLs (and,
+per shard, over 100M: issue 39).
 
     .venv/bin/python bench/priorities.py [--urls 10000000] [--rows 50000000] [--hosts 100000]
-        [--days 50] [--repeat 3] [--keep DIR]
+        [--days 50] [--repeat 3] [--keep DIR] [--per-shard SHARDS] [--copies N]
+    .venv/bin/python bench/priorities.py --urls 100000000 --rows 500000000 --hosts 1000000 \
+        --copies 10 --per-shard 8 --repeat 1 --keep DIR      # 100M URLs, 500M history rows
 
 Writes a synthetic fetch log in the crawl's layout (FETCH_LOG_SCHEMA, hive date=D/shard=s00)
-to a temporary directory with DuckDB: --rows fetches of --urls URLs on --hosts hosts over
---days days (each URL visited rows/urls times at irregular intervals; its content changes
-with a per-URL probability, some visits change only the boilerplate; a third of the hosts
-answer 304 when unchanged, a third send an honest Last-Modified; 1 % of answers are 404).
+to a temporary directory with DuckDB, one file a day: --rows fetches of --urls URLs on --hosts
+hosts over --days days (each URL visited rows/urls times, once in each of as many windows of
+the days, at irregular intervals; its content changes with a per-URL probability, some visits
+change only the boilerplate; a third of the hosts answer 304 when unchanged, a third send an
+honest Last-Modified; 1 % of answers are 404).
 
 Then, each in a fresh process (so its peak RSS, VmHWM, is its own):
 
@@ -21,16 +25,32 @@ Then, each in a fresh process (so its peak RSS, VmHWM, is its own):
    for every URL, a host table with delays, every URL plus 5 % never fetched, for the next
    day, with a daily budget of 10 % of the URLs, written to Parquet.
 
+--per-shard SHARDS: the daily step as the per-shard day runs it (settings.day_per_shard): after
+change_stats, every shard's summary (priority_part: its hosts' known URLs and hosts, from
+files written beforehand), the crawl's price and plan from the summaries (crawl_price: one
+shard's pages in memory at a time), every shard's priorities (shard_priorities), each stage a
+fresh process, one after another; the step's seconds and CPU seconds are the stages' sums,
+its peak the highest stage's.
+
+--copies N: the crawl is N copies of one crawl (of urls/N URLs on hosts/N hosts, on hosts of
+their own): one copy's log is generated and rebuilt (the --keep of a run at that size serves),
+the copies' state of the day before is replicated from its rebuild (replicate_state, what the
+rebuild of every copy writes: tests/bench/test_priorities_copies.py) and their last day is
+generated. So 100M URLs with 500M history rows need the 10M log and rebuild, not 500M rows
+written and read again (hours of the two cores); the rebuild figures are then one copy's.
+
 The daily step runs --repeat times (3), each in a fresh process on the same inputs: this
 machine's speed moves by 10-20 % from one minute to the next, so the median run is reported,
 with the fastest and slowest, and the highest peak of them all.
 
-Goal on this 2-core machine: at most 30 s and 4 GB for the daily step. The last line is
+Goal on this 2-core machine: at most 30 s and 4 GB for the daily step at 10M URLs, 600 s and
+12 GB at 100M. The last line is
 machine-readable (cpu_seconds: the CPU time of every thread of the measuring process, which
 a loaded machine stretches less than the wall time; history_rows: the fetches the per-URL
 state summarises; day_rows: the day's fetches folded in; rebuild_*: the one-off rebuild):
 priorities urls= history_rows= seconds= peak_rss_mb= cpu_seconds= runs= seconds_min= seconds_max=
-day_rows= rebuild_seconds= rebuild_peak_rss_mb= rebuild_cpu_seconds=
+day_rows= rebuild_seconds= rebuild_peak_rss_mb= rebuild_cpu_seconds= [per_shard= change_stats_seconds=
+change_stats_peak_rss_mb= parts_seconds= price_seconds= plans_seconds=]
 """
 
 from __future__ import annotations
@@ -464,7 +484,8 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--days", type=int, default=50)
-    parser.add_argument("--repeat", type=int, default=3, help="daily-step runs; the median is reported (default 3)")
+    parser.add_argument("--repeat", type=int, default=3, help="daily-step runs; the median is reported (default 3; "
+                        "0: make the inputs only, with --keep)")
     parser.add_argument("--keep", type=Path, help="write the synthetic log (and the rebuild's state) here, keep "
                         "them and reuse them")
     parser.add_argument("--copies", type=int, default=1, help="the crawl as that many copies of one crawl (of "
@@ -494,8 +515,8 @@ def main() -> int:
         return 0
     if args.rows < args.urls:
         parser.error("--rows must be at least --urls (every URL fetched at least once)")
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+    if args.repeat < 0:
+        parser.error("--repeat must be at least 0 (0: make and keep the inputs, measure nothing)")
     if why := check_copies(args.urls, args.hosts, args.copies):
         parser.error(why)
     copies = args.copies
@@ -545,11 +566,13 @@ def main() -> int:
         # The daily step, --repeat times, each in a fresh process: the machine's speed moves by
         # 10-20 % from one minute to the next, so the median run is reported, with the range.
         if args.per_shard:  # each shard's known URLs and the hosts' shards, kept with --keep
-            inputs = (args.keep or work) / f"shards-{args.per_shard}"
+            inputs = (args.keep or work) / f"shards-{args.per_shard}-of-{args.urls}"
             if not (inputs / "hosts.parquet").exists():
                 shutil.rmtree(inputs, ignore_errors=True)
                 inputs.mkdir(parents=True)
                 child("--prepare-shards", str(inputs), *sizes)
+        if args.repeat == 0:
+            return 0
         runs = []
         for run in range(args.repeat):
             (work / f"day{run}").mkdir()
