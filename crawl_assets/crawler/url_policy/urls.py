@@ -400,7 +400,8 @@ def _resolve_dots(segments: list[str]) -> str:
 
 
 def resolve_href(href: str, page_url: str) -> str:
-    """normalize_url(href, page_url) for a page URL that is already normalised, or UrlError."""
+    """normalize_url(href, page_url) for a page URL that is already normalised (the slow way
+    for one that is not), or UrlError."""
     href = _clean(href).partition("#")[0]
     if href[:2] == "//" and href[2:3].isalnum():  # "//host/...": the page's scheme, then absolute
         href = page_url[:page_url.index(":") + 1] + href
@@ -421,6 +422,8 @@ def resolve_href(href: str, page_url: str) -> str:
         return normalize_url(href, page_url)
     scheme_end = page_url.index("://") + 3
     path_start = page_url.find("/", scheme_end)
+    if path_start < 0:  # no path ("http://a.test"): not normalised, its origin is not cut at -1
+        return normalize_url(href, page_url)
     origin = page_url[:path_start]
     # No "." or ".." segment (none starts with a dot; a normalised page URL has none either):
     # nothing to resolve, the href is the path or is appended to the page's directory.

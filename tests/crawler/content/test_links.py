@@ -95,3 +95,12 @@ def test_a_robots_meta_for_our_agent_applies_and_one_for_another_does_not():
     directives = scan_page(html, "http://a.test/", agent="recrawl").directives
     assert (directives.noindex, directives.nofollow) == (True, False)
     assert not scan_page(html, "http://a.test/").directives.noindex
+
+
+def test_a_base_without_a_path_shares_its_resolved_hrefs_with_no_other_host():
+    """extract_links may be given a page URL that names no path ("http://a.test"): its hrefs
+    are resolved for it alone, not shared as if "http://" were a directory."""
+    html = b'<html><body><a href="x.html">x</a><a href="d/y.html">y</a></body></html>'
+    assert extract_links(html, "http://a.test") == ["http://a.test/x.html", "http://a.test/d/y.html"]
+    assert extract_links(html, "http://b.test") == ["http://b.test/x.html", "http://b.test/d/y.html"]
+    assert extract_links(html, "https://a.test") == ["https://a.test/x.html", "https://a.test/d/y.html"]

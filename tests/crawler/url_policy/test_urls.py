@@ -650,7 +650,8 @@ def test_the_fast_link_path_agrees_with_normalize_url():
              "#frag", "é", ";jsessionid=1", "index.html?utm_source=x", "\\", "%2e", "a\tb",
              "http:", "x:y", "@", "[::1]", "\xa0"]
     bases = ["http://h0001.demo.test:8471/p/3.html", "http://h.test/", "https://h.test/a/b/c",
-             "http://h.test/a/b/?q=1", "http://h.test/dir/"]
+             "http://h.test/a/b/?q=1", "http://h.test/dir/",
+             "http://h.test", "http://h.test:81?q=1"]  # (not normalised: no path; links.extract_links may get one)
     hrefs = ["/".join(rng.choice(parts) for _ in range(rng.randint(1, 5))) for _ in range(3000)]
     hrefs += ["/" + h for h in hrefs[:1000]] + ["../" + h for h in hrefs[:500]]
     hrefs += ["http://Other.TEST:80/x/../y", "https://h.test:443/a?b=2&a=1", "http://h.test/#x", "",
