@@ -397,10 +397,17 @@ def per_shard_day(log_dir: Path, state: Path, work: Path, out: Path, sizes: list
 
     (out / "plans").mkdir(parents=True)
     paths = [str(log_dir), str(state), str(work), str(out)]
-    stages = {"change_stats": [child("--shard-stage", "change_stats", *paths, "-", *sizes)]}
-    stages["part"] = [child("--shard-stage", "part", *paths, s, *sizes) for s in shard_keys(shards)]
-    stages["price"] = [child("--shard-stage", "price", *paths, "-", *sizes)]
-    stages["plan"] = [child("--shard-stage", "plan", *paths, s, *sizes) for s in shard_keys(shards)]
+
+    def stage(name: str, shard: str = "-") -> dict:  # (each stage's figures printed as it ends)
+        done = child("--shard-stage", name, *paths, shard, *sizes)
+        print(f"  {name} {shard}: {done['seconds']:.1f} s, {done['cpu_seconds']:.1f} CPU s, "
+              f"{done['peak_rss_mb']:.0f} MB", flush=True)
+        return done
+
+    stages = {"change_stats": [stage("change_stats")]}
+    stages["part"] = [stage("part", s) for s in shard_keys(shards)]
+    stages["price"] = [stage("price")]
+    stages["plan"] = [stage("plan", s) for s in shard_keys(shards)]
     every = [run for runs in stages.values() for run in runs]
     cs, price = stages["change_stats"][0], stages["price"][0]
     return {"seconds": sum(r["seconds"] for r in every), "cpu_seconds": sum(r["cpu_seconds"] for r in every),

@@ -69,7 +69,7 @@ def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
         only = offers[0]
         return MergedOffers(only.head, only.explore, discovery, listing, host, cap,
                             len(only.head) - only.listings == candidates, starts, only.backlog)
-    gain, url, due = _joined(offers, "gain"), pa.concat_arrays([o.url for o in offers]), _joined(offers, "due")
+    gain, url, due = _joined(offers, "gain"), joined_urls([o.url for o in offers]), _joined(offers, "due")
     heads = [o.head + s for o, s in zip(offers, starts)]
     first = np.concatenate([h[:o.listings] for h, o in zip(heads, offers)])
     rest = np.concatenate([h[o.listings:] for h, o in zip(heads, offers)])
@@ -94,6 +94,18 @@ def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
     backlog = backlog[_sorted_by_keys(backlog_key, url.take(pa.array(backlog, pa.int64())))]
     return MergedOffers(order, explore, discovery, listing, host, cap, len(order) - len(first) == candidates, starts,
                         backlog)
+
+
+# An Arrow string array holds at most 2 GiB of characters (32-bit offsets); the URLs a crawl of
+# 100 million pages offers pass that (8 shards offering 12.5 million each at a budget of 10 million).
+STRING_ARRAY_BYTES = 2**31 - 1
+
+
+def joined_urls(urls: list[pa.Array], limit: int = STRING_ARRAY_BYTES) -> pa.Array:
+    """The parts' offered URLs as one array, as large strings once their characters pass `limit`."""
+    if sum(pc.sum(pc.binary_length(u)).as_py() or 0 for u in urls) > limit:
+        urls = [u.cast(pa.large_string()) for u in urls]
+    return pa.concat_arrays(urls)
 
 
 def _joined(offers: list[PlanOffer], name: str) -> np.ndarray:

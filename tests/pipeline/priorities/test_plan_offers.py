@@ -159,3 +159,18 @@ def test_empty_parts_offer_nothing_and_take_no_part():
     alone = merged_in_urls(c, [everything], head=20)
     for parts in ([nothing, everything], [everything, nothing], [nothing, everything, nothing]):
         assert merged_in_urls(c, parts, head=20) == alone
+
+
+def test_offered_urls_past_two_gigabytes_are_joined_as_large_strings():
+    """(At 100 million URLs the shards' offers hold over 2 GiB of URL characters, more than a
+    string array's 32-bit offsets reach: joined as they were, pyarrow refused them.)"""
+    from crawl_assets.pipeline.priorities.plan_offers import joined_urls
+
+    parts = [pa.array(["https://h0.test/a", "https://h0.test/b"]), pa.array([], pa.string()),
+             pa.array(["https://h1.test/c"])]
+    small = joined_urls(parts)
+    assert small.type == pa.string() and small.to_pylist() == ["https://h0.test/a", "https://h0.test/b",
+                                                               "https://h1.test/c"]
+    large = joined_urls(parts, limit=3 * 17 - 1)  # one character short of the three URLs
+    assert large.type == pa.large_string() and large.to_pylist() == small.to_pylist()
+    assert joined_urls(parts, limit=3 * 17).type == pa.string()
