@@ -4,7 +4,7 @@ against the narrowest test files that cover it (`make mutants`, README's Develop
     python tests/mutation/mutants.py [MODULE ...]
 
 MODULE: a path such as crawl_assets/crawler/fetching/politeness.py, or PATH::NAME,NAME to
-mutate only those functions or classes of it; without any, RULE_MODULES (of some, RULE_PARTS).
+mutate only those functions, classes or methods (CLASS.METHOD) of it; without any, RULE_MODULES (of some, RULE_PARTS).
 For each module mutmut (3.x) runs in a scratch folder of its own, .mutants/<module>/ (git
 ignores it): only that module is mutated, and only its test files run (TESTS below; a module
 not listed there gets the test files that import it). mutmut first records which of those
@@ -150,9 +150,12 @@ def mutmut(folder: Path, *args: str, **options) -> subprocess.CompletedProcess:
 
 
 def mutant_globs(module: str, parts: list[str]) -> list[str]:
-    """mutmut's names of the mutants of `parts` (functions: x_NAME, methods: xǁCLASSǁNAME)."""
+    """mutmut's names of the mutants of `parts` (functions: x_NAME, methods: xǁCLASSǁNAME): a
+    function, a class (all its methods) or one method (CLASS.METHOD)."""
     dotted = module.removesuffix(".py").replace("/", ".")
-    return [pattern for part in parts for pattern in (f"{dotted}.x_{part}__mutmut_*", f"{dotted}.xǁ{part}ǁ*")]
+    return [pattern for part in parts for pattern in (
+        [f"{dotted}.xǁ{part.replace('.', 'ǁ')}__mutmut_*"] if "." in part
+        else [f"{dotted}.x_{part}__mutmut_*", f"{dotted}.xǁ{part}ǁ*"])]
 
 
 def run_module(target: str) -> tuple[int, int, list[str]]:
