@@ -82,6 +82,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/content/body.py": [_FETCH + "test_answer_records.py", _CONTENT + "test_change_feeds.py",
                                              _CONTENT + "test_script_signals.py", _CONTENT + "test_volatile_parts.py"],
     "crawl_assets/crawler/content/link_sources.py": [_CONTENT + "test_links.py", _CONTENT + "test_link_extraction.py"],
+    "crawl_assets/crawler/fetching/clients.py": [_FETCH + "test_http_exchange.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
