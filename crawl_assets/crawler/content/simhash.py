@@ -85,7 +85,7 @@ def page_text(html: bytes | str | HTMLTree) -> str:
     if body is None:
         return extract_plain_text(tree, main_content=True)
     # Ad slots change on every view: they must not move the fingerprint.
-    for node in body.query_selector_all(AD_SELECTORS):
+    for node in body.query_selector_all(AD_SELECTORS).values():  # (iterating runs the query again)
         node.decompose()
     main = body.query_selector("article") or body.query_selector("main")
     if main is None:
@@ -94,7 +94,7 @@ def page_text(html: bytes | str | HTMLTree) -> str:
     # survives that round trip unchanged, moving the article into the emptied body gives
     # the same tree without the second parse; tables (foster-parented
     # content), raw-text and foreign elements may not survive it, so they take the long way.
-    if main.query_selector(_ROUND_TRIP_RISKS) is not None or main.closest("svg, math") is not None:
+    if main.matches(ROUND_TRIP_RISK):
         return extract_plain_text(main.html, main_content=True)
     body.replace_children(main)
     return extract_plain_text(tree, main_content=True)
@@ -103,6 +103,9 @@ def page_text(html: bytes | str | HTMLTree) -> str:
 AD_SELECTORS = ".ad, .ads, .advert, .advertisement, .sponsored, [id^='ad-'], [class^='ad-']"
 _ROUND_TRIP_RISKS = ("table, svg, math, noscript, template, iframe, noembed, noframes, xmp, "
                      "plaintext")
+# The article holds one of them, or stands inside an <svg> or <math>: one selector, so one
+# parse of it and one walk (a query for the descendants and `closest` for the ancestors were two).
+ROUND_TRIP_RISK = f":has({_ROUND_TRIP_RISKS}), :is(svg, math) *"
 
 
 # ---------------------------------------------------------------------- fingerprint

@@ -422,3 +422,33 @@ def test_clusters_are_transitive():
     got = near_duplicate_pairs([10, 11, 12, 13], fps)
     assert _as_set(got) == {(10, 11, 3), (11, 12, 3), (12, 13, 3), (10, 12, 6)} - {(10, 12, 6)}
     assert set(clusters(got).values()) == {10}
+
+
+def test_the_round_trip_check_is_the_risky_descendants_or_a_foreign_ancestor():
+    # simhash.ROUND_TRIP_RISK, one selector, says what a query for the risky elements inside the
+    # article and `closest("svg, math")` said: which articles take the long way (parsed again).
+    from resiliparse.parse.html import HTMLTree
+
+    from crawl_assets.crawler.content.simhash import ROUND_TRIP_RISK
+
+    risky = "table, svg, math, noscript, template, iframe, noembed, noframes, xmp, plaintext"
+
+    documents = [
+        "<body><article><p>plain</p><div><p>nested</p></div></article>",
+        "<body><article><p>a</p><table><tr><td>cell</td></tr></table></article>",
+        "<body><ARTICLE><DIV><NOSCRIPT>x</NOSCRIPT></DIV></ARTICLE>",
+        "<body><p>x</p><svg><article><p>in svg</p></article></svg>",
+        "<body><math><mi><main><p>in math</p></main></mi></math>",
+        "<body><svg><foreignObject><div><article><p>x</p></article></div></foreignObject></svg>",
+        "<body><div><main><iframe src=a></iframe></main></div>",
+        "<body><main><p>x</p><template><p>t</p></template></main>",
+        "<body><table><tr><td><article><p>in a cell</p></article></td></tr></table>",
+        "<body><article><p>x</p></article><svg></svg>",
+    ]
+    for html in documents:
+        body = HTMLTree.parse(html).body
+        main = body.query_selector("article") or body.query_selector("main")
+        expected = main.query_selector(risky) is not None or main.closest("svg, math") is not None
+        assert main.matches(ROUND_TRIP_RISK) == expected, html
+    assert [HTMLTree.parse(d).body.query_selector("article, main").matches(ROUND_TRIP_RISK)
+            for d in documents] == [False, True, True, True, True, True, True, True, False, False]
