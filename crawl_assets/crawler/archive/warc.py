@@ -131,14 +131,14 @@ _REQUEST_TYPE = "application/http; msgtype=request"
 
 def _record_bytes(fields: list[tuple[str, str]], block: bytes, payload: bytes = b"") -> bytes:
     """One uncompressed WARC/1.1 record: header fields, the block (HTTP head, then payload)."""
-    head = "WARC/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in fields) + "\r\n"
+    head = "WARC/1.1\r\n" + "".join([f"{name}: {value}\r\n" for name, value in fields]) + "\r\n"
     return b"".join((head.encode("utf-8"), block, payload, b"\r\n\r\n"))  # the payload copied once
 
 
 def _http_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:
     """An HTTP message head as warcio writes it; ValueError when a header is not ASCII
     (warcio then %-encodes it: the caller leaves such records to warcio)."""
-    text = first_line + "\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers) + "\r\n"
+    text = first_line + "\r\n" + "".join([f"{name}: {value}\r\n" for name, value in headers]) + "\r\n"
     return text.encode("ascii")
 
 
