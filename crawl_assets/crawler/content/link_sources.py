@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from .page_signals import EVERY_CRAWLER
+
 # element -> the attribute that holds the URL of a page it links
 PAGE_ATTRIBUTES: dict[str, str] = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
 # element -> the attributes that hold URLs of resources it loads
@@ -55,6 +57,19 @@ NOSCRIPT = "noscript"
 _URL_ATTRIBUTES = sorted({"href", *PAGE_ATTRIBUTES.values(), *(a for names in RESOURCE_ATTRIBUTES.values() for a in names)})
 SELECTOR = ", ".join([*(f"[{attribute}]" for attribute in _URL_ATTRIBUTES), "meta[name]", "meta[http-equiv]",
                       FRAMELESS, NOSCRIPT])
+_PLAIN_TOKEN = frozenset("abcdefghijlmnopqrstuvwxyz0123456789-_.")  # no "k": see selector_for
+
+
+def selector_for(agent: str) -> str:
+    """SELECTOR with only the named <meta> tags whose name can be "robots" or `agent` (our
+    product token, lower case) once stripped and lowered (page_signals.meta_directives): the
+    others (description, viewport, generator, theme-color...) would each cost a wrapper for
+    nothing. A name contains its value case-insensitively, so `*= i` finds every one of them.
+    Only ASCII letters lower to ASCII ones, but for the Kelvin sign (a "k"), so an agent with
+    a "k", or anything but letters, digits, "-", "_" and ".", keeps every named <meta>."""
+    if not agent or not _PLAIN_TOKEN.issuperset(agent):
+        return SELECTOR
+    return SELECTOR.replace("meta[name]", f'meta[name*="{EVERY_CRAWLER}" i], meta[name*="{agent}" i]')
 
 
 def link_kind(rel: str | None) -> str | None:

@@ -12,12 +12,13 @@ element, quadratic in the number of links.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from ..url_policy.urls import UrlError, normalize_url, resolve_href
 from .html_tree import HTMLTree, parse_html
 from .link_sources import (
-    FRAMELESS, NOSCRIPT, PAGE_ATTRIBUTES, RESOURCE_ATTRIBUTES, SELECTOR, SRCSET, link_kind, refresh_target, srcset_urls,
+    FRAMELESS, NOSCRIPT, PAGE_ATTRIBUTES, RESOURCE_ATTRIBUTES, SRCSET, link_kind, refresh_target, selector_for, srcset_urls,
 )
 from .page_signals import PageDirectives, meta_directives, rel_nofollow
 
@@ -100,7 +101,7 @@ def scan_page(html: bytes | str | HTMLTree, page_url: str, agent: str = "") -> P
     pages = found.pages
     # One walk of the document for every kind of element (in document order); <a>, most of
     # them, is read here rather than through a call.
-    for node in (document.query_selector_all(SELECTOR).values() if document is not None else ()):
+    for node in (document.query_selector_all(_selector(agent)).values() if document is not None else ()):
         if node.tag == "a":
             rel = node.getattr("rel")
             pages.append((node.getattr("href"), rel is not None and rel_nofollow(rel)))
@@ -161,6 +162,7 @@ class _Resolver:
         return url
 
 
+_selector = functools.lru_cache(maxsize=8)(selector_for)  # a batch has one agent
 _UNSEEN = object()
 # The pages of one directory share most of their hrefs (menus, their neighbours), so those
 # are resolved once per directory, not once per page: an href that names a path and no scheme

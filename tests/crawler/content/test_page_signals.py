@@ -166,3 +166,21 @@ def test_a_live_crawl_follows_google_defaults_for_the_pages_own_signals(tmp_path
     assert (counts.noindex_pages, counts.nofollow_pages) == (
         sum(p.noindex for p in host.pages.values()), sum(p.nofollow for p in host.pages.values()))
     assert counts.unfollowed_links == {DropReason.PAGE_NOFOLLOW: 5, DropReason.NOFOLLOW_LINK: 3}
+
+
+def test_robots_meta_tags_are_found_by_the_scan_however_their_names_are_spelt():
+    # The scan reads only the <meta> names that can be "robots" or the agent's (link_sources.selector_for):
+    # every spelling that strips and lowers to one of them must still be found.
+    cases = [
+        ('<meta name=" ROBOTS " content="noindex">', "recrawl", NOINDEX),
+        ('<meta name="Robots" content="NoFollow">', "recrawl", NOFOLLOW),
+        ('<meta name="\tReCrawl\n" content="none">', "recrawl", BOTH),
+        ('<meta name="googlebot" content="noindex"><meta name="robots-extra" content="noindex">', "recrawl", NEITHER),
+        ('<meta name="robots" http-equiv="refresh" content="noindex">', "recrawl", NOINDEX),
+        # An agent with a "k": the Kelvin sign lowers to "k", so every named <meta> is read.
+        ('<meta name="\u212abot" content="noindex">', "kbot", NOINDEX),
+        ('<meta name="Crawler.2" content="nofollow">', "crawler.2", NOFOLLOW),
+        ('<meta name=" " content="noindex">', "", NOINDEX),  # no agent: the name "" is its own
+    ]
+    for head, agent, expected in cases:
+        assert scan_page(page(head), "http://example.test/", agent).directives == expected, (head, agent)
