@@ -133,29 +133,33 @@ def discovery_floor(never_fetched: int, settings) -> int:
     return min(max(round(settings.discovery_share * budget), cover), round(DISCOVERY_MAX_SHARE * budget))
 
 
-def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None) -> np.ndarray:
+def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None, held_due=None) -> np.ndarray:
     """The never-fetched rows the discovery floor takes first: those of hosts whose never-fetched
     URLs need more than a day of their cap, the longest backlog (in days of cap) first, each
-    host's first `cap` rows (due, then by gain, then by row or `tiebreak`). Only its own cap
-    bounds how soon a polite host's queue can be fetched, and a day its cap goes unused is lost,
-    while other hosts' pages can wait a day; so this finishes every host's queue soonest.
+    host's never-fetched rows among its first `cap` rows (due, then by gain, then by row or
+    `tiebreak`), its due held rows (held_due: refreshes due on the plan date) ranked with them.
+    Only its own cap bounds how soon a polite host's queue can be fetched, and a day its cap goes
+    unused is lost, while other hosts' pages can wait a day; so this finishes every host's queue
+    soonest. But the same cap is its held pages' only way to be refreshed: a due refresh worth
+    more than the queue's pages keeps its room (the value pass takes it by its gain).
     Hosts held_back (flagged for traps or demoted: they keep their small budget) are left out."""
     count = np.bincount(host[is_discovery], minlength=len(cap))
     backlog = (count > cap) & (cap > 0) & ~held_back
     rows = np.flatnonzero(is_discovery & backlog[host])
     if len(rows) == 0:
         return rows
-    days = count[host[rows]] / cap[host[rows]]
-    keys = (np.arange(len(rows)) if tiebreak is None else tiebreak[rows], 0.0 - gain[rows], ~due[rows], -days)
-    rows = rows[np.lexsort(keys)]
-    # each host's first `cap` rows (a host's rows are contiguous unless hosts tie on days)
-    hosts = host[rows]
-    by_host = _stable_order(hosts)
-    sorted_hosts = hosts[by_host]
-    first = np.flatnonzero(np.r_[True, sorted_hosts[1:] != sorted_hosts[:-1]])
-    rank = np.empty(len(rows), dtype=np.int64)
-    rank[by_host] = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
-    return rows[rank < cap[hosts]]
+    competing = rows[:0] if held_due is None else np.flatnonzero(held_due & ~is_discovery & backlog[host])
+    ranked = np.concatenate([rows, competing])
+    # each host's first `cap` rows, its due held rows among them (a host's rows contiguous after the sort)
+    keys = (ranked if tiebreak is None else tiebreak[ranked], 0.0 - gain[ranked], ~due[ranked], host[ranked])
+    ranked = ranked[np.lexsort(keys)]
+    hosts = host[ranked]
+    first = np.flatnonzero(np.r_[True, hosts[1:] != hosts[:-1]])
+    rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
+    kept = ranked[(rank < cap[hosts]) & is_discovery[ranked]]
+    days = count[host[kept]] / cap[host[kept]]
+    keys = (kept if tiebreak is None else tiebreak[kept], 0.0 - gain[kept], ~due[kept], -days)
+    return kept[np.lexsort(keys)]
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:

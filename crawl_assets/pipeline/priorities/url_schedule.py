@@ -76,7 +76,8 @@ class PartSchedule:
         """The head of the part's plan order and its exploration order (plan_offers.py).
         urls: the part's URLs (needed when the crawl has several parts)."""
         order, _ = plan_order(self.due, self.gain, self.candidate, head, first=self.listing)
-        backlog = backlog_order(self.discovery, self.due, self.gain, self.host, self.cap, self.flagged)
+        backlog = backlog_order(self.discovery, self.due, self.gain, self.host, self.cap, self.flagged,
+                                held_due=self.refresh & self.due & ~self.listing)
         rows = union_of_rows(len(self.due), order, self.explore, backlog)
         never = np.bincount(self.host[self.discovery], minlength=len(self.cap))
         host = self.host[backlog]

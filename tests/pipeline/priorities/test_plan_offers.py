@@ -60,6 +60,7 @@ def part_schedule(c: Crawl, rows: np.ndarray) -> PartSchedule:
     part = PartSchedule.__new__(PartSchedule)
     part.due, part.gain, part.candidate = c.due[rows], c.gain[rows], c.candidate[rows]
     part.listing, part.discovery = c.listing[rows], c.discovery[rows]
+    part.refresh = ~c.discovery[rows]  # (no gone URLs here): held rows due rank with a backlog
     part.host = local_host.astype(np.int64)
     part.cap, part.flagged = c.cap[hosts], c.flagged[hosts]
     score = c.explore_score[rows]

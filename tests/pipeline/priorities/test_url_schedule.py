@@ -503,6 +503,34 @@ def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_
     check_parts(whole, figures, merged, part_figures)
 
 
+def test_a_polite_hosts_backlog_leaves_its_cap_to_its_due_pages_worth_more_across_the_parts():
+    """Host 0 (cap 4) has 6 new pages of little importance and 2 held pages, stale and worth
+    much; host 1 five held pages worth half as much, host 2 three new pages. The floor (5 of
+    10) takes 2 of host 0's new pages (its first 4 rows by gain are its 2 held pages and 2 new
+    ones) and host 2's 3; the value pass host 0's 2 held pages and 3 of host 1's. (Before, the
+    backlog took host 0's whole cap for new pages: [4, 5, 1], host 0's held pages left stale.)"""
+    rows = []
+
+    def add(host, n, **page):
+        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    add(0, 6, kind_code=DISCOVERY, change_rate=0.1, importance=1.0)
+    add(0, 2, last_visit_t=NOW - 30, change_rate=0.5, importance=100.0)
+    add(1, 5, last_visit_t=NOW - 30, change_rate=0.5, importance=50.0)
+    add(2, 3, kind_code=DISCOVERY, change_rate=0.1, importance=5.0)
+    pages = columns(rows)
+    caps = pa.table({"host": ["h0", "h1", "h2"], "cap": [4.0, 1e6, 1e6], "flagged": [False] * 3})
+    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
+    settings = replace(SETTINGS, daily_fetch_budget=10, discovery_share=0.5, discovery_days=30,
+                       exploration_share=0.0, listing_reserve_share=0.0)
+    whole, figures = schedule(pages, caps, NOW, settings)
+    check_schedule(pages, caps, settings, whole, figures)
+    planned = np.array(whole["planned"].to_pylist())
+    assert np.flatnonzero(planned[:8]).tolist() == [0, 1, 6, 7]
+    assert np.bincount(pages["host_index"][planned], minlength=3).tolist() == [4, 3, 3]
+    parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0, 1], [2]))
+    check_parts(whole, figures, merged, part_figures)
+
+
 def test_listings_due_are_not_counted_among_the_due_candidates_of_a_crawl_in_parts():
     """1,020 due pages and ten due listings over two parts, a budget of 1: the plan reads the
     head of 2 x 1 + 1,024 rows of each part's due candidates, which holds them all."""
