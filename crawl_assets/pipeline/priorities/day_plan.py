@@ -75,8 +75,8 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     listings past their reserve; never more than a host's cap (DayPlan says what it returns).
     never_fetched: the crawl's never-fetched URLs, for the discovery floor (default: the
     is_discovery rows; a crawl planned over its parts' offers has more than those).
-    backlog: never-fetched rows (in their own order, backlog_order) the floor takes first,
-    before exploration."""
+    backlog: rows (in their own order, backlog_order) the floor takes first, before exploration:
+    never-fetched ones, and held ones of their hosts that rank above them (not counted in the floor)."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
@@ -105,7 +105,8 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
         taken = _take_within_caps(rows, host, cap, used, limit)
         short |= len(taken) < limit and not whole  # (every listing is in `order`)
         planned[taken] = True
-        taken_by[name] = len(taken)
+        # (the backlog's held rows, a polite host's refreshes worth more than its queue, are not the floor's)
+        taken_by[name] = int(is_discovery[taken].sum()) if name == "backlog" else len(taken)
         used += np.bincount(host[taken], minlength=len(cap))
     explored = taken_by["explore"]
     assert planned.sum() <= budget and (used <= cap).all()
@@ -136,12 +137,12 @@ def discovery_floor(never_fetched: int, settings) -> int:
 def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None, held_due=None) -> np.ndarray:
     """The never-fetched rows the discovery floor takes first: those of hosts whose never-fetched
     URLs need more than a day of their cap, the longest backlog (in days of cap) first, each
-    host's never-fetched rows among its first `cap` rows (due, then by gain, then by row or
-    `tiebreak`), its due held rows (held_due: refreshes due on the plan date) ranked with them.
-    Only its own cap bounds how soon a polite host's queue can be fetched, and a day its cap goes
-    unused is lost, while other hosts' pages can wait a day; so this finishes every host's queue
-    soonest. But the same cap is its held pages' only way to be refreshed: a due refresh worth
-    more than the queue's pages keeps its room (the value pass takes it by its gain).
+    host's first `cap` rows (due, then by gain, then by row or `tiebreak`) of its never-fetched
+    rows and its held rows due on the plan date (held_due), both kinds. Only its own cap bounds
+    how soon a polite host's queue can be fetched, and a day its cap goes unused is lost, while
+    other hosts' pages can wait a day; so this finishes every host's queue soonest. But the same
+    cap is its held pages' only way to be refreshed: a due refresh worth more than the queue's
+    pages is planned with it, before it (plan counts only the never-fetched against the floor).
     Hosts held_back (flagged for traps or demoted: they keep their small budget) are left out."""
     count = np.bincount(host[is_discovery], minlength=len(cap))
     backlog = (count > cap) & (cap > 0) & ~held_back
@@ -150,13 +151,13 @@ def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None, 
         return rows
     competing = rows[:0] if held_due is None else np.flatnonzero(held_due & ~is_discovery & backlog[host])
     ranked = np.concatenate([rows, competing])
-    # each host's first `cap` rows, its due held rows among them (a host's rows contiguous after the sort)
+    # each host's first `cap` rows of either kind (a host's rows contiguous after the sort)
     keys = (ranked if tiebreak is None else tiebreak[ranked], 0.0 - gain[ranked], ~due[ranked], host[ranked])
     ranked = ranked[np.lexsort(keys)]
     hosts = host[ranked]
     first = np.flatnonzero(np.r_[True, hosts[1:] != hosts[:-1]])
     rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
-    kept = ranked[(rank < cap[hosts]) & is_discovery[ranked]]
+    kept = ranked[rank < cap[hosts]]
     days = count[host[kept]] / cap[host[kept]]
     keys = (kept if tiebreak is None else tiebreak[kept], 0.0 - gain[kept], ~due[kept], -days)
     return kept[np.lexsort(keys)]

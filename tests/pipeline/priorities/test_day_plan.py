@@ -103,7 +103,7 @@ def test_the_discovery_floor_covers_the_known_urls_in_discovery_days_up_to_half_
 def reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak=None, held_due=None):
     """Never-fetched rows of hosts (not held back, cap > 0) whose never-fetched rows are more
     than their cap: the longest backlog in days of cap first, then due, by gain, by row (or
-    tiebreak); each host's never-fetched rows among its first `cap` of them and its held_due rows."""
+    tiebreak); each host's first `cap` of them and its held_due rows (both kinds kept)."""
     count = Counter(int(host[r]) for r in np.flatnonzero(is_discovery))
     backlog = lambda r: count[host[r]] > cap[host[r]] and cap[host[r]] > 0 and not held_back[host[r]]  # noqa: E731
     held_due = np.zeros(len(is_discovery), dtype=bool) if held_due is None else held_due
@@ -114,8 +114,7 @@ def reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak=No
     for r in rows:
         if taken[host[r]] < cap[host[r]]:
             taken[host[r]] += 1
-            if is_discovery[r]:
-                kept.append(r)
+            kept.append(r)
     return sorted(kept, key=lambda r: (-count[host[r]] / cap[host[r]], not due[r], -gain[r], key(r)))
 
 
@@ -140,14 +139,14 @@ def test_a_backlog_takes_each_polite_hosts_first_cap_of_urls_the_longest_first(s
     held_due = ~is_discovery & due  # the refreshes due that day, ranked with each host's queue
     order = backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=tiebreak, held_due=held_due)
     assert order.tolist() == reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak, held_due)
-    assert 20 < len(order) < len(backlog_order(is_discovery, due, gain, host, cap, held_back))
+    assert 20 < is_discovery[order].sum() < len(backlog_order(is_discovery, due, gain, host, cap, held_back))
 
 
 def test_a_polite_hosts_backlog_leaves_room_for_its_own_refreshes_worth_more():
     """Host 0 (cap 4, polite) has 6 pages never fetched (gains 3, 2, 2, 1, 1, 1) and three held
     pages due (gains 10, 5, 0.5); host 1 (cap 200) has 3 never-fetched (4) and 3 held due (6).
-    The backlog takes host 0's new pages only among its first 4 rows by gain (10, 5, 3, 2): two
-    of them, and the value pass refreshes its pages worth 10 and 5. (Before, the backlog took
+    The backlog takes host 0's first 4 rows by gain (10, 5, 3, 2): its held pages worth 10 and
+    5 and two new pages, the two new ones counted in the floor. (Before, the backlog took
     all four of host 0's fetches for new pages worth 3 to 1 and its pages worth 10 and 5 waited:
     on the cold-start bench, a page of a tenth of the web's importance on a polite host waited
     eight days behind its host's queue.)"""
@@ -159,7 +158,7 @@ def test_a_polite_hosts_backlog_leaves_room_for_its_own_refreshes_worth_more():
     order, _ = plan_order(due, gain, np.ones(15, dtype=bool), 100)
     held_back = np.zeros(2, dtype=bool)
     backlog = backlog_order(is_discovery, due, gain, host, cap, held_back, held_due=due & ~is_discovery)
-    assert backlog.tolist() == [0, 1]
+    assert backlog.tolist() == [6, 7, 0, 1]
     # budget 10: a floor of 5 (the backlog's 2, host 1's 3 new pages), then 5 by value
     settings = replace(SETTINGS, daily_fetch_budget=10, exploration_share=0.0, listing_reserve_share=0.0)
     day = plan(order, is_discovery, host, cap, settings, backlog=backlog)
@@ -213,9 +212,9 @@ def reference_plan(order, is_discovery, host, cap, settings, listing=None, explo
                 planned.add(r)
                 used[host[r]] += 1
                 taken += 1
+                backlog_taken += bool(number == 1 and is_discovery[r])
         short |= taken < limit and not whole
         explored += taken if number == 2 else 0
-        backlog_taken += taken if number == 1 else 0
     ranked = [r for r in order if r in planned]
     ranked += [r for r in explore if r in planned and r not in order]
     ranked += [r for r in backlog if r in planned and r not in order and r not in explore]
