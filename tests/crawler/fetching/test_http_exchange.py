@@ -203,3 +203,18 @@ def test_an_answer_read_leaves_no_cycle_behind():
         gc.enable()
     assert [hop.status for hop in hops] == [200, None] and hops[1].error_class == StatusClass.NETWORK_ERROR
     assert parsers == []
+
+
+def test_an_answer_whose_head_passes_its_cap_or_that_ends_early_is_refused_with_a_sentence_saying_so():
+    """The head may take MAX_HEAD_BYTES and one read more (counted over every read, however
+    small); an answer the server stops sending is said to be cut short."""
+    from crawl_assets.crawler.fetching.clients import MAX_HEAD_BYTES, READ_CHUNK
+
+    start = b"HTTP/1.1 200 OK\r\nX-Long: "
+    at_cap = start + b"a" * (MAX_HEAD_BYTES + READ_CHUNK - len(start))  # the head unfinished, then the end
+    closed, _ = exchange([at_cap[i:i + 1000] for i in range(0, len(at_cap), 1000)])
+    assert closed.error_class == StatusClass.NETWORK_ERROR
+    assert closed.error == "the server closed the connection before the answer was complete"
+    over = at_cap + b"a"
+    large, _ = exchange([over[i:i + 1000] for i in range(0, len(over), 1000)])
+    assert large.error == f"the answer's head is larger than {MAX_HEAD_BYTES} bytes"
