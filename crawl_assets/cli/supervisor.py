@@ -58,8 +58,9 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
 
 def stoppable_child() -> None:
     """preexec_fn of a Dagster process: SIGINT at its default even when ignored here (a
-    background job), and SIGTERM when the process that started it dies."""
+    background job) and unblocked, and SIGTERM when the process that started it dies."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, *STOP_SIGNALS})
     die_with_parent()
 
 
@@ -140,19 +141,30 @@ def supervise(command: list[str]) -> int:
     try:
         lock = HeldLock(daemon_lock_path(home), " ".join(command[:2])) if daemon else nullcontext()
         with lock:
-            child = subprocess.Popen(command, preexec_fn=stoppable_child, pass_fds=(lock.fd,) if daemon else ())
+            started_child: list[subprocess.Popen] = []
+            stop_asked: list[int] = []
 
             def pass_on(signum, frame) -> None:
+                stop_asked.append(signum)
                 if daemon:
                     lock.mark(STOPPING)  # a command started now waits for it to let go
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
+                for child in started_child:
+                    if child.poll() is None:
+                        child.send_signal(signal.SIGTERM)
 
+            # The handlers before the child: a stop that comes as soon as the child has started is
+            # not lost (it came before them, and a SIGTERM ignored by whoever started this process
+            # was ignored here); the stop signals unblocked, whatever mask this process inherited.
             for sig in STOP_SIGNALS:
                 signal.signal(sig, pass_on)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             # Ctrl-C reaches the whole foreground group, Dagster's processes included: they stop
             # themselves, and this process waits for them.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            child = subprocess.Popen(command, preexec_fn=stoppable_child, pass_fds=(lock.fd,) if daemon else ())
+            started_child.append(child)
+            if stop_asked and child.poll() is None:  # asked to stop while the child was starting
+                child.send_signal(signal.SIGTERM)
             status = child.wait()
             end_stragglers()
             if daemon:

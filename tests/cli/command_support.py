@@ -4,6 +4,7 @@ command started on it, and looks at the processes it leaves (by session, by DAGS
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -107,12 +108,22 @@ class Crawl:
 
     def cycle(self, day: str, settings: str | None = None, extra: tuple[str, ...] = (), **popen) -> subprocess.Popen:
         env = self.env | {"RECRAWL_SETTINGS": settings or self.settings}
+        popen.setdefault("preexec_fn", as_a_terminals_job)
         return subprocess.Popen([sys.executable, "-m", "crawl_assets.cli.cycle", "--date", day, *extra],
                                 cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, **popen)
 
     def instance(self) -> DagsterInstance:
         return open_instance(self.home)
+
+
+def as_a_terminals_job() -> None:
+    """preexec_fn of a command typed at a terminal: its shell starts it with the stop signals at
+    their defaults and unblocked, whatever the test process's own are (a pytest-xdist worker's
+    may not be: a command started from it then took no Ctrl-C)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
 def services_line(command: subprocess.Popen) -> tuple[str, list[str]]:
