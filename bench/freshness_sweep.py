@@ -145,6 +145,21 @@ def run_web(cell: Cell, urls: int, hosts: int, days: int, python: str = sys.exec
         return Result(cell, {}, seconds, error=str(e))
 
 
+def done_webs(log: Path) -> dict[Cell, Result]:
+    """The webs an earlier sweep's output finished (its `web` lines), to be kept, not rerun;
+    a web that failed there is run again."""
+    done = {}
+    for line in log.read_text().splitlines():
+        words = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w) if line.startswith("web ") else {}
+        if not words or "failed" in words:
+            continue
+        cell = Cell(words["scenario"], words["start"], int(words["seed"]), float(words["budget_share"]))
+        keys = {k: float(words[k]) for k in ("urls", "budget_per_day", "gap_closed", "days_to_cover", "coverage_d7",
+                                             "adaptive", "uniform", "proportional", "optimal") if k in words}
+        done[cell] = Result(cell, keys, float(words["seconds"]))
+    return done
+
+
 def web_line(r: Result) -> str:
     c = r.cell
     head = f"web scenario={c.scenario} start={c.start} seed={c.seed} budget_share={c.budget_share:g}"
@@ -245,6 +260,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"seeds {','.join(map(str, QUICK_SEEDS))} at a budget share of {BUDGET_SHARES[0]:g} only")
     parser.add_argument("--markdown", type=Path, help="also write the per-web table to this file")
+    parser.add_argument("--resume", type=Path, help="an earlier sweep's output: the webs it finished are "
+                                                     "taken from it, not run again")
     args = parser.parse_args()
     if args.days <= 30:
         parser.error("--days must exceed freshness.py's 30-day warm-up")
@@ -253,12 +270,23 @@ def main() -> int:
     seeds, shares = (QUICK_SEEDS, BUDGET_SHARES[:1]) if args.quick else (args.seeds, args.budget_shares)
     cells = grid(seeds, shares, args.scenarios, args.starts)
     load_at_start = os.getloadavg()
-    print(f"sweep: {len(cells)} webs of {args.urls} URLs on {args.hosts} hosts, {args.days} days; "
-          f"{args.jobs} at a time; code {ROOT}", flush=True)
+    webs = f"of {args.urls} URLs on {args.hosts} hosts, {args.days} days"
+    print(f"sweep: {len(cells)} webs {webs}; {args.jobs} at a time; code {ROOT}", flush=True)
     started = time.perf_counter()
     done: dict[Cell, Result] = {}
+    if args.resume:
+        if not args.resume.is_file():
+            parser.error(f"--resume {args.resume}: no such file; give the output of an earlier sweep")
+        head = (args.resume.read_text().splitlines() or [""])[0]
+        if webs not in head or not head.endswith(f"code {ROOT}"):
+            parser.error(f"--resume {args.resume}: its webs or code are not these ({head!r}); "
+                         f"resume with the same --urls, --hosts, --days, from the same checkout")
+        done = {c: r for c, r in done_webs(args.resume).items() if c in cells}
+        for c in cells:
+            if c in done:
+                print(web_line(done[c]), flush=True)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        running = [pool.submit(run_web, c, args.urls, args.hosts, args.days) for c in cells]
+        running = [pool.submit(run_web, c, args.urls, args.hosts, args.days) for c in cells if c not in done]
         for future in as_completed(running):
             r = future.result()
             done[r.cell] = r

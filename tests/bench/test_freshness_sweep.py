@@ -5,8 +5,8 @@ at the least, 31 simulated days: the sweep's runs are the benchmark's, not this 
 import itertools
 import math
 
-from bench.freshness_sweep import (BUDGET_SHARES, SEEDS, Cell, Result, grid, markdown, parse_last_line, run_web,
-                                   summary, web_line)
+from bench.freshness_sweep import (BUDGET_SHARES, SEEDS, Cell, Result, done_webs, grid, markdown, parse_last_line,
+                                   run_web, summary, web_line)
 
 
 def result(scenario, start, seed, share, gap, adaptive=0.9, uniform=0.8, proportional=0.85, urls=1000,
@@ -73,3 +73,16 @@ def test_a_web_freshness_py_refuses_is_a_failed_web_with_its_reason():
     r = run_web(Cell("poisson", "warm", 7, 0.1), urls=100, hosts=2, days=30)  # days must exceed the warm-up
     assert r.keys == {} and r.error.startswith("exit 2: ") and "--days must exceed the 30-day warm-up" in r.error
     assert "webs=1 failed=1" in summary([r], 100, 2, 30) and "min_gap_closed_cold=nan" in summary([r], 100, 2, 30)
+
+
+def test_a_resumed_sweep_keeps_the_finished_webs_and_reruns_the_failed(tmp_path):
+    results = [result("poisson", "cold", 7, 0.1, 0.90, days_to_cover=12),
+               result("bursty", "cold", 8, 0.05, 0.70, adaptive=0.79, days_to_cover=25),
+               result("bursty", "warm", 8, 0.1, 0.93, adaptive=0.83),
+               Result(Cell("poisson", "warm", 8, 0.1), {}, 1.0, error="exit 1: killed")]
+    log = tmp_path / "sweep.log"
+    log.write_text("sweep: 4 webs of 1000 URLs on 10 hosts, 40 days; 1 at a time; code /x\n"
+                   + "\n".join(web_line(r) for r in results) + "\nfreshness_sweep webs=4\n")
+    kept = done_webs(log)
+    assert list(kept) == [r.cell for r in results[:3]]
+    assert summary(list(kept.values()), 1000, 10, 40) == summary(results[:3], 1000, 10, 40)
