@@ -8,7 +8,8 @@ mutate only those functions, classes or methods (CLASS.METHOD) of it; without an
 For each module mutmut (3.x) runs in a scratch folder of its own, .mutants/<module>/ (git
 ignores it): only that module is mutated, and only its test files run (TESTS below; a module
 not listed there gets the test files that import it). mutmut first records which of those
-tests call each function, then runs, for each mutant, only the tests that reach it. Each
+tests call each function, then runs, for each mutant, only the tests that reach it (for a
+function its tests run in a child process only, those IN_CHILD_PROCESSES names). Each
 module's score (killed of all mutants: a timeout counts as killed, a mutant no test reaches as
 a survivor) and its surviving mutants, with their diffs, are printed and kept in
 .mutants/<module>/survivors.txt. A module whose source or test files changed since its last
@@ -18,6 +19,7 @@ MUTANT_JOBS (default 1) mutants run at a time.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from fnmatch import fnmatch
@@ -41,10 +43,12 @@ _FETCH = "tests/crawler/fetching/"
 _STATS = "tests/pipeline/change_stats/"
 _PRIO = "tests/pipeline/priorities/"
 _CONTENT = "tests/crawler/content/"
+_ARCHIVE = "tests/crawler/archive/"
 TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/rendering/render_decision.py": ["tests/crawler/rendering/test_render_decision.py"],
     "crawl_assets/defs/run_launcher.py": ["tests/defs/test_run_launcher.py"],
-    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py"],
+    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py", "tests/cli/test_supervise.py",
+                                       "tests/cli/test_supervisor.py"],
     "crawl_assets/cli/launcher.py": ["tests/cli/test_daemon_liveness.py"],
     "crawl_assets/defs/day_triggers.py": ["tests/defs/test_day_triggers.py"],
     "crawl_assets/defs/run_status.py": ["tests/defs/test_run_status.py"],
@@ -83,16 +87,37 @@ TESTS: dict[str, list[str]] = {
                                              _CONTENT + "test_script_signals.py", _CONTENT + "test_volatile_parts.py"],
     "crawl_assets/crawler/content/link_sources.py": [_CONTENT + "test_links.py", _CONTENT + "test_link_extraction.py"],
     "crawl_assets/crawler/fetching/clients.py": [_FETCH + "test_http_exchange.py"],
+    "crawl_assets/crawler/archive/warc.py": [_ARCHIVE + "test_warc.py", _ARCHIVE + "test_warc_records.py",
+                                             _ARCHIVE + "test_warc_spec.py", _ARCHIVE + "test_warc_reading.py"],
+    "crawl_assets/crawler/content/simhash.py": [_CONTENT + "test_simhash.py", _CONTENT + "test_simhash_kernel.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
 # the command tests (tests/cli/test_commands.py, minutes each), where mutmut cannot follow;
 # or, for recrawl_inputs.py, by the priorities' and trap tests (end to end, minutes a mutant).
 RULE_PARTS: dict[str, list[str]] = {
-    "crawl_assets/cli/supervisor.py": ["wipe_own_heartbeats"],
     "crawl_assets/cli/launcher.py": ["open_instance", "daemon_running", "DaemonWatch"],
     "crawl_assets/pipeline/recrawl_inputs.py": ["known_urls"],
 }
+# Functions that their tests run in a child process alone (forked, or a command the test starts):
+# mutmut records which tests reach a function in the test's own process, so it finds none and
+# runs none of their mutants ("no tests"); the test files named here are given to it as reaching
+# them, and those mutants are run (the child inherits the mutant chosen: a fork its memory, a
+# command its environment and the mutated copy of the package, its working directory).
+IN_CHILD_PROCESSES: dict[str, dict[str, list[str]]] = {
+    "crawl_assets/cli/supervisor.py": {
+        **{part: ["tests/cli/test_supervise.py"] for part in
+           ["supervise", "runs_a_daemon", "die_with_parent", "stoppable_child", "_prctl", "children", "reap"]},
+        "end_stragglers": ["tests/cli/test_supervise.py", "tests/cli/test_supervisor.py"],  # (its SIGKILL after the grace)
+    },
+    # Run in a forked child only (os.register_at_fork).
+    "crawl_assets/crawler/archive/warc.py": {"_fresh_pool_in_child": [_ARCHIVE + "test_warc_records.py"]},
+}
+# Modules whose code signals processes it finds in /proc (the supervisor's stragglers): their
+# mutants run in a PID namespace of their own (unshare, as root), so a mutant that takes
+# another process for its own can signal none outside the run. (On 2026-12-08 one that took
+# every process for a child killed every process on the machine; that test is no longer mutated.)
+OWN_PID_NAMESPACE = {"crawl_assets/cli/supervisor.py"}
 RULE_MODULES = list(TESTS)  # the run without MODULES (RULE_PARTS of those above)
 # Modules whose tests open DuckDB in the test process: a mutant's process forked from the one
 # that ran them (mutmut's default) inherits DuckDB's threads without them and dies of SIGSEGV
@@ -146,8 +171,20 @@ def toml_value(value) -> str:
     return "[" + ", ".join(f'"{item}"' for item in value) + "]" if isinstance(value, list) else f'"{value}"'
 
 
-def mutmut(folder: Path, *args: str, **options) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "mutmut"), *args], cwd=folder, text=True, **options)
+def mutmut(folder: Path, *args: str, namespace: bool = False, **options) -> subprocess.CompletedProcess:
+    """mutmut in the module's folder; namespace: in a PID namespace of its own (its /proc too)."""
+    # (a shell its first process, which takes the orphans: mutmut's os.wait() wants its own children only)
+    isolated = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", '"$0" "$@"; exit $?'] if namespace else []
+    return subprocess.run([*isolated, str(BIN / "mutmut"), *args], cwd=folder, text=True, **options)
+
+
+def check_pid_namespace(module: str) -> None:
+    probe = subprocess.run(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "true"], capture_output=True, text=True) \
+        if shutil.which("unshare") else None
+    if probe is None or probe.returncode != 0:
+        sys.exit(f"{module}: its mutants must run in a PID namespace of their own (they signal processes they find), "
+                 f"and `unshare --pid --fork --mount-proc` is not available here ({probe.stderr.strip() if probe else 'no unshare'}): "
+                 "run it as root on Linux, or leave it out of MODULES")
 
 
 def mutant_globs(module: str, parts: list[str]) -> list[str]:
@@ -157,6 +194,21 @@ def mutant_globs(module: str, parts: list[str]) -> list[str]:
     return [pattern for part in parts for pattern in (
         [f"{dotted}.xǁ{part.replace('.', 'ǁ')}__mutmut_*"] if "." in part
         else [f"{dotted}.x_{part}__mutmut_*", f"{dotted}.xǁ{part}ǁ*"])]
+
+
+def give_tests(folder: Path, module: str, reached: dict[str, list[str]]) -> None:
+    """Record in mutmut's stats (written by its run) that the tests of the files named reach
+    each function or method (CLASS.METHOD) of `reached`."""
+    path = folder / "mutants" / "mutmut-stats.json"
+    stats = json.loads(path.read_text())
+    dotted = module.removesuffix(".py").replace("/", ".")
+    for part, files in reached.items():
+        mangled = f"{dotted}.xǁ{part.replace('.', 'ǁ')}" if "." in part else f"{dotted}.x_{part}"
+        tests = [test for test in stats["duration_by_test"] if test.split("::")[0] in files]
+        if not tests:
+            sys.exit(f"{module}: none of {', '.join(files)} ran (IN_CHILD_PROCESSES names test files of TESTS)")
+        stats["tests_by_mangled_function_name"][mangled] = sorted({*stats["tests_by_mangled_function_name"].get(mangled, []), *tests})
+    path.write_text(json.dumps(stats, indent=4))
 
 
 def run_module(target: str) -> tuple[int, int, list[str]]:
@@ -172,8 +224,16 @@ def run_module(target: str) -> tuple[int, int, list[str]]:
     print(f"== {module}{only}: mutmut on {len(tests)} test file(s): {' '.join(tests)}", flush=True)
     jobs = os.environ.get("MUTANT_JOBS", "1")
     globs = mutant_globs(module, parts)
+    isolated = module in OWN_PID_NAMESPACE
+    if isolated:
+        check_pid_namespace(module)
     with open(folder / "run.log", "w") as log:
-        ran = mutmut(folder, "run", "--max-children", jobs, *globs, stdout=log, stderr=subprocess.STDOUT)
+        ran = mutmut(folder, "run", "--max-children", jobs, *globs, namespace=isolated, stdout=log, stderr=subprocess.STDOUT)
+    if ran.returncode == 0 and (in_child := [part for part in IN_CHILD_PROCESSES.get(module, {}) if not parts or part in parts]):
+        give_tests(folder, module, {part: IN_CHILD_PROCESSES[module][part] for part in in_child})
+        with open(folder / "run.log", "a") as log:  # mutants named are run again whatever their result
+            ran = mutmut(folder, "run", "--max-children", jobs, *mutant_globs(module, in_child), namespace=isolated,
+                         stdout=log, stderr=subprocess.STDOUT)
     if ran.returncode != 0:
         sys.exit(f"{module}: mutmut stopped (exit {ran.returncode}): see {folder / 'run.log'}")
     listed = mutmut(folder, "results", "--all", "true", capture_output=True).stdout

@@ -95,6 +95,7 @@ def test_a_get_goes_to_the_checked_address_with_our_headers_and_records_both_sid
     assert request.startswith(b"GET /page?q=1 HTTP/1.1\r\nHost: a.test\r\nUser-Agent: recrawl/")
     assert b"If-None-Match: \"v0\"\r\n" in request and b"Cookie" not in request
     assert b"\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n" in request  # every coding decoding.py undoes
+    assert hop.exchange.request_head == request  # the request record's block: the bytes sent, as sent
     assert hop.status == 200 and hop.exchange.body == body and not hop.truncated
     assert hop.ip == "192.0.2.7" and hop.contacted and hop.error_class is None
     assert hop.header("content-type") == "text/html" and hop.header("set-cookie") == "a=1, b=2"
