@@ -174,14 +174,31 @@ def home(tmp_path) -> Path:
     return folder
 
 
-def test_the_childs_status_is_returned_and_what_it_left_running_is_ended(forked, tmp_path):
-    """An orphan of the child (a code server left by dagster dev) becomes the supervisor's
-    child, as its subreaper, and is stopped before supervise() returns."""
-    pid_file = tmp_path / "orphan.pid"
-    run = forked(["sh", "-c", f'sleep 60 & echo $! > "{pid_file}"; exit 3'])
+# A straggler: it says it is ready to be stopped, then lives 10 s; SIGTERM has it write a
+# line and stop 0.4 s later (a run worker recording its run as failed).
+STRAGGLER = """trap 'echo TERM >> "$TERMS"; i=240' TERM
+touch "$READY"
+i=0
+while [ $i -lt 250 ]; do sleep 0.04; i=$((i+1)); done
+"""
+
+
+def test_the_childs_status_is_returned_and_what_it_left_running_is_sent_sigterm_once(forked, tmp_path):
+    """A process the child left running (a code server left by dagster dev) becomes the
+    supervisor's child, as its subreaper, and is stopped before supervise() returns: SIGTERM
+    once, then the time it takes to stop. Its name here holds a ")" and spaces: a process's
+    /proc stat line is read from its name's last ")"."""
+    (tmp_path / "straggler.sh").write_text(STRAGGLER)
+    odd = tmp_path / "sh) 1 x"
+    odd.symlink_to(shutil.which("sh"))
+    env = {"TERMS": str(tmp_path / "terms"), "READY": str(tmp_path / "ready"), "ODD": str(odd),
+           "SCRIPT": str(tmp_path / "straggler.sh"), "PID_FILE": str(tmp_path / "straggler.pid")}
+    run = forked(["sh", "-c", '"$ODD" "$SCRIPT" & echo $! > "$PID_FILE"; '
+                              'while [ ! -e "$READY" ]; do sleep 0.02; done; exit 3'], env=env)
     assert run.result() == "3"
-    orphan = int(pid_file.read_text())
-    assert not alive(orphan)
+    straggler = int((tmp_path / "straggler.pid").read_text())
+    assert not alive(straggler)
+    assert (tmp_path / "terms").read_text() == "TERM\n"
 
 
 def test_the_child_starts_with_sigint_at_its_default_and_unblocked_whatever_the_supervisor_inherited(forked):

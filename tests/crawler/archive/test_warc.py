@@ -83,3 +83,52 @@ def test_truncated_bodies_are_marked(tmp_path):
     with open(writer.closed_files[0], "rb") as fh:
         response = [r for r in ArchiveIterator(fh) if r.rec_type == "response"][0]
     assert response.rec_headers.get_header("WARC-Truncated") == "length"
+
+
+def test_sync_gives_every_files_length_on_disk_and_adopted_files_count_as_the_writers(tmp_path):
+    """A checkpoint's lengths (crawler/batches/progress.py): each closed file's size, and the
+    open file's bytes written so far, on disk at that length (the resume cuts it back to it).
+    Files of an earlier attempt adopted on a resume count as this writer's."""
+    earlier = tmp_path / "first-00000.warc.gz"  # (a resumed attempt writes under a prefix of its own)
+    earlier.write_bytes(b"x" * 123)
+    with WarcFileWriter(tmp_path, "t", "recrawl-test", max_file_bytes=2000) as writer:
+        writer.adopt([earlier])
+        writer.write(exchange(0, body=random.Random(0).randbytes(3000)))  # rolls over: t-00000 closed
+        writer.write(exchange(1))
+        lengths = writer.sync()
+        opened = tmp_path / "t-00001.warc.gz.open"
+        assert lengths == {"first-00000.warc.gz": 123, "t-00000.warc.gz": (tmp_path / "t-00000.warc.gz").stat().st_size,
+                           "t-00001.warc.gz": opened.stat().st_size}
+        assert lengths["t-00001.warc.gz"] > 0
+    assert writer.closed_files == [earlier, tmp_path / "t-00000.warc.gz", tmp_path / "t-00001.warc.gz"]
+    assert writer.sync() == lengths  # closed: the same lengths, no file open
+
+
+def test_an_abandoned_writer_leaves_its_open_file_under_its_open_name(tmp_path):
+    """A stopped batch (a full disk, a kill) abandons its writer: the open file keeps its
+    ".open" name, for the resume to cut back; closing it afterwards renames nothing."""
+    writer = WarcFileWriter(tmp_path, "t", "recrawl-test")
+    writer.write(exchange(0))
+    writer.abandon()
+    writer.abandon()  # twice: nothing more
+    assert writer.close() == []
+    assert [p.name for p in tmp_path.iterdir()] == ["t-00000.warc.gz.open"]
+
+
+def test_a_full_disk_stops_the_batch_with_a_sentence_naming_the_folder(tmp_path):
+    """The open file on a full disk (/dev/full refuses every write with ENOSPC): a record that
+    does not fit, or the checkpoint's flush, stops the batch (BatchStopped) with what to do."""
+    import pytest
+
+    from crawl_assets.crawler.crawl_errors import BatchStopped
+
+    (tmp_path / "t-00000.warc.gz.open").symlink_to("/dev/full")
+    writer = WarcFileWriter(tmp_path, "t", "recrawl-test")
+    writer.write(exchange(0))  # small: still in the file's buffer
+    with pytest.raises(BatchStopped) as stopped:
+        writer.sync()
+    assert str(stopped.value) == (f"the disk holding {tmp_path} is full (No space left on device): the fetch batch "
+                                  "stopped at its last checkpoint; free some space and run it again to resume")
+    with pytest.raises(BatchStopped):
+        writer.write(exchange(1, body=random.Random(1).randbytes(20_000)))  # past the buffer: written at once
+    writer.abandon()
