@@ -2,6 +2,11 @@
 plan order and its exploration order; the offers, merged, are the crawl's orders, and the
 plan (day_plan.plan) is taken along them once, as over the whole crawl in one process.
 
+A crawl whose parts are held elsewhere finds its head first (head_cut: its head-th gain, from
+the parts' gains alone, by radix selection), and each part offers only its rows within it:
+without the cut, a part's head of `head` rows is all its rows once the budget is a tenth of the
+crawl (2 x budget rows offered by each of 8 shards), and the crawl's plan held every page.
+
 Why the heads suffice: a part's head of `head` rows (plan_order: its listings, then its due
 rows by gain, then the others, each part cut at the `head`-th gain with every row tied with
 it) holds every row of the part that the crawl's head of `head` rows holds, since a part has
@@ -13,10 +18,13 @@ part's rows."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from .radix_selection import smallest_of_parts
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,32 @@ def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
     backlog = backlog[_sorted_by_keys(backlog_key, url.take(pa.array(backlog, pa.int64())))]
     return MergedOffers(order, explore, discovery, listing, host, cap, len(order) - len(first) == candidates, starts,
                         backlog)
+
+
+class HeadCut(NamedTuple):
+    """The crawl's head of its plan order (merge_offers' cut of `head` rows) as plan keys (0.0 -
+    gain, lowest first): its due candidates with a key up to `due`, then the others with a key
+    up to `other` (inf: all of them; -inf: none), listings aside (always offered). Every row of
+    the crawl's head a part holds is within it, and no other row but those tied with its edge."""
+
+    due: float
+    other: float
+
+
+def head_cut(keys_of, parts: int, head: int) -> HeadCut:
+    """The cut merge_offers makes at `head` rows, from the parts' keys: keys_of(i, due) gives
+    part i's candidates' keys (0.0 - gain; listings left out) due on the plan date (due=True)
+    or not; asked a few times a part (radix_selection), never two parts' at once."""
+    due_total = sum(len(keys_of(i, True)) for i in range(parts))
+    if head < due_total:  # (merge_offers: `left < total`) the head-th due key, no other row
+        return HeadCut(smallest_of_parts(lambda i: keys_of(i, True), parts, head - 1), -np.inf)
+    left = head - due_total
+    other_total = sum(len(keys_of(i, False)) for i in range(parts))
+    if left <= 0:
+        return HeadCut(np.inf, -np.inf)
+    if left < other_total:
+        return HeadCut(np.inf, smallest_of_parts(lambda i: keys_of(i, False), parts, left - 1))
+    return HeadCut(np.inf, np.inf)
 
 
 # An Arrow string array holds at most 2 GiB of characters (32-bit offsets); the URLs a crawl of

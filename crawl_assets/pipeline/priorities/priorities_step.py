@@ -46,6 +46,7 @@ import pyarrow.parquet as pq
 from ...storage.shared_root import write_file_atomic
 from .priority_queries import KIND_CODES, SECONDS_A_DAY, STATS_COLUMNS, Kind, host_caps, page_numbers
 from .refresh_allocation import OBJECTIVES
+from .radix_selection import median_of_parts
 from .slices import over_slices
 from .url_order import UrlOrder, host_numbers, in_url_order
 from .url_schedule import PartSchedule, schedule_parts
@@ -295,50 +296,6 @@ def typical_rate_of_parts(own_rates_of, parts: int) -> float:
     (own_rates), called a few times a part, never two parts' at once (median_of_parts)."""
     median = median_of_parts(own_rates_of, parts)
     return DEFAULT_RATE if median is None else median
-
-
-_DIGIT_BITS = 16
-
-
-def median_of_parts(values_of, parts: int) -> float | None:
-    """The median (as _median: lo + (hi - lo) / 2) of the values of every part (no NaN), None
-    for none: the two middle values found by radix selection on the floats' bits, 16 bits a
-    pass over the parts (four passes each), counting 65,536 digits at a time."""
-    total = sum(len(values_of(i)) for i in range(parts))
-    if total == 0:
-        return None
-    lo, hi = (_select(values_of, parts, k) for k in ((total - 1) // 2, total // 2))
-    return float(lo + (hi - lo) * 0.5)
-
-
-_SIGN = np.uint64(1 << 63)
-
-
-def _select(values_of, parts: int, k: int) -> float:
-    """The k-th smallest (from 0) of the parts' values."""
-    prefix, fixed = 0, 0  # the key's high `fixed` bits, found so far
-    for shift in range(64 - _DIGIT_BITS, -1, -_DIGIT_BITS):
-        counts = np.zeros(1 << _DIGIT_BITS, dtype=np.int64)
-        for i in range(parts):
-            keys = _order_keys(values_of(i))
-            if fixed:
-                keys = keys[(keys >> np.uint64(64 - fixed)) == np.uint64(prefix)]
-            digits = (keys >> np.uint64(shift)) & np.uint64((1 << _DIGIT_BITS) - 1)
-            counts += np.bincount(digits.astype(np.int64), minlength=1 << _DIGIT_BITS)
-        below = np.cumsum(counts)
-        digit = int(np.searchsorted(below, k, side="right"))
-        k -= int(below[digit - 1]) if digit else 0
-        prefix, fixed = (prefix << _DIGIT_BITS) | digit, fixed + _DIGIT_BITS
-    key = np.array([prefix], dtype=np.uint64)
-    bits = np.where(key & _SIGN, key ^ _SIGN, ~key)  # (_order_keys undone)
-    return float(bits.view(np.float64)[0])
-
-
-def _order_keys(values: np.ndarray) -> np.ndarray:
-    """Unsigned keys in the floats' order: the sign bit set for positives, every bit flipped
-    for negatives."""
-    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
-    return np.where(bits & _SIGN, ~bits, bits | _SIGN)
 
 
 def _rates_or_typical(own: np.ndarray, host_index: np.ndarray, everyone: float, host_median: np.ndarray) -> np.ndarray:

@@ -10,7 +10,11 @@ any worker), the files between them under the data root:
    search is asked of every shard in turn, from the arrays it needs of the shard's priced
    pages (24 bytes a page, in local files written when the summary is first read), so no
    process holds more than one shard's pages (a handful of rounds:
-   refresh_allocation.crawl_log_price); then each shard's offer for the plan, from its summary;
+   refresh_allocation.crawl_log_price); then the crawl's head of its plan order (its head-th
+   gain, by radix selection over every shard's gains at the price, kept in local files:
+   plan_offers.head_cut), and each shard's offer for the plan within it, from its summary (so
+   the plan holds the crawl's head, not every shard's head of as many rows: at a budget of a
+   tenth of the crawl, that was every page);
 3. each shard (shard_priorities[D|S]): its schedule at the crawl's price, its planned rows
    ranked as the crawl's plan ranks them: its URL priorities and host budgets.
 
@@ -36,6 +40,7 @@ from .priorities_step import (
     part_schedule, plan_day_number, typical_rate_of_parts,
 )
 from .refresh_allocation import AllocationPart
+from .plan_offers import head_cut
 from .url_schedule import CrawlPrice, crawl_plan, crawl_price, expected_freshness, planned_of_parts
 
 # The summary's tables (one Arrow IPC file each in the shard's folder); pages: the URL, then
@@ -132,6 +137,19 @@ class _StoredShard:
     def edge_hosts(self, log_price: float):
         return self.allocation().edge_hosts(log_price)
 
+    @property
+    def keyed(self) -> bool:
+        return (self.scratch / "due_keys.npy").exists()
+
+    def keep_keys(self, schedule) -> None:
+        """The plan keys of its schedule priced at the crawl's price (PartSchedule.head_keys),
+        kept for the crawl's head (plan_offers.head_cut): 8 bytes a candidate."""
+        for due, name in ((True, "due_keys"), (False, "other_keys")):
+            np.save(self.scratch / f"{name}.npy", schedule.head_keys(due))
+
+    def keys(self, due: bool) -> np.ndarray:
+        return np.load(self.scratch / f"{'due' if due else 'other'}_keys.npy", mmap_mode="r")
+
 
 class _Offered(NamedTuple):
     """What the counts need of a shard's offer: its rows' kinds and listings, its due URLs, ..."""
@@ -165,14 +183,27 @@ def plan_of_shards(folders: dict[str, Path], plan_date: str | Date, settings) ->
     with tempfile.TemporaryDirectory(prefix="recrawl-price-") as scratch:
         stored = [_StoredShard(folders[shard], Path(scratch) / shard, everyone, now, settings) for shard in shards]
         price = crawl_price(stored, sum(s.held for s in stored), settings.daily_fetch_budget)
+        return _plan_at(stored, shards, price, everyone, settings)
+
+
+def _plan_at(stored: list[_StoredShard], shards: list[str], price: CrawlPrice, everyone: float,
+             settings) -> CrawlPlan:
+    """The crawl's plan at its price: the crawl's head found from every shard's plan keys
+    (written once, beside its price search's arrays), then each shard's offer within it."""
     seen: list[_Offered] = [None] * len(shards)  # each shard's last offer, for the counts
 
     def offers_at(head: int):
+        if len(stored) > 1 and not all(s.keyed for s in stored):  # (once: the keys do not depend on the head)
+            for shard in stored:
+                _, schedule = shard.schedule()
+                schedule.price(*price)
+                shard.keep_keys(schedule)
+        cut = head_cut(lambda i, due: stored[i].keys(due), len(stored), head) if len(stored) > 1 else None
         offers = []
         for i, shard in enumerate(stored):
             part, schedule = shard.schedule()
             schedule.price(*price)
-            offer = schedule.offer(head, part.url)
+            offer = schedule.offer(head, part.url, cut)
             seen[i] = _Offered(offer.rows, part.columns["kind_code"][offer.rows], part.columns["listing"][offer.rows],
                                int(schedule.due.sum()), len(part.url), len(schedule.capped), schedule.freshness_sums,
                                bool(schedule.refresh.any()))

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from .day_plan import backlog_order, plan, plan_order
-from .plan_offers import PlanOffer, merge_offers
+from .plan_offers import HeadCut, PlanOffer, head_cut, merge_offers
 from .priority_queries import GONE, KIND_CODES, Kind
 from .refresh_allocation import AGE, AllocationPart, crawl_log_price, edge_share, freshness
 from .slices import over_slices
@@ -72,10 +72,22 @@ class PartSchedule:
         self.explore, self.explore_score = exploration_ranking(self.pages, refresh & ~self.due & ~self.listing,
                                                                self.weight, self.now)
 
-    def offer(self, head: int, urls: pa.Array | None) -> PlanOffer:
+    def head_keys(self, due: bool) -> np.ndarray:
+        """The plan keys (0.0 - gain) of the part's candidates, listings aside, due on the plan
+        date (or not): what plan_offers.head_cut asks of the part."""
+        rows = self.candidate & ~self.listing & (self.due if due else ~self.due)
+        return 0.0 - self.gain[rows]
+
+    def offer(self, head: int, urls: pa.Array | None, cut: HeadCut | None = None) -> PlanOffer:
         """The head of the part's plan order and its exploration order (plan_offers.py).
-        urls: the part's URLs (needed when the crawl has several parts)."""
-        order, _ = plan_order(self.due, self.gain, self.candidate, head, first=self.listing)
+        urls: the part's URLs (needed when the crawl has several parts); cut: the crawl's head
+        (head_cut at `head`), of which the part's offers only its rows (every row of the
+        crawl's head it holds: its own head is cut at `head` rows too, and so never shorter)."""
+        candidate = self.candidate
+        if cut is not None:
+            key = 0.0 - self.gain
+            candidate = candidate & (self.listing | np.where(self.due, key <= cut.due, key <= cut.other))
+        order, _ = plan_order(self.due, self.gain, candidate, head, first=self.listing)
         backlog = backlog_order(self.discovery, self.due, self.gain, self.host, self.cap, self.flagged,
                                 held_due=self.refresh & self.due & ~self.listing)
         rows = union_of_rows(len(self.due), order, self.explore, backlog)
@@ -151,8 +163,9 @@ def crawl_price(allocations: list, held: int, budget: float) -> CrawlPrice:
 
 def crawl_plan(offers_at, never_fetched: int, settings):
     """The day's plan over the parts' offers: offers_at(head) gives every part's offer of
-    `head` rows (PartSchedule.offer); a longer head is asked for if a pass of the plan ran out
-    of rows before its limit. Returns the plan, the offers and their merge."""
+    `head` rows (PartSchedule.offer, cut at the crawl's head when it has several parts:
+    head_cut); a longer head is asked for if a pass of the plan ran out of rows before its
+    limit. Returns the plan, the offers and their merge."""
     # The plan reads only the head of the order: offers long enough for the budget, and longer
     # ones if a pass of the plan ran out of rows before its limit.
     head = 2 * settings.daily_fetch_budget + 1024
@@ -192,9 +205,11 @@ def schedule_parts(parts: list[PartSchedule], settings, urls: list | None = None
                         settings.daily_fetch_budget)
     for part in parts:
         part.price(*price)
-    day, offers, merged = crawl_plan(
-        lambda head: [part.offer(head, None if urls is None else urls[i]) for i, part in enumerate(parts)],
-        sum(int(part.discovery.sum()) for part in parts), settings)
+    def offers_at(head: int) -> list[PlanOffer]:
+        cut = head_cut(lambda i, due: parts[i].head_keys(due), len(parts), head) if len(parts) > 1 else None
+        return [part.offer(head, None if urls is None else urls[i], cut) for i, part in enumerate(parts)]
+
+    day, offers, merged = crawl_plan(offers_at, sum(int(part.discovery.sum()) for part in parts), settings)
     columns = [part.columns(rows, ranks, len(day.ranked))
                for part, (rows, ranks) in zip(parts, planned_of_parts(day, offers, merged))]
     expected = expected_freshness([part.freshness_sums for part in parts], any(part.refresh.any() for part in parts))

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from crawl_assets.pipeline.priorities.day_plan import plan
-from crawl_assets.pipeline.priorities.plan_offers import merge_offers
+from crawl_assets.pipeline.priorities.plan_offers import head_cut, merge_offers
 from crawl_assets.pipeline.priorities.url_schedule import PartSchedule
 from test_priorities import settings
 
@@ -70,12 +70,16 @@ def part_schedule(c: Crawl, rows: np.ndarray) -> PartSchedule:
     return part
 
 
-def merged_in_urls(c: Crawl, parts: list[np.ndarray], head: int):
-    """merge_offers over the parts' offers, each merged row named by its URL; and the day's plan."""
+def merged_in_urls(c: Crawl, parts: list[np.ndarray], head: int, cut: bool = False):
+    """merge_offers over the parts' offers, each merged row named by its URL; and the day's plan.
+    cut: each part offers only its rows of the crawl's head (head_cut over the parts' keys)."""
     schedules = [part_schedule(c, rows) for rows in parts]
     urls = [pa.array([c.url[i] for i in rows]) for rows in parts]
-    offers = [s.offer(head, u) for s, u in zip(schedules, urls)]
+    crawl_head = head_cut(lambda i, due: schedules[i].head_keys(due), len(parts), head) if cut else None
+    offers = [s.offer(head, u, crawl_head) for s, u in zip(schedules, urls)]
     merged = merge_offers(offers, head)
+    if cut:  # the parts' heads together are the crawl's head, not a row more
+        assert sum(len(o.head) for o in offers) == len(merged.order)
     crawl_row = np.concatenate([rows[o.rows] for rows, o in zip(parts, offers)]).astype(np.int64)
     names = np.array(c.url, dtype=object)[crawl_row] if len(crawl_row) else np.zeros(0, dtype=object)
     config = settings(daily_fetch_budget=head // 2)
@@ -108,13 +112,13 @@ def split(c: Crawl, parts: int, seed: int) -> list[np.ndarray]:
 def test_the_merged_offers_are_the_one_process_plan_inputs_row_for_row(seed, head):
     c = crawl(seed)
     whole = merged_in_urls(c, [np.arange(len(c.url))], head)
-    for parts in (2, 3):
-        by_part = merged_in_urls(c, split(c, parts, seed), head)
+    for parts, cut in ((2, False), (3, False), (2, True), (3, True)):
+        by_part = merged_in_urls(c, split(c, parts, seed), head, cut)
         # the hosts' numbers are the parts' one after the other: the same hosts, renumbered
         assert len(by_part["hosts"]) == len({h for h, _ in by_part["hosts"]}) == len({n for _, n in by_part["hosts"]})
         whole_hosts = whole.pop("hosts")
         by_part.pop("hosts")
-        assert by_part == whole, (parts, head)
+        assert by_part == whole, (parts, head, cut)
         whole["hosts"] = whole_hosts
     # the one-process order is plan_order's (listings first): the merge leaves it alone
     assert whole["order"][:int(c.listing.sum())] == sorted(
@@ -141,6 +145,32 @@ def test_the_head_is_cut_at_its_last_gain_with_every_row_tied_with_it():
     whole = merged_in_urls(c, parts, head=8)
     assert whole["order"] == [url[0], url[5], url[1], url[2], url[4], url[6], url[3], url[7]]
     assert whole["complete"] is True
+
+
+def test_the_crawls_head_found_from_the_parts_keys_is_merge_offers_cut():
+    """head_cut: the head-th due key (ties at the edge offered, every one), or every due row and
+    the others to the (head - due)-th key, or every candidate; -0.0 and 0.0 one gain."""
+    url = [f"https://h{h}.test/{p}" for h in range(4) for p in "ab"]
+    gain = np.array([3.0, 1.0, 1.0, 0.5, 1.0, 2.0, -0.0, 0.0])
+    due = np.array([True, True, True, False, True, True, False, False])
+    c = Crawl(url=url, host=np.repeat(np.arange(4), 2), due=due, gain=gain,
+              candidate=np.ones(8, bool), listing=np.zeros(8, bool), discovery=np.zeros(8, bool),
+              explore_score=np.full(8, np.nan), cap=np.full(4, 10.0), flagged=np.zeros(4, bool))
+    parts = [np.array([0, 1, 4, 5]), np.array([2, 3, 6, 7])]
+    schedules = [part_schedule(c, rows) for rows in parts]
+
+    def cut(head):
+        return tuple(head_cut(lambda i, d: schedules[i].head_keys(d), 2, head))
+
+    assert cut(1) == (-3.0, -np.inf)
+    assert cut(3) == cut(4) == (-1.0, -np.inf)  # three rows tied at 1.0: all offered
+    assert cut(5) == (np.inf, -np.inf)  # the due rows exactly
+    assert cut(6) == (np.inf, -0.5)
+    assert cut(7) == (np.inf, 0.0) and cut(8) == (np.inf, np.inf)
+    for head in range(1, 10):
+        by_part, whole = merged_in_urls(c, parts, head, cut=True), merged_in_urls(c, [np.arange(8)], head)
+        by_part.pop("hosts"), whole.pop("hosts")  # (the hosts renumbered part after part)
+        assert by_part == whole, head
 
 
 def test_the_order_is_complete_when_it_holds_every_candidate_whatever_the_split():

@@ -19,6 +19,7 @@ from crawl_assets.pipeline.priorities.priorities_step import (
 from crawl_assets.pipeline.priorities.shard_priorities import (
     part_tables, plan_json, plan_of_shards, planned_rows, read_plan, shard_priorities, write_part,
 )
+from crawl_assets.pipeline.priorities import url_schedule
 from crawl_assets.pipeline.priorities.url_schedule import PartSchedule
 from test_priorities import PLAN_DAY, settings
 from test_priorities_per_part import parts_of, web
@@ -66,24 +67,72 @@ def test_shards_without_urls_take_no_part(tmp_path):
     assert crawl.counts.planned == whole.counts.planned == 20
 
 
+def counted_offers(monkeypatch) -> tuple[dict, dict]:
+    """Rows the shards offer for the crawl's plan order (listings aside), and rows of the crawl's
+    head that order holds once merged, by the head asked for (filled as the stages run)."""
+    offered, merged_heads = {}, {}
+    offer, merge = PartSchedule.offer, url_schedule.merge_offers
+
+    def offering(part, head, urls, cut):
+        made = offer(part, head, urls, cut)
+        offered[head] = offered.get(head, 0) + len(made.head) - made.listings
+        return made
+
+    def merging(offers, head):
+        merged = merge(offers, head)
+        merged_heads[head] = len(merged.order) - sum(o.listings for o in offers)
+        return merged
+
+    monkeypatch.setattr(PartSchedule, "offer", offering)
+    monkeypatch.setattr(url_schedule, "merge_offers", merging)
+    return offered, merged_heads
+
+
+def web_with_more(more_a_host: int, inlinks):
+    """web(3) and `more_a_host` never-fetched URLs on each of its first 8 hosts, with `inlinks`."""
+    stats, urls, hosts = web(seed=3)
+    more = [f"https://h{h}.example/more{i}" for h in range(8) for i in range(more_a_host)]
+    urls = pa.concat_tables([urls, pa.table({"url": more, "host": [u.split("/")[2] for u in more],
+                                             "inlinks": pa.array(inlinks(len(more)), pa.int64())})])
+    return stats, urls, hosts
+
+
 def test_a_plan_that_asks_the_shards_again_for_longer_offers(tmp_path, monkeypatch):
     # 3,000 more never-fetched URLs with many in-links on each of 8 hosts, 5 a host a day: the
     # offers' head (2 x budget + 1,024 rows) is mostly those hosts' URLs, the plan's passes run
     # out of rows within the caps, and the coordinator asks every shard again for a longer head.
-    stats, urls, hosts = web(seed=3)
-    more = [f"https://h{h}.example/more{i}" for h in range(8) for i in range(3000)]
-    urls = pa.concat_tables([urls, pa.table({"url": more, "host": [u.split("/")[2] for u in more],
-                                             "inlinks": pa.array(np.full(len(more), 50, np.int64))})])
+    stats, urls, hosts = web_with_more(3000, lambda n: np.full(n, 50))
     config = settings(daily_fetch_budget=300, shard_count=4, max_pages_per_host=5)
     whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
-    heads = []
-    offer = PartSchedule.offer
-    monkeypatch.setattr(PartSchedule, "offer", lambda part, head, urls: heads.append(head) or offer(part, head, urls))
+    offered, merged_heads = counted_offers(monkeypatch)
     crawl, tables = in_stages(parts_of(stats, urls, hosts, 4), config, tmp_path)
-    assert sorted(set(heads)) == [1624, 4 * 1624, 16 * 1624]  # every shard asked three times
+    assert sorted(offered) == [1624, 4 * 1624, 16 * 1624]  # every shard asked three times
+    # the shards offered the crawl's head (1,624 rows and those tied with the last), not each
+    # its own head of as many rows
+    assert offered == merged_heads
+    assert offered[1624] < 2 * 1624
     merged = pa.concat_tables(tables)
     assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
     assert crawl.counts.planned == whole.counts.planned == 300
+
+
+@pytest.mark.parametrize("cap", [2, 4])
+def test_the_shards_offer_the_crawls_head_only_and_plan_as_one_process_with_caps_binding(tmp_path, monkeypatch, cap):
+    # 1,500 more never-fetched URLs on each of 8 hosts, in-links of 0 to 60: 13,400 candidates, a
+    # head of 1,224 rows (a budget of 100) whose edge falls among those hosts' URLs, whose caps
+    # of a few a day bind: the plan passes over most of the head, and each shard offers only
+    # its rows of the crawl's head (every shard has more rows than the head).
+    stats, urls, hosts = web_with_more(1500, lambda n: np.random.default_rng(cap).integers(0, 61, n))
+    config = settings(daily_fetch_budget=100, shard_count=4, max_pages_per_host=cap)
+    whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
+    offered, merged_heads = counted_offers(monkeypatch)
+    crawl, tables = in_stages(parts_of(stats, urls, hosts, 4), config, tmp_path)
+    assert offered == merged_heads and offered[1224] < 1224 + 100  # the head, and what ties with its edge
+    merged = pa.concat_tables(tables)
+    assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
+    assert crawl.counts.planned == whole.counts.planned
+    planned_a_host = pc.value_counts(whole.urls.filter(whole.urls["planned"])["host"]).field("counts")
+    assert pc.max(planned_a_host).as_py() == cap and pc.sum(pc.equal(planned_a_host, cap)).as_py() >= 8
 
 
 @pytest.mark.parametrize("parts", [1, 3, 8])
