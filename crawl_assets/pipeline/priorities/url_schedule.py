@@ -8,6 +8,7 @@ day's plan (day_plan.py), its ranks and front-queue levels."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -69,8 +70,25 @@ class PartSchedule:
         self.candidate = self.due | (refresh & (self.frequency > 0)) | self.discovery
         # Sitemaps and feeds of hosts whose dates are trusted: read first, within their reserve.
         self.listing = self.pages["listing"].astype(bool, copy=False) & refresh
-        self.explore, self.explore_score = exploration_ranking(self.pages, refresh & ~self.due & ~self.listing,
-                                                               self.weight, self.now)
+        for name in ("exploration", "explore", "explore_score"):  # (the ranking at the price before, if any)
+            self.__dict__.pop(name, None)
+
+    # The exploration order is the plan's only (its offer): found when first asked for, not by
+    # every pricing of the part (the coordinator prices each shard twice, each shard's last stage once).
+    @cached_property
+    def exploration(self) -> tuple[np.ndarray, np.ndarray]:
+        """exploration_ranking of the part's refresh URLs not due, listings aside, at its price."""
+        return exploration_ranking(self.pages, self.refresh & ~self.due & ~self.listing, self.weight, self.now)
+
+    @cached_property
+    def explore(self) -> np.ndarray:
+        """The part's exploration order (rows, best first)."""
+        return self.exploration[0]
+
+    @cached_property
+    def explore_score(self) -> np.ndarray:
+        """Per `explore` entry, its score (higher first)."""
+        return self.exploration[1]
 
     def head_keys(self, due: bool) -> np.ndarray:
         """The plan keys (0.0 - gain) of the part's candidates, listings aside, due on the plan
