@@ -20,6 +20,7 @@ class DayPlan(NamedTuple):
     ranked: np.ndarray  # the planned rows ranked: those of the order given, then explored rows outside it
     short: bool  # a pass over the order ran out before its limit (rows after it could have been taken)
     explored: int  # rows the exploration pass took
+    short_passes: tuple[str, ...] = ()  # the passes that ran out ("floor", "value")
 
 
 def plan_order(due, gain, candidate, head: int, first=None) -> tuple[np.ndarray, bool]:
@@ -66,7 +67,7 @@ def _highest_gain(rows, gain, n: int) -> np.ndarray:
 
 
 def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, never_fetched=None,
-         backlog=None) -> DayPlan:
+         backlog=None, complete_rows=None) -> DayPlan:
     """The day's plan, taken along `order`: first the listings (`listing` rows, all at the
     head of `order`) within their reserve, then the `backlog` rows (within the discovery
     floor), then the `explore` rows (in their own order, all of them) within the exploration
@@ -76,7 +77,10 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     never_fetched: the crawl's never-fetched URLs, for the discovery floor (default: the
     is_discovery rows; a crawl planned over its parts' offers has more than those).
     backlog: rows (in their own order, backlog_order) the floor takes first, before exploration:
-    never-fetched ones, and held ones of their hosts that rank above them (not counted in the floor)."""
+    never-fetched ones, and held ones of their hosts that rank above them (not counted in the floor).
+    complete_rows: the value pass reads only the first complete_rows of `order` (default: all):
+    past them a crawl planned over its parts' offers holds only the rows the other passes read
+    (plan_offers.py), and the value pass runs short there instead."""
     budget = settings.daily_fetch_budget
     planned = np.zeros(len(is_discovery), dtype=bool)
     used = np.zeros(len(cap), dtype=np.int64)
@@ -89,13 +93,14 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     backlog = order[:0] if backlog is None else backlog
     in_backlog = np.zeros(len(is_discovery), dtype=bool)
     in_backlog[backlog] = True
-    short = False
+    short_passes = ()
     taken_by = {}
     # (name, rows, limit, whole): the backlog is the floor's first part, taken before exploration
     # so that a polite host's cap goes to its queue of pages we do not have (backlog_order).
     passes = (("listings", order[listed], reserve, True), ("backlog", backlog, floor, True),
               ("explore", explore, exploring, True), ("floor", order[discovery & ~in_backlog[order]], None, False),
-              ("value", order[~listed], None, False), ("listings_after", order[listed], None, True))
+              ("value", order[:complete_rows][~listed[:complete_rows]], None, False),
+              ("listings_after", order[listed], None, True))
     for name, rows, limit, whole in passes:
         left = budget - int(planned.sum())
         if name == "floor":  # what the backlog left of the floor
@@ -103,7 +108,8 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
         limit = left if limit is None else min(limit, left)
         rows = rows[~planned[rows]]
         taken = _take_within_caps(rows, host, cap, used, limit)
-        short |= len(taken) < limit and not whole  # (every listing is in `order`)
+        if len(taken) < limit and not whole:  # (every listing is in `order`)
+            short_passes += (name,)
         planned[taken] = True
         # (the backlog's held rows, a polite host's refreshes worth more than its queue, are not the floor's)
         taken_by[name] = int(is_discovery[taken].sum()) if name == "backlog" else len(taken)
@@ -117,7 +123,7 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     outside[explore] = False
     ranked = np.concatenate([ranked, backlog[planned[backlog] & outside[backlog]]])
     assert len(ranked) == planned.sum()
-    return DayPlan(planned, ranked, short, explored)
+    return DayPlan(planned, ranked, bool(short_passes), explored, short_passes)
 
 
 # The floor of never-fetched URLs: at most this share of the budget covers the known ones in

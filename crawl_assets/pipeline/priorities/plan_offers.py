@@ -1,18 +1,26 @@
-"""The day's plan over a crawl held in parts (one per shard): each part offers the head of its
-plan order and its exploration order; the offers, merged, are the crawl's orders, and the
-plan (day_plan.plan) is taken along them once, as over the whole crawl in one process.
+"""The day's plan over a crawl held in parts (one per shard): each part offers its rows of the
+crawl's head of its plan order, and its exploration and backlog orders; the offers, merged,
+are the crawl's orders, and the plan (day_plan.plan) is taken along them once, as over the
+whole crawl in one process.
 
-A crawl whose parts are held elsewhere finds its head first (head_cut: its head-th gain, from
-the parts' gains alone, by radix selection), and each part offers only its rows within it:
-without the cut, a part's head of `head` rows is all its rows once the budget is a tenth of the
-crawl (2 x budget rows offered by each of 8 shards), and the crawl's plan held every page.
+The crawl's head is cut twice, each cut found from the parts' gains alone (head_cut: the
+head-th gain, by radix selection over every part's candidates, never two parts' at once):
+within `cut` (2 x budget + 1,024 rows at first), every candidate: the rows the value pass
+walks; within `reach` (as long, or 4, 16, ... times longer), only the rows the other passes
+and the plan's ranks read: never-fetched URLs (the discovery floor walks them in plan order)
+and the rows of the exploration and backlog orders. The floor's never-fetched URLs can lie far
+down the order (5 % of a crawl's URLs, most of them not due): with one cut, the plan asked for
+a head 4 times longer, and at 100 million URLs the coordinator held 80 million rows.
 
-Why the heads suffice: a part's head of `head` rows (plan_order: its listings, then its due
-rows by gain, then the others, each part cut at the `head`-th gain with every row tied with
-it) holds every row of the part that the crawl's head of `head` rows holds, since a part has
-no more rows above a gain than the crawl has. The crawl's order puts equal gains in URL order,
-as the one-process order does (its rows are in URL order), so the merged order is the
-one-process order, row for row. Hosts are whole within a part: a host's cap is counted in one
+Why the cuts suffice: a part has no more rows above a gain than the crawl has, so each part's
+rows within a cut are every row of the crawl's head it holds; the crawl's order puts equal
+gains in URL order, as the one-process order does (its rows are in URL order), so the merged
+order is the one-process order of the rows offered, row for row: its first `complete_rows` the
+crawl's head within `cut`, then the never-fetched, exploration and backlog rows within
+`reach`, which is all the floor pass and the ranks read of the crawl's head within `reach`.
+The plan is then the plan along that whole head when neither the floor (over the head within
+`reach`) nor the value pass (within `cut`) runs short (url_schedule.crawl_plan lengthens the
+cut or the reach until so). Hosts are whole within a part: a host's cap is counted in one
 part's rows."""
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ from .radix_selection import smallest_of_parts
 class PlanOffer:
     """What one part offers the crawl's plan; every array but `cap` is over `rows`."""
 
-    rows: np.ndarray  # the part's rows offered (increasing): its head and its exploration order
+    rows: np.ndarray  # the part's rows offered (increasing): its head and its exploration and backlog orders
     head: np.ndarray  # positions in `rows`: the part's plan order, listings first
     listings: int  # how many of `head` are listings (the rest: due rows, then the others)
+    complete: int  # how many of `head` after its listings are its candidates within the cut (all of them)
+    reached: int  # its candidates within the reach (offered or not)
     due: np.ndarray  # due on the plan date
     gain: np.ndarray
     url: pa.Array
@@ -59,75 +69,84 @@ class MergedOffers:
     listing: np.ndarray
     host: np.ndarray  # the crawl's host numbers (part after part) into `cap`
     cap: np.ndarray
-    complete: bool  # the order holds every candidate
+    complete: bool  # the order's complete rows are every candidate
     starts: np.ndarray  # each part's first merged row (and the total, last)
     backlog: np.ndarray  # the crawl's backlog order (day_plan.backlog_order), by its key then URL
+    complete_rows: int  # the order's first rows: the listings and every candidate within the cut
+    reached_all: bool  # the reach holds every candidate
 
 
-def merge_offers(offers: list[PlanOffer], head: int) -> MergedOffers:
+def merge_offers(offers: list[PlanOffer]) -> MergedOffers:
     """The crawl's plan order and exploration order from its parts' offers (one a part: a crawl
-    has one part at the least), each made with `head`."""
+    has one part at the least), each made with the same cut and reach."""
     starts = np.cumsum([0] + [len(o.rows) for o in offers])
     host_starts = np.cumsum([0] + [len(o.cap) for o in offers])
     discovery, listing = _joined(offers, "discovery"), _joined(offers, "listing")
     host = np.concatenate([o.host + h for o, h in zip(offers, host_starts)])
     cap = _joined(offers, "cap")
     candidates = sum(o.due_candidates + o.other_candidates for o in offers)
+    complete = sum(o.complete for o in offers)
+    listings = sum(o.listings for o in offers)
+    reached_all = sum(o.reached for o in offers) == candidates
     if len(offers) == 1:  # the part's own orders are the crawl's
         only = offers[0]
-        return MergedOffers(only.head, only.explore, discovery, listing, host, cap,
-                            len(only.head) - only.listings == candidates, starts, only.backlog)
+        return MergedOffers(only.head, only.explore, discovery, listing, host, cap, complete == candidates, starts,
+                            only.backlog, listings + complete, reached_all)
     gain, url, due = _joined(offers, "gain"), joined_urls([o.url for o in offers]), _joined(offers, "due")
     heads = [o.head + s for o, s in zip(offers, starts)]
     first = np.concatenate([h[:o.listings] for h, o in zip(heads, offers)])
     rest = np.concatenate([h[o.listings:] for h, o in zip(heads, offers)])
     key = 0.0 - gain  # (highest gain first; -0.0 made 0.0, which it equals)
-    ordered = [_by_key(first, key, url)]
-    left = head
-    for part, total in ((rest[due[rest]], sum(o.due_candidates for o in offers)),
-                        (rest[~due[rest]], sum(o.other_candidates for o in offers))):
-        if left <= 0:
-            break
-        part = _by_key(part, key, url)
-        if left < total:  # the crawl's head: to the left-th gain, with every row tied with it
-            part = part[key[part] <= key[part[left - 1]]]
-        ordered.append(part)
-        left -= len(part)
-    order = np.concatenate(ordered)
+    # due rows, then the others, each by key then URL: the rows within the cut come first (every
+    # row within it, ties at its edge included, and the others have keys past it)
+    order = np.concatenate([_by_key(first, key, url), _by_key(rest[due[rest]], key, url),
+                            _by_key(rest[~due[rest]], key, url)])
     scores = np.concatenate([o.explore_score for o in offers])
     explore = np.concatenate([o.explore + s for o, s in zip(offers, starts)])
     explore = explore[_sorted(0.0 - scores, url.take(pa.array(explore)))]
     backlog = np.concatenate([o.backlog + s for o, s in zip(offers, starts)])
     backlog_key = _joined(offers, "backlog_key")
     backlog = backlog[_sorted_by_keys(backlog_key, url.take(pa.array(backlog, pa.int64())))]
-    return MergedOffers(order, explore, discovery, listing, host, cap, len(order) - len(first) == candidates, starts,
-                        backlog)
+    return MergedOffers(order, explore, discovery, listing, host, cap, complete == candidates, starts, backlog,
+                        listings + complete, reached_all)
 
 
 class HeadCut(NamedTuple):
-    """The crawl's head of its plan order (merge_offers' cut of `head` rows) as plan keys (0.0 -
-    gain, lowest first): its due candidates with a key up to `due`, then the others with a key
-    up to `other` (inf: all of them; -inf: none), listings aside (always offered). Every row of
-    the crawl's head a part holds is within it, and no other row but those tied with its edge."""
+    """The crawl's head of `head` rows of its plan order as plan keys (0.0 - gain, lowest
+    first): its due candidates with a key up to `due`, then the others with a key up to `other`
+    (inf: all of them; -inf: none), listings aside (always offered), ties at the edge included."""
 
     due: float
     other: float
 
+    def holds(self, due: np.ndarray, key: np.ndarray) -> np.ndarray:
+        """Whether each row (due or not, of plan key `key`) is within the cut."""
+        return np.where(due, key <= self.due, key <= self.other)
+
 
 def head_cut(keys_of, parts: int, head: int) -> HeadCut:
-    """The cut merge_offers makes at `head` rows, from the parts' keys: keys_of(i, due) gives
-    part i's candidates' keys (0.0 - gain; listings left out) due on the plan date (due=True)
-    or not; asked a few times a part (radix_selection), never two parts' at once."""
+    """The crawl's head of `head` rows, from the parts' keys: keys_of(i, due) gives part i's
+    candidates' keys (0.0 - gain; listings left out) due on the plan date (due=True) or not;
+    asked a few times a part (radix_selection), never two parts' at once. Due rows come first;
+    the head-th row's key, with every row tied with it."""
     due_total = sum(len(keys_of(i, True)) for i in range(parts))
-    if head < due_total:  # (merge_offers: `left < total`) the head-th due key, no other row
-        return HeadCut(smallest_of_parts(lambda i: keys_of(i, True), parts, head - 1), -np.inf)
+    if head < due_total:  # the head-th due key, no other row
+        return HeadCut(_smallest(lambda i: keys_of(i, True), parts, head - 1), -np.inf)
     left = head - due_total
     other_total = sum(len(keys_of(i, False)) for i in range(parts))
     if left <= 0:
         return HeadCut(np.inf, -np.inf)
     if left < other_total:
-        return HeadCut(np.inf, smallest_of_parts(lambda i: keys_of(i, False), parts, left - 1))
+        return HeadCut(np.inf, _smallest(lambda i: keys_of(i, False), parts, left - 1))
     return HeadCut(np.inf, np.inf)
+
+
+def _smallest(values_of, parts: int, k: int) -> float:
+    """The k-th smallest key: of one part held here, by a partition (the keys are never -0.0)."""
+    if parts == 1:
+        values = values_of(0)
+        return float(np.partition(values, k)[k])
+    return smallest_of_parts(values_of, parts, k)
 
 
 # An Arrow string array holds at most 2 GiB of characters (32-bit offsets); the URLs a crawl of

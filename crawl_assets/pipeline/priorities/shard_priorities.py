@@ -192,18 +192,18 @@ def _plan_at(stored: list[_StoredShard], shards: list[str], price: CrawlPrice, e
     (written once, beside its price search's arrays), then each shard's offer within it."""
     seen: list[_Offered] = [None] * len(shards)  # each shard's last offer, for the counts
 
-    def offers_at(head: int):
-        if len(stored) > 1 and not all(s.keyed for s in stored):  # (once: the keys do not depend on the head)
+    def offers_at(head: int, reach: int):
+        if not all(s.keyed for s in stored):  # (once: the keys do not depend on the head)
             for shard in stored:
                 _, schedule = shard.schedule()
                 schedule.price(*price)
                 shard.keep_keys(schedule)
-        cut = head_cut(lambda i, due: stored[i].keys(due), len(stored), head) if len(stored) > 1 else None
+        cut, reached = (head_cut(lambda i, due: stored[i].keys(due), len(stored), rows) for rows in (head, reach))
         offers = []
         for i, shard in enumerate(stored):
             part, schedule = shard.schedule()
             schedule.price(*price)
-            offer = schedule.offer(head, part.url, cut)
+            offer = schedule.offer(cut, reached, part.url)
             seen[i] = _Offered(offer.rows, part.columns["kind_code"][offer.rows], part.columns["listing"][offer.rows],
                                int(schedule.due.sum()), len(part.url), len(schedule.capped), schedule.freshness_sums,
                                bool(schedule.refresh.any()))

@@ -96,26 +96,30 @@ class PartSchedule:
         rows = self.candidate & ~self.listing & (self.due if due else ~self.due)
         return 0.0 - self.gain[rows]
 
-    def offer(self, head: int, urls: pa.Array | None, cut: HeadCut | None = None) -> PlanOffer:
-        """The head of the part's plan order and its exploration order (plan_offers.py).
-        urls: the part's URLs (needed when the crawl has several parts); cut: the crawl's head
-        (head_cut at `head`), of which the part's offers only its rows (every row of the
-        crawl's head it holds: its own head is cut at `head` rows too, and so never shorter)."""
-        candidate = self.candidate
-        if cut is not None:
-            key = 0.0 - self.gain
-            candidate = candidate & (self.listing | np.where(self.due, key <= cut.due, key <= cut.other))
-        order, _ = plan_order(self.due, self.gain, candidate, head, first=self.listing)
+    def offer(self, cut: HeadCut, reach: HeadCut, urls: pa.Array | None) -> PlanOffer:
+        """The part's rows of the crawl's plan order (plan_offers.py): its listings, its
+        candidates within `cut`, and those within `reach` that the floor, the exploration, the
+        backlog and the plan's ranks read (never fetched, or in its exploration or backlog
+        order); its exploration and backlog orders. urls: the part's URLs (needed when the crawl
+        has several parts)."""
         backlog = backlog_order(self.discovery, self.due, self.gain, self.host, self.cap, self.flagged,
                                 held_due=self.refresh & self.due & ~self.listing)
+        others = self.candidate & ~self.listing
+        key = 0.0 - self.gain
+        within_cut, within_reach = others & cut.holds(self.due, key), others & reach.holds(self.due, key)
+        read = self.discovery.copy()  # (the rows the passes but the value pass read past the cut)
+        read[self.explore] = True
+        read[backlog] = True
+        offered = within_cut | (within_reach & read)
+        order, _ = plan_order(self.due, self.gain, offered | self.listing, len(self.due), first=self.listing)
         rows = union_of_rows(len(self.due), order, self.explore, backlog)
         never = np.bincount(self.host[self.discovery], minlength=len(self.cap))
         host = self.host[backlog]
         backlog_key = np.column_stack([-(never[host] / np.maximum(self.cap[host], 1)), (~self.due[backlog]).astype(float),
                                        0.0 - self.gain[backlog]]) if len(backlog) else np.zeros((0, 3))
-        others = self.candidate & ~self.listing
         due_candidates = int((others & self.due).sum())
         return PlanOffer(rows=rows, head=np.searchsorted(rows, order), listings=int(self.listing.sum()),
+                         complete=int(within_cut.sum()), reached=int(within_reach.sum()),
                          due=self.due[rows], gain=self.gain[rows],
                          url=_urls_of(urls, rows),
                          discovery=self.discovery[rows], listing=self.listing[rows], host=self.host[rows],
@@ -180,21 +184,29 @@ def crawl_price(allocations: list, held: int, budget: float) -> CrawlPrice:
 
 
 def crawl_plan(offers_at, never_fetched: int, settings):
-    """The day's plan over the parts' offers: offers_at(head) gives every part's offer of
-    `head` rows (PartSchedule.offer, cut at the crawl's head when it has several parts:
-    head_cut); a longer head is asked for if a pass of the plan ran out of rows before its
-    limit. Returns the plan, the offers and their merge."""
+    """The day's plan over the parts' offers: offers_at(head, reach) gives every part's offer
+    (PartSchedule.offer) of the crawl's head of `head` rows (every candidate) and of `reach`
+    rows (the rows the passes but the value pass read: plan_offers.py). The plan is the plan
+    along the crawl's whole head of `reach` rows when no pass runs short: a floor short of
+    never-fetched URLs asks for a reach 4 times longer; a value pass short of rows, for a
+    head 4 times longer (up to the reach; past it, both). Returns the plan, the offers and
+    their merge."""
     # The plan reads only the head of the order: offers long enough for the budget, and longer
     # ones if a pass of the plan ran out of rows before its limit.
-    head = 2 * settings.daily_fetch_budget + 1024
+    head = reach = 2 * settings.daily_fetch_budget + 1024
     while True:
-        offers = offers_at(head)
-        merged = merge_offers(offers, head)
+        offers = offers_at(head, reach)
+        merged = merge_offers(offers)
         day = plan(merged.order, merged.discovery, merged.host, merged.cap, settings, merged.listing, merged.explore,
-                   never_fetched=never_fetched, backlog=merged.backlog)
-        if merged.complete or not day.short:
+                   never_fetched=never_fetched, backlog=merged.backlog, complete_rows=merged.complete_rows)
+        floor_short = "floor" in day.short_passes and not merged.reached_all
+        value_short = "value" in day.short_passes and not merged.complete
+        if not (floor_short or value_short):
             return day, offers, merged
-        head *= 4
+        if floor_short or head == reach:  # (the value pass short of the whole reach: the reach too is short)
+            reach *= 4
+        if value_short:
+            head = min(4 * head, reach)
 
 
 def planned_of_parts(day, offers: list[PlanOffer], merged) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -223,9 +235,9 @@ def schedule_parts(parts: list[PartSchedule], settings, urls: list | None = None
                         settings.daily_fetch_budget)
     for part in parts:
         part.price(*price)
-    def offers_at(head: int) -> list[PlanOffer]:
-        cut = head_cut(lambda i, due: parts[i].head_keys(due), len(parts), head) if len(parts) > 1 else None
-        return [part.offer(head, None if urls is None else urls[i], cut) for i, part in enumerate(parts)]
+    def offers_at(head: int, reach: int) -> list[PlanOffer]:
+        cut, reached = (head_cut(lambda i, due: parts[i].head_keys(due), len(parts), rows) for rows in (head, reach))
+        return [part.offer(cut, reached, None if urls is None else urls[i]) for i, part in enumerate(parts)]
 
     day, offers, merged = crawl_plan(offers_at, sum(int(part.discovery.sum()) for part in parts), settings)
     columns = [part.columns(rows, ranks, len(day.ranked))

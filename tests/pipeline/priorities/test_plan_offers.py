@@ -70,34 +70,34 @@ def part_schedule(c: Crawl, rows: np.ndarray) -> PartSchedule:
     return part
 
 
-def merged_in_urls(c: Crawl, parts: list[np.ndarray], head: int, cut: bool = False):
-    """merge_offers over the parts' offers, each merged row named by its URL; and the day's plan.
-    cut: each part offers only its rows of the crawl's head (head_cut over the parts' keys)."""
+def merged_in_urls(c: Crawl, parts: list[np.ndarray], head: int, reach: int | None = None, budget: int | None = None):
+    """merge_offers over the parts' offers of the crawl's head of `head` rows and its reach of
+    `reach` (default: head), each merged row named by its URL; and the day's plan of `budget`
+    fetches (default: half the head)."""
     schedules = [part_schedule(c, rows) for rows in parts]
     urls = [pa.array([c.url[i] for i in rows]) for rows in parts]
-    crawl_head = head_cut(lambda i, due: schedules[i].head_keys(due), len(parts), head) if cut else None
-    offers = [s.offer(head, u, crawl_head) for s, u in zip(schedules, urls)]
-    merged = merge_offers(offers, head)
-    if cut:  # the parts' heads together are the crawl's head, not a row more
-        assert sum(len(o.head) for o in offers) == len(merged.order)
+    cut, reached = (head_cut(lambda i, due: schedules[i].head_keys(due), len(parts), rows)
+                    for rows in (head, reach or head))
+    offers = [s.offer(cut, reached, u) for s, u in zip(schedules, urls)]
+    merged = merge_offers(offers)
     crawl_row = np.concatenate([rows[o.rows] for rows, o in zip(parts, offers)]).astype(np.int64)
     names = np.array(c.url, dtype=object)[crawl_row] if len(crawl_row) else np.zeros(0, dtype=object)
-    config = settings(daily_fetch_budget=head // 2)
+    config = settings(daily_fetch_budget=head // 2 if budget is None else budget)
     day = plan(merged.order, merged.discovery, merged.host, merged.cap, config, merged.listing, merged.explore,
-               never_fetched=int(c.discovery.sum()), backlog=merged.backlog)
+               never_fetched=int(c.discovery.sum()), backlog=merged.backlog, complete_rows=merged.complete_rows)
     used = set(merged.order.tolist()) | set(merged.explore.tolist()) | set(merged.backlog.tolist())
     assert list(merged.starts) == list(np.cumsum([0] + [len(o.rows) for o in offers]))
     assert len(merged.discovery) == len(merged.listing) == len(merged.host) == len(crawl_row)
     return {
         "order": list(names[merged.order]), "explore": list(names[merged.explore]),
-        "backlog": list(names[merged.backlog]), "complete": merged.complete,
-        # the facts of each row an order names (the parts offer more rows than the crawl's
-        # head: each its own head), and its host's cap through the merged host numbers
+        "backlog": list(names[merged.backlog]), "complete": merged.complete, "reached_all": merged.reached_all,
+        "complete_rows": merged.complete_rows,
+        # the facts of each row an order names, and its host's cap through the merged host numbers
         "rows": sorted(fact for i, fact in enumerate(zip(
             names, merged.discovery.tolist(), merged.listing.tolist(), merged.cap[merged.host].tolist(),
             c.host[crawl_row].tolist())) if i in used),
         "hosts": sorted(set(zip(c.host[crawl_row].tolist(), merged.host.tolist()))),
-        "planned": list(names[day.ranked]), "short": day.short, "explored": day.explored,
+        "planned": list(names[day.ranked]), "short": day.short_passes, "explored": day.explored,
     }
 
 
@@ -109,20 +109,41 @@ def split(c: Crawl, parts: int, seed: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("head", [2, 7, 12, 20, 200])
-def test_the_merged_offers_are_the_one_process_plan_inputs_row_for_row(seed, head):
+@pytest.mark.parametrize("longer", [1, 4])
+def test_the_merged_offers_are_the_one_process_plan_inputs_row_for_row(seed, head, longer):
     c = crawl(seed)
-    whole = merged_in_urls(c, [np.arange(len(c.url))], head)
-    for parts, cut in ((2, False), (3, False), (2, True), (3, True)):
-        by_part = merged_in_urls(c, split(c, parts, seed), head, cut)
+    whole = merged_in_urls(c, [np.arange(len(c.url))], head, longer * head)
+    for parts in (2, 3):
+        by_part = merged_in_urls(c, split(c, parts, seed), head, longer * head)
         # the hosts' numbers are the parts' one after the other: the same hosts, renumbered
         assert len(by_part["hosts"]) == len({h for h, _ in by_part["hosts"]}) == len({n for _, n in by_part["hosts"]})
         whole_hosts = whole.pop("hosts")
         by_part.pop("hosts")
-        assert by_part == whole, (parts, head, cut)
+        assert by_part == whole, (parts, head)
         whole["hosts"] = whole_hosts
     # the one-process order is plan_order's (listings first): the merge leaves it alone
     assert whole["order"][:int(c.listing.sum())] == sorted(
         (u for u, first in zip(c.url, c.listing) if first), key=lambda u: -c.gain[c.url.index(u)])
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("head", [4, 8, 12, 20])
+def test_a_reach_past_the_head_plans_what_the_whole_reach_plans_unless_the_value_pass_runs_short(seed, head):
+    """Past the head, the order holds only the rows the passes but the value pass read (never
+    fetched, exploration, backlog): the plan is the plan along the whole reach, in the same
+    ranks, whenever the value pass does not run short of the head (crawl_plan then lengthens it)."""
+    c = crawl(seed)
+    for parts in ([np.arange(len(c.url))], split(c, 3, seed)):
+        whole = merged_in_urls(c, parts, 4 * head, 4 * head, budget=head // 2)
+        reached = merged_in_urls(c, parts, head, 4 * head, budget=head // 2)
+        past = reached["order"][reached["complete_rows"]:]
+        known = {u: i for i, u in enumerate(c.url)}
+        assert all(c.discovery[known[u]] or u in reached["explore"] or u in reached["backlog"] for u in past)
+        assert set(reached["order"]) <= set(whole["order"])
+        assert [u for u in whole["order"] if u in set(reached["order"])] == reached["order"]
+        if "value" not in reached["short"]:
+            assert (reached["planned"], reached["explored"]) == (whole["planned"], whole["explored"])
+            assert ("floor" in reached["short"]) == ("floor" in whole["short"])
 
 
 def test_the_head_is_cut_at_its_last_gain_with_every_row_tied_with_it():
@@ -159,7 +180,7 @@ def test_the_crawls_head_found_from_the_parts_keys_is_merge_offers_cut():
     parts = [np.array([0, 1, 4, 5]), np.array([2, 3, 6, 7])]
     schedules = [part_schedule(c, rows) for rows in parts]
 
-    def cut(head):
+    def cut(head):  # (as tuples: HeadCut's method aside)
         return tuple(head_cut(lambda i, d: schedules[i].head_keys(d), 2, head))
 
     assert cut(1) == (-3.0, -np.inf)
@@ -168,7 +189,7 @@ def test_the_crawls_head_found_from_the_parts_keys_is_merge_offers_cut():
     assert cut(6) == (np.inf, -0.5)
     assert cut(7) == (np.inf, 0.0) and cut(8) == (np.inf, np.inf)
     for head in range(1, 10):
-        by_part, whole = merged_in_urls(c, parts, head, cut=True), merged_in_urls(c, [np.arange(8)], head)
+        by_part, whole = merged_in_urls(c, parts, head), merged_in_urls(c, [np.arange(8)], head)
         by_part.pop("hosts"), whole.pop("hosts")  # (the hosts renumbered part after part)
         assert by_part == whole, head
 

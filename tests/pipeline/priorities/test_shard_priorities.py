@@ -67,25 +67,20 @@ def test_shards_without_urls_take_no_part(tmp_path):
     assert crawl.counts.planned == whole.counts.planned == 20
 
 
-def counted_offers(monkeypatch) -> tuple[dict, dict]:
-    """Rows the shards offer for the crawl's plan order (listings aside), and rows of the crawl's
-    head that order holds once merged, by the head asked for (filled as the stages run)."""
-    offered, merged_heads = {}, {}
-    offer, merge = PartSchedule.offer, url_schedule.merge_offers
+def merged_rounds(monkeypatch) -> list[dict]:
+    """Each round of the crawl's plan (url_schedule.crawl_plan) as it merges the shards' offers:
+    the rows of its order, those within the head, and the candidates (filled as the stages run)."""
+    rounds = []
+    merge = url_schedule.merge_offers
 
-    def offering(part, head, urls, cut):
-        made = offer(part, head, urls, cut)
-        offered[head] = offered.get(head, 0) + len(made.head) - made.listings
-        return made
-
-    def merging(offers, head):
-        merged = merge(offers, head)
-        merged_heads[head] = len(merged.order) - sum(o.listings for o in offers)
+    def merging(offers):
+        merged = merge(offers)
+        rounds.append({"order": len(merged.order), "head": merged.complete_rows, "reach": sum(o.reached for o in offers),
+                       "candidates": sum(o.due_candidates + o.other_candidates for o in offers)})
         return merged
 
-    monkeypatch.setattr(PartSchedule, "offer", offering)
     monkeypatch.setattr(url_schedule, "merge_offers", merging)
-    return offered, merged_heads
+    return rounds
 
 
 def web_with_more(more_a_host: int, inlinks):
@@ -104,13 +99,10 @@ def test_a_plan_that_asks_the_shards_again_for_longer_offers(tmp_path, monkeypat
     stats, urls, hosts = web_with_more(3000, lambda n: np.full(n, 50))
     config = settings(daily_fetch_budget=300, shard_count=4, max_pages_per_host=5)
     whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
-    offered, merged_heads = counted_offers(monkeypatch)
+    rounds = merged_rounds(monkeypatch)
     crawl, tables = in_stages(parts_of(stats, urls, hosts, 4), config, tmp_path)
-    assert sorted(offered) == [1624, 4 * 1624, 16 * 1624]  # every shard asked three times
-    # the shards offered the crawl's head (1,624 rows and those tied with the last), not each
-    # its own head of as many rows
-    assert offered == merged_heads
-    assert offered[1624] < 2 * 1624
+    assert len(rounds) == 3  # every shard asked three times, for longer heads (all rows here are never fetched)
+    assert rounds[0]["head"] < rounds[1]["head"] < rounds[2]["head"] == rounds[2]["candidates"]
     merged = pa.concat_tables(tables)
     assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
     assert crawl.counts.planned == whole.counts.planned == 300
@@ -118,16 +110,23 @@ def test_a_plan_that_asks_the_shards_again_for_longer_offers(tmp_path, monkeypat
 
 @pytest.mark.parametrize("cap", [2, 4])
 def test_the_shards_offer_the_crawls_head_only_and_plan_as_one_process_with_caps_binding(tmp_path, monkeypatch, cap):
-    # 1,500 more never-fetched URLs on each of 8 hosts, in-links of 0 to 60: 13,400 candidates, a
+    # 1,500 more never-fetched URLs on each of 8 hosts, in-links of 0 to 60: 12,900 candidates, a
     # head of 1,224 rows (a budget of 100) whose edge falls among those hosts' URLs, whose caps
     # of a few a day bind: the plan passes over most of the head, and each shard offers only
-    # its rows of the crawl's head (every shard has more rows than the head).
+    # its rows of the crawl's head (every shard has more rows than the head), not its own head.
     stats, urls, hosts = web_with_more(1500, lambda n: np.random.default_rng(cap).integers(0, 61, n))
     config = settings(daily_fetch_budget=100, shard_count=4, max_pages_per_host=cap)
     whole = recrawl_priorities(stats, None, hosts, urls, PLAN_DAY, config)
-    offered, merged_heads = counted_offers(monkeypatch)
+    rounds = merged_rounds(monkeypatch)
     crawl, tables = in_stages(parts_of(stats, urls, hosts, 4), config, tmp_path)
-    assert offered == merged_heads and offered[1224] < 1224 + 100  # the head, and what ties with its edge
+    # each round the shards offered the crawl's head (1,224 rows, and those tied with its last)
+    # and, past it, the rows of the reach the floor reads: the floor ran short of never-fetched
+    # URLs in the first head, and the plan asked for a longer reach
+    assert rounds[0]["order"] == rounds[0]["head"] < 1224 + 100 and len(rounds) > 1
+    assert all(r["head"] <= r["order"] <= r["reach"] for r in rounds)
+    if cap == 2:  # the value pass filled the budget within the first head: only the reach grew
+        assert [r["head"] for r in rounds] == [rounds[0]["head"]] * len(rounds)
+        assert rounds[-1]["order"] < rounds[-1]["reach"]
     merged = pa.concat_tables(tables)
     assert merged.take(pc.sort_indices(merged["url"])).equals(whole.urls)
     assert crawl.counts.planned == whole.counts.planned
