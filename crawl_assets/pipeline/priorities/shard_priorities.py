@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from types import SimpleNamespace
 from dataclasses import asdict, dataclass
 from datetime import date as Date
 from pathlib import Path
@@ -40,8 +41,10 @@ from .priorities_step import (
     part_schedule, plan_day_number, typical_rate_of_parts,
 )
 from .refresh_allocation import AllocationPart
-from .plan_offers import head_cut
-from .url_schedule import CrawlPrice, crawl_plan, crawl_price, expected_freshness, planned_of_parts
+from .plan_offers import HeadCut, head_cut
+from .url_schedule import (
+    OFFER_ARRAYS, CrawlPrice, crawl_plan, crawl_price, expected_freshness, head_keys, offer_of, planned_of_parts,
+)
 
 # The summary's tables (one Arrow IPC file each in the shard's folder); pages: the URL, then
 # the prepared columns, then INLINKS.
@@ -92,9 +95,13 @@ def _numbers(column: pa.ChunkedArray) -> np.ndarray:
     return column.combine_chunks().to_numpy(zero_copy_only=False)
 
 
-def _own_rates(folder: Path) -> np.ndarray:
-    rates = _numbers(_read_ipc(folder / "pages.arrow", ["own_change_rate"])["own_change_rate"])
-    return rates[~np.isnan(rates)]
+def _own_rates(folder: Path, kept: Path) -> np.ndarray:
+    """The shard's URLs' own change rates, read from its summary once, then from `kept`, a local
+    file (the typical rate's selection reads them some ten times)."""
+    if not kept.exists():
+        rates = _numbers(_read_ipc(folder / "pages.arrow", ["own_change_rate"])["own_change_rate"])
+        np.save(kept, rates[~np.isnan(rates)])
+    return np.load(kept, mmap_mode="r")
 
 
 class _StoredShard:
@@ -138,17 +145,36 @@ class _StoredShard:
         return self.allocation().edge_hosts(log_price)
 
     @property
-    def keyed(self) -> bool:
-        return (self.scratch / "due_keys.npy").exists()
+    def kept(self) -> bool:
+        return (self.scratch / "offered.json").exists()
 
-    def keep_keys(self, schedule) -> None:
-        """The plan keys of its schedule priced at the crawl's price (PartSchedule.head_keys),
-        kept for the crawl's head (plan_offers.head_cut): 8 bytes a candidate."""
+    def keep_priced(self, part: PreparedPart, schedule) -> None:
+        """What the crawl's plan asks of its schedule priced at the crawl's price, kept in local
+        .npy files (about 25 bytes a page): the arrays its offers are made of (OFFER_ARRAYS), its
+        plan keys (head_keys, for the crawl's head: plan_offers.head_cut), its URLs' kinds, and
+        its figures for the counts. Each round of the plan then reads them, not its summary."""
+        for name in OFFER_ARRAYS:
+            np.save(self.scratch / f"{name}.npy", getattr(schedule, name))
+        np.save(self.scratch / "kind_code.npy", part.columns["kind_code"])
         for due, name in ((True, "due_keys"), (False, "other_keys")):
-            np.save(self.scratch / f"{name}.npy", schedule.head_keys(due))
+            np.save(self.scratch / f"{name}.npy", head_keys(schedule, due))
+        (self.scratch / "offered.json").write_text(json.dumps({
+            "due": int(schedule.due.sum()), "urls": len(part.url), "capped": len(schedule.capped),
+            "freshness_sums": schedule.freshness_sums, "refresh": bool(schedule.refresh.any())}))
 
     def keys(self, due: bool) -> np.ndarray:
         return np.load(self.scratch / f"{'due' if due else 'other'}_keys.npy", mmap_mode="r")
+
+    def offer(self, cut, reach) -> tuple:
+        """Its offer (url_schedule.offer_of) from the arrays kept, and what the counts need of it."""
+        priced = SimpleNamespace(**{name: np.load(self.scratch / f"{name}.npy", mmap_mode="r")
+                                    for name in (*OFFER_ARRAYS, "kind_code")})
+        urls = _read_ipc(self.folder / "pages.arrow", ["url"])["url"]
+        offer = offer_of(priced, cut, reach, urls)
+        figures = json.loads((self.scratch / "offered.json").read_text())
+        return offer, _Offered(offer.rows, priced.kind_code[offer.rows], np.asarray(priced.listing[offer.rows]),
+                               figures["due"], figures["urls"], figures["capped"], tuple(figures["freshness_sums"]),
+                               figures["refresh"])
 
 
 class _Offered(NamedTuple):
@@ -179,8 +205,9 @@ def plan_of_shards(folders: dict[str, Path], plan_date: str | Date, settings) ->
     """Stage 2: the crawl's price and plan from its shards' summaries (folders: each shard's)."""
     check_objective(settings)
     now, shards = plan_day_number(plan_date), list(folders)
-    everyone = typical_rate_of_parts(lambda i: _own_rates(folders[shards[i]]), len(shards))
     with tempfile.TemporaryDirectory(prefix="recrawl-price-") as scratch:
+        everyone = typical_rate_of_parts(lambda i: _own_rates(folders[shards[i]], Path(scratch) / f"{shards[i]}.npy"),
+                                         len(shards))
         stored = [_StoredShard(folders[shard], Path(scratch) / shard, everyone, now, settings) for shard in shards]
         price = crawl_price(stored, sum(s.held for s in stored), settings.daily_fetch_budget)
         return _plan_at(stored, shards, price, everyone, settings)
@@ -193,22 +220,25 @@ def _plan_at(stored: list[_StoredShard], shards: list[str], price: CrawlPrice, e
     seen: list[_Offered] = [None] * len(shards)  # each shard's last offer, for the counts
 
     def offers_at(head: int, reach: int):
-        if not all(s.keyed for s in stored):  # (once: the keys do not depend on the head)
+        if not all(s.kept for s in stored):  # (once: the priced pages do not depend on the head)
             for shard in stored:
-                _, schedule = shard.schedule()
+                part, schedule = shard.schedule()
                 schedule.price(*price)
-                shard.keep_keys(schedule)
-        cut, reached = (head_cut(lambda i, due: stored[i].keys(due), len(stored), rows) for rows in (head, reach))
+                shard.keep_priced(part, schedule)
+                del part, schedule
+        cut, reached = (cut_of(rows) for rows in (head, reach))
         offers = []
         for i, shard in enumerate(stored):
-            part, schedule = shard.schedule()
-            schedule.price(*price)
-            offer = schedule.offer(cut, reached, part.url)
-            seen[i] = _Offered(offer.rows, part.columns["kind_code"][offer.rows], part.columns["listing"][offer.rows],
-                               int(schedule.due.sum()), len(part.url), len(schedule.capped), schedule.freshness_sums,
-                               bool(schedule.refresh.any()))
+            offer, seen[i] = shard.offer(cut, reached)
             offers.append(offer)
         return offers
+
+    cuts: dict[int, HeadCut] = {}
+
+    def cut_of(rows: int) -> HeadCut:  # (a cut asked again in a later round: found once)
+        if rows not in cuts:
+            cuts[rows] = head_cut(lambda i, due: stored[i].keys(due), len(stored), rows)
+        return cuts[rows]
 
     day, offers, merged = crawl_plan(offers_at, sum(s.never_fetched for s in stored), settings)
     planned = planned_of_parts(day, offers, merged)

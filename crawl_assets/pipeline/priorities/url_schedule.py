@@ -91,41 +91,12 @@ class PartSchedule:
         return self.exploration[1]
 
     def head_keys(self, due: bool) -> np.ndarray:
-        """The plan keys (0.0 - gain) of the part's candidates, listings aside, due on the plan
-        date (or not): what plan_offers.head_cut asks of the part."""
-        rows = self.candidate & ~self.listing & (self.due if due else ~self.due)
-        return 0.0 - self.gain[rows]
+        """head_keys of the part."""
+        return head_keys(self, due)
 
     def offer(self, cut: HeadCut, reach: HeadCut, urls: pa.Array | None) -> PlanOffer:
-        """The part's rows of the crawl's plan order (plan_offers.py): its listings, its
-        candidates within `cut`, and those within `reach` that the floor, the exploration, the
-        backlog and the plan's ranks read (never fetched, or in its exploration or backlog
-        order); its exploration and backlog orders. urls: the part's URLs (needed when the crawl
-        has several parts)."""
-        backlog = backlog_order(self.discovery, self.due, self.gain, self.host, self.cap, self.flagged,
-                                held_due=self.refresh & self.due & ~self.listing)
-        others = self.candidate & ~self.listing
-        key = 0.0 - self.gain
-        within_cut, within_reach = others & cut.holds(self.due, key), others & reach.holds(self.due, key)
-        read = self.discovery.copy()  # (the rows the passes but the value pass read past the cut)
-        read[self.explore] = True
-        read[backlog] = True
-        offered = within_cut | (within_reach & read)
-        order, _ = plan_order(self.due, self.gain, offered | self.listing, len(self.due), first=self.listing)
-        rows = union_of_rows(len(self.due), order, self.explore, backlog)
-        never = np.bincount(self.host[self.discovery], minlength=len(self.cap))
-        host = self.host[backlog]
-        backlog_key = np.column_stack([-(never[host] / np.maximum(self.cap[host], 1)), (~self.due[backlog]).astype(float),
-                                       0.0 - self.gain[backlog]]) if len(backlog) else np.zeros((0, 3))
-        due_candidates = int((others & self.due).sum())
-        return PlanOffer(rows=rows, head=np.searchsorted(rows, order), listings=int(self.listing.sum()),
-                         complete=int(within_cut.sum()), reached=int(within_reach.sum()),
-                         due=self.due[rows], gain=self.gain[rows],
-                         url=_urls_of(urls, rows),
-                         discovery=self.discovery[rows], listing=self.listing[rows], host=self.host[rows],
-                         cap=self.cap, explore=np.searchsorted(rows, self.explore), explore_score=self.explore_score,
-                         backlog=np.searchsorted(rows, backlog), backlog_key=backlog_key,
-                         due_candidates=due_candidates, other_candidates=int(others.sum()) - due_candidates)
+        """offer_of the part."""
+        return offer_of(self, cut, reach, urls)
 
     def columns(self, planned_rows: np.ndarray, ranks: np.ndarray, ranked: int) -> dict:
         """The part's output columns: planned_rows (its rows in the crawl's plan) have their
@@ -145,6 +116,54 @@ class PartSchedule:
                 "next_due": pa.array(np.where(never, 0, self.due_day).astype(np.int32), mask=never).cast(pa.date32()),
                 "expected_gain": pa.array(self.gain), "due": pa.array(self.due), "planned": pa.array(planned),
                 "plan_rank": pa.array(plan_rank, mask=~planned), "level": pa.array(level)}
+
+
+# What a part's offer reads of its priced schedule (offer_of, head_keys): a coordinator keeps
+# them between the rounds of the crawl's plan rather than pricing each part again each round.
+OFFER_ARRAYS = ("due", "gain", "candidate", "listing", "discovery", "refresh", "host", "cap", "flagged", "explore",
+                "explore_score")
+
+
+def head_keys(part, due: bool) -> np.ndarray:
+    """The plan keys (0.0 - gain) of the part's candidates, listings aside, due on the plan date
+    (or not): what plan_offers.head_cut asks of the part (its OFFER_ARRAYS: a PartSchedule
+    priced, or the arrays kept of one)."""
+    rows = part.candidate & ~part.listing & (part.due if due else ~part.due)
+    return 0.0 - part.gain[rows]
+
+
+def offer_of(part, cut: HeadCut, reach: HeadCut, urls: pa.Array | None) -> PlanOffer:
+    """The part's rows of the crawl's plan order (plan_offers.py): its listings, its candidates
+    within `cut`, and those within `reach` that the floor, the exploration, the backlog and the
+    plan's ranks read (never fetched, or in its exploration or backlog order); its exploration
+    and backlog orders. part: its OFFER_ARRAYS (a PartSchedule priced, or the arrays kept of
+    one); urls: its URLs (needed when the crawl has several parts)."""
+    due, gain, host, cap = part.due, part.gain, part.host, part.cap
+    backlog = backlog_order(part.discovery, due, gain, host, cap, part.flagged,
+                            held_due=part.refresh & due & ~part.listing)
+    others = part.candidate & ~part.listing
+    key = 0.0 - gain
+    within_cut, within_reach = others & cut.holds(due, key), others & reach.holds(due, key)
+    read = np.array(part.discovery)  # (the rows the passes but the value pass read past the cut)
+    read[part.explore] = True
+    read[backlog] = True
+    offered = within_cut | (within_reach & read)
+    order, _ = plan_order(due, gain, offered | part.listing, len(due), first=part.listing)
+    rows = union_of_rows(len(due), order, part.explore, backlog)
+    never = np.bincount(host[part.discovery], minlength=len(cap))
+    backlog_host = host[backlog]
+    backlog_key = np.column_stack([-(never[backlog_host] / np.maximum(cap[backlog_host], 1)),
+                                   (~due[backlog]).astype(float), 0.0 - gain[backlog]]) \
+        if len(backlog) else np.zeros((0, 3))
+    due_candidates = int((others & due).sum())
+    return PlanOffer(rows=rows, head=np.searchsorted(rows, order), listings=int(part.listing.sum()),
+                     complete=int(within_cut.sum()), reached=int(within_reach.sum()),
+                     due=due[rows], gain=gain[rows], url=_urls_of(urls, rows),
+                     discovery=part.discovery[rows], listing=part.listing[rows], host=host[rows],
+                     cap=np.asarray(cap), explore=np.searchsorted(rows, part.explore),
+                     explore_score=np.asarray(part.explore_score), backlog=np.searchsorted(rows, backlog),
+                     backlog_key=backlog_key, due_candidates=due_candidates,
+                     other_candidates=int(others.sum()) - due_candidates)
 
 
 def union_of_rows(rows: int, *row_sets: np.ndarray) -> np.ndarray:
