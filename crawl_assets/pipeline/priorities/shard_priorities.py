@@ -105,10 +105,11 @@ def _own_rates(folder: Path, kept: Path) -> np.ndarray:
 
 
 class _StoredShard:
-    """A shard's answers to the crawl's price search. Its schedule is built once from its
-    summary, and what the search asks of it (its AllocationPart's arrays: rate, weight and host
-    of its priced pages, 24 bytes each) kept in local .npy files, read memory-mapped for each
-    question; the spends it gave are kept (the search asks some prices twice)."""
+    """A shard's answers to the crawl's price search and its plan. Its schedule is built once
+    from its summary, and what the search asks of it (its AllocationPart's arrays: rate, weight
+    and host of its priced pages, 24 bytes each) kept in local .npy files, read memory-mapped for
+    each question; the spends it gave are kept (the search asks some prices twice). At the
+    crawl's price, what its offers read is kept the same way (keep_priced)."""
 
     ARRAYS = ("rate", "weight", "host", "cap")
 
@@ -215,8 +216,10 @@ def plan_of_shards(folders: dict[str, Path], plan_date: str | Date, settings) ->
 
 def _plan_at(stored: list[_StoredShard], shards: list[str], price: CrawlPrice, everyone: float,
              settings) -> CrawlPlan:
-    """The crawl's plan at its price: the crawl's head found from every shard's plan keys
-    (written once, beside its price search's arrays), then each shard's offer within it."""
+    """The crawl's plan at its price: each shard priced once and what its offers read kept
+    (keep_priced); each round of the plan (url_schedule.crawl_plan), the crawl's head and
+    reach found from every shard's plan keys (plan_offers.head_cut), then each shard's offer
+    within them."""
     seen: list[_Offered] = [None] * len(shards)  # each shard's last offer, for the counts
 
     def offers_at(head: int, reach: int):
