@@ -274,6 +274,29 @@ def test_listings_are_read_first_within_their_reserve_and_after_the_rest_if_budg
     assert day.planned.all() and day.ranked.tolist() == list(range(10)) and day.short
 
 
+def test_the_value_pass_reads_only_the_complete_rows_and_the_floor_the_whole_order():
+    """complete_rows (a crawl planned over its parts' offers: past them the order holds only
+    the rows the other passes read): the floor takes never-fetched rows from the whole order,
+    the value pass stops at complete_rows and is named short if it ran out there."""
+    # rows 0-5 held pages, 6-9 never fetched; the order's first 4 rows are complete
+    order = np.arange(10)
+    is_discovery = order >= 6
+    host = np.arange(10, dtype=np.int64)  # a host each: no cap binds
+    settings = replace(SETTINGS, daily_fetch_budget=5, discovery_share=0.4, exploration_share=0.0,
+                       listing_reserve_share=0.0, discovery_days=0)
+    day = plan(order, is_discovery, host, np.full(10, 5.0), settings, complete_rows=4)
+    # the floor (2) takes rows 6 and 7 past the complete rows; the value pass rows 0-2 of 0-3
+    assert np.flatnonzero(day.planned).tolist() == [0, 1, 2, 6, 7] and day.short_passes == ()
+    assert day.ranked.tolist() == [0, 1, 2, 6, 7]
+    # a budget of 8 (a floor of 3): the value pass runs out of the 4 complete rows (4 and 5 not read)
+    day = plan(order, is_discovery, host, np.full(10, 5.0), replace(settings, daily_fetch_budget=8), complete_rows=4)
+    assert np.flatnonzero(day.planned).tolist() == [0, 1, 2, 3, 6, 7, 8] and day.short_passes == ("value",)
+    assert day.short
+    # without complete_rows the whole order is read
+    whole = plan(order, is_discovery, host, np.full(10, 5.0), replace(settings, daily_fetch_budget=8))
+    assert np.flatnonzero(whole.planned).tolist() == [0, 1, 2, 3, 4, 6, 7, 8] and not whole.short
+
+
 def test_the_plan_reaches_past_a_host_at_its_cap_in_a_long_order():
     """2,000 rows of a host capped at one fetch ahead of another host's rows: the plan looks
     past the first 2 x limit + 1,024 rows."""
