@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 import time
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,14 +29,15 @@ from crawl_assets.deployment.home_locks import HeldLock, daemon_lock_path, probe
 BOUND_S = 20  # for anything the supervisor or its child does at once (a loaded 2-core machine)
 SLEEP = ["sleep", "60"]  # a child that does nothing until it is stopped (longer than any bound)
 # A stand-in for `dagster dev` (its name and first argument make the supervisor take the lock):
-# once ready to be stopped it says it started, then waits; SIGTERM has it write the daemon
-# lock's record as it finds it, wait for $GO if the test set one, and exit 0. Any other first
-# argument: it says it started and exits 7.
+# once ready to be stopped it says it started, then waits (60 s at most); SIGTERM has it write
+# the daemon lock's record as it finds it, wait for $GO if the test set one (30 s at most), and
+# exit 0. Any other first argument: it says it started and exits 7.
 FAKE_DAGSTER = """#!/bin/sh
 [ "$1" = dev ] || { touch "$STARTED"; exit 7; }
-trap 'cat "$LOCK" > "$SEEN"; while [ -n "$GO" ] && [ ! -e "$GO" ]; do sleep 0.05; done; exit 0' TERM
+trap 'cat "$LOCK" > "$SEEN"; i=0; while [ -n "$GO" ] && [ ! -e "$GO" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; exit 0' TERM
 touch "$STARTED"
-while :; do sleep 0.05; done
+i=0
+while [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 """
 
 
@@ -84,6 +86,7 @@ class Forked:
     out: Path
     err: Path
     go: int | None  # write end of the pipe it waits on before supervise() (stop_first)
+    seen: list[int] = dataclasses.field(default_factory=list)  # its children found (killed after the test)
 
     def child(self) -> int:
         """The command's process, once it has exec'd (its own program, not a copy of the test's)."""
@@ -95,7 +98,9 @@ class Forked:
                 except OSError:
                     continue
             return None
-        return wait_for(started, "the supervisor's child never started")
+        found = wait_for(started, "the supervisor's child never started")
+        self.seen.append(found)
+        return found
 
     def result(self, bound_s: float = BOUND_S) -> str:
         """What supervise() returned (repr) or raised, once the process has exited."""
@@ -144,8 +149,8 @@ def forked(tmp_path):
         return forked
 
     yield start
-    for each in started:
-        for pid in [*children_of(each.pid), each.pid]:
+    for each in started:  # (a child the supervisor left, once killed, is no longer its child)
+        for pid in [*each.seen, *children_of(each.pid), each.pid]:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         try:
