@@ -8,10 +8,12 @@ The supervisor changes its own process for good (its signal handlers, a child su
 parent-death signal), so it never runs in the test's process: each test forks one, which writes
 what supervise() returned (or raised) to a file and exits."""
 
+import ctypes
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import dataclasses
@@ -22,7 +24,7 @@ import pytest
 from dagster import DagsterInstance
 from dagster._daemon.types import DaemonHeartbeat  # the record the daemon writes
 
-from crawl_assets.cli.supervisor import supervise
+from crawl_assets.cli.supervisor import PR_SET_CHILD_SUBREAPER, end_stragglers, supervise
 from crawl_assets.crawler.settings import PROJECT_ROOT
 from crawl_assets.deployment.home_locks import HeldLock, daemon_lock_path, probe
 
@@ -352,3 +354,35 @@ def test_dagster_dev_without_a_dagster_home_runs_without_a_lock(forked, fake_dag
     os.kill(run.pid, signal.SIGTERM)
     assert run.result() == "0"
     assert not alive(child)
+
+
+def test_a_straggler_that_ignores_sigterm_is_killed_after_the_grace_and_every_straggler_is_named(tmp_path):
+    """end_stragglers, as supervise() calls it once its child has exited, in a forked subreaper
+    with a grace of half a second: a straggler that ignores SIGTERM (a run worker busy in a
+    step) is sent SIGKILL once the grace has passed; the pids of all it stopped are returned."""
+    out, pids = tmp_path / "ended", tmp_path / "pids"
+    reaper = os.fork()
+    if reaper == 0:
+        result = "exited without a result"
+        try:
+            os.setsid()
+            ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            subprocess.run(["sh", "-c", f'sh -c \'trap "" TERM; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\' & '
+                                        f'echo $! >> "{pids}"; sleep 60 & echo $! >> "{pids}"'], check=True)
+            started = time.monotonic()
+            ended = end_stragglers(grace_s=0.5)
+            result = repr((ended, time.monotonic() - started >= 0.5))
+        except BaseException as exc:  # noqa: BLE001
+            result = f"raised {exc!r}"
+        finally:
+            out.write_text(result)
+            os._exit(0)
+    try:
+        wait_for(lambda: os.waitpid(reaper, os.WNOHANG) != (0, 0), "end_stragglers did not return")
+        stubborn, sleeper = map(int, pids.read_text().split())
+        assert out.read_text() == repr((sorted([stubborn, sleeper]), True))
+        assert not alive(stubborn) and not alive(sleeper)
+    finally:
+        for pid in [*map(int, pids.read_text().split() if pids.exists() else []), reaper]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

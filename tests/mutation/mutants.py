@@ -47,8 +47,8 @@ _ARCHIVE = "tests/crawler/archive/"
 TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/rendering/render_decision.py": ["tests/crawler/rendering/test_render_decision.py"],
     "crawl_assets/defs/run_launcher.py": ["tests/defs/test_run_launcher.py"],
-    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py", "tests/cli/test_supervise.py",
-                                       "tests/cli/test_supervisor.py"],
+    # (not test_supervisor.py: it runs the module as `python -m`, as __main__, where no mutant applies)
+    "crawl_assets/cli/supervisor.py": ["tests/cli/test_daemon_liveness.py", "tests/cli/test_supervise.py"],
     "crawl_assets/cli/launcher.py": ["tests/cli/test_daemon_liveness.py"],
     "crawl_assets/defs/day_triggers.py": ["tests/defs/test_day_triggers.py"],
     "crawl_assets/defs/run_status.py": ["tests/defs/test_run_status.py"],
@@ -103,13 +103,12 @@ RULE_PARTS: dict[str, list[str]] = {
 # mutmut records which tests reach a function in the test's own process, so it finds none and
 # runs none of their mutants ("no tests"); the test files named here are given to it as reaching
 # them, and those mutants are run (the child inherits the mutant chosen: a fork its memory, a
-# command its environment and the mutated copy of the package, its working directory).
+# command its environment and the mutated copy of the package, its working directory; but a
+# module run as `python -m` is __main__, whose functions no mutant replaces).
 IN_CHILD_PROCESSES: dict[str, dict[str, list[str]]] = {
     "crawl_assets/cli/supervisor.py": {
-        **{part: ["tests/cli/test_supervise.py"] for part in
-           ["supervise", "runs_a_daemon", "die_with_parent", "stoppable_child", "_prctl", "children", "reap"]},
-        "end_stragglers": ["tests/cli/test_supervise.py", "tests/cli/test_supervisor.py"],  # (its SIGKILL after the grace)
-    },
+        part: ["tests/cli/test_supervise.py"] for part in
+        ["supervise", "runs_a_daemon", "die_with_parent", "stoppable_child", "_prctl", "children", "reap", "end_stragglers"]},
     # Run in a forked child only (os.register_at_fork).
     "crawl_assets/crawler/archive/warc.py": {"_fresh_pool_in_child": [_ARCHIVE + "test_warc_records.py"]},
 }
