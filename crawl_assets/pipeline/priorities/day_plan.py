@@ -77,7 +77,8 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     never_fetched: the crawl's never-fetched URLs, for the discovery floor (default: the
     is_discovery rows; a crawl planned over its parts' offers has more than those).
     backlog: rows (in their own order, backlog_order) the floor takes first, before exploration:
-    never-fetched ones, and held ones of their hosts that rank above them (not counted in the floor).
+    never-fetched ones, and held ones of their hosts that rank above them (not counted in the
+    floor), of which only those within_reach of the budget.
     complete_rows: the value pass reads only the first complete_rows of `order` (default: all):
     past them a crawl planned over its parts' offers holds only the rows the other passes read
     (plan_offers.py), and the value pass runs short there instead."""
@@ -90,7 +91,7 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     reserve = round(settings.listing_reserve_share * budget)
     exploring = round(settings.exploration_share * budget)
     explore = order[:0] if explore is None else explore
-    backlog = order[:0] if backlog is None else backlog
+    backlog = order[:0] if backlog is None else within_reach(backlog, order[:complete_rows], is_discovery, budget)
     in_backlog = np.zeros(len(is_discovery), dtype=bool)
     in_backlog[backlog] = True
     short_passes = ()
@@ -126,6 +127,19 @@ def plan(order, is_discovery, host, cap, settings, listing=None, explore=None, n
     return DayPlan(planned, ranked, bool(short_passes), explored, short_passes)
 
 
+def within_reach(backlog, order, is_discovery, budget: int) -> np.ndarray:
+    """The backlog's rows (in their order) but its held ones the budget would not reach by value
+    (ranked `budget` or later in `order`, or not in it): whether a held page is worth a fetch
+    at all is the budget's to say, the backlog only keeps the room of those it would take."""
+    held = np.flatnonzero(~is_discovery[backlog])
+    if len(held) == 0:
+        return backlog
+    position = np.full(len(is_discovery), budget, dtype=np.int64)  # (not in the order: out of reach)
+    position[order] = np.arange(len(order))
+    out = held[position[backlog[held]] >= budget]
+    return np.delete(backlog, out)
+
+
 # The floor of never-fetched URLs: at most this share of the budget covers the known ones in
 # settings.discovery_days (a new crawl learns its web fast; the rest of the budget is the value
 # pass's, where new URLs compete too).
@@ -143,12 +157,14 @@ def discovery_floor(never_fetched: int, settings) -> int:
 def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None, held_due=None) -> np.ndarray:
     """The never-fetched rows the discovery floor takes first: those of hosts whose never-fetched
     URLs need more than a day of their cap, the longest backlog (in days of cap) first, each
-    host's first `cap` rows (due, then by gain, then by row or `tiebreak`) of its never-fetched
-    rows and its held rows due on the plan date (held_due), both kinds. Only its own cap bounds
-    how soon a polite host's queue can be fetched, and a day its cap goes unused is lost, while
-    other hosts' pages can wait a day; so this finishes every host's queue soonest. But the same
-    cap is its held pages' only way to be refreshed: a due refresh worth more than the queue's
-    pages is planned with it, before it (plan counts only the never-fetched against the floor).
+    host's first `cap` never-fetched rows (due, then by gain, then by row or `tiebreak`), and its
+    held rows due on the plan date (held_due) among its first `cap` rows of both kinds. Only its
+    own cap bounds how soon a polite host's queue can be fetched, and a day its cap goes unused
+    is lost, while other hosts' pages can wait a day; so this finishes every host's queue
+    soonest. But the same cap is its held pages' only way to be refreshed: a due refresh worth
+    more than the queue's pages is planned with it, before it, if the budget reaches it
+    (plan keeps those within_reach; the queue's next rows fill the cap in place of the others;
+    plan counts only the never-fetched against the floor).
     Hosts held_back (flagged for traps or demoted: they keep their small budget) are left out."""
     count = np.bincount(host[is_discovery], minlength=len(cap))
     backlog = (count > cap) & (cap > 0) & ~held_back
@@ -157,16 +173,26 @@ def backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=None, 
         return rows
     competing = rows[:0] if held_due is None else np.flatnonzero(held_due & ~is_discovery & backlog[host])
     ranked = np.concatenate([rows, competing])
-    # each host's first `cap` rows of either kind (a host's rows contiguous after the sort)
+    # per host (a host's rows contiguous after the sort): its first `cap` never-fetched rows, and
+    # its held rows among its first `cap` rows of either kind
     keys = (ranked if tiebreak is None else tiebreak[ranked], 0.0 - gain[ranked], ~due[ranked], host[ranked])
     ranked = ranked[np.lexsort(keys)]
-    hosts = host[ranked]
-    first = np.flatnonzero(np.r_[True, hosts[1:] != hosts[:-1]])
-    rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
-    kept = ranked[rank < cap[hosts]]
+    new = is_discovery[ranked]
+    rank = np.where(new, _rank_in_host(ranked, host, new), _rank_in_host(ranked, host))
+    kept = ranked[rank < cap[host[ranked]]]
     days = count[host[kept]] / cap[host[kept]]
     keys = (kept if tiebreak is None else tiebreak[kept], 0.0 - gain[kept], ~due[kept], -days)
     return kept[np.lexsort(keys)]
+
+
+def _rank_in_host(rows, host, among=None) -> np.ndarray:
+    """Each row's rank within its host among the `among` rows before it (all rows: None); `rows`
+    hold each host's rows contiguous. (Rows outside `among` get the rank of the next one.)"""
+    hosts = host[rows]
+    counted = np.ones(len(rows), dtype=np.int64) if among is None else among.astype(np.int64)
+    before = np.cumsum(counted) - counted
+    first = np.flatnonzero(np.r_[True, hosts[1:] != hosts[:-1]])
+    return before - np.repeat(before[first], np.diff(np.r_[first, len(rows)]))
 
 
 def _take_within_caps(rows, host, cap, used, limit) -> np.ndarray:

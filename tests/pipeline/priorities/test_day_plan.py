@@ -14,7 +14,7 @@ import pytest
 
 from crawl_assets.crawler.settings import CrawlSettings
 from crawl_assets.pipeline.priorities.day_plan import (DISCOVERY_MAX_SHARE, backlog_order, discovery_floor, plan,
-                                                       plan_order)
+                                                       plan_order, within_reach)
 
 # The plan divides and compares where a host has no cap or no backlog: it must not warn.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -103,18 +103,20 @@ def test_the_discovery_floor_covers_the_known_urls_in_discovery_days_up_to_half_
 def reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak=None, held_due=None):
     """Never-fetched rows of hosts (not held back, cap > 0) whose never-fetched rows are more
     than their cap: the longest backlog in days of cap first, then due, by gain, by row (or
-    tiebreak); each host's first `cap` of them and its held_due rows (both kinds kept)."""
+    tiebreak); each host's first `cap` of them, and its held_due rows among its first `cap` rows
+    of both kinds."""
     count = Counter(int(host[r]) for r in np.flatnonzero(is_discovery))
     backlog = lambda r: count[host[r]] > cap[host[r]] and cap[host[r]] > 0 and not held_back[host[r]]  # noqa: E731
     held_due = np.zeros(len(is_discovery), dtype=bool) if held_due is None else held_due
     rows = [r for r in range(len(is_discovery)) if (is_discovery[r] or held_due[r]) and backlog(r)]
     key = (lambda r: r) if tiebreak is None else (lambda r: tiebreak[r])
     rows.sort(key=lambda r: (not due[r], -gain[r], key(r)))
-    taken, kept = Counter(), []
+    both, new, kept = Counter(), Counter(), []
     for r in rows:
-        if taken[host[r]] < cap[host[r]]:
-            taken[host[r]] += 1
+        if (new if is_discovery[r] else both)[host[r]] < cap[host[r]]:
             kept.append(r)
+        both[host[r]] += 1
+        new[host[r]] += bool(is_discovery[r])
     return sorted(kept, key=lambda r: (-count[host[r]] / cap[host[r]], not due[r], -gain[r], key(r)))
 
 
@@ -139,7 +141,9 @@ def test_a_backlog_takes_each_polite_hosts_first_cap_of_urls_the_longest_first(s
     held_due = ~is_discovery & due  # the refreshes due that day, ranked with each host's queue
     order = backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=tiebreak, held_due=held_due)
     assert order.tolist() == reference_backlog(is_discovery, due, gain, host, cap, held_back, tiebreak, held_due)
-    assert 20 < is_discovery[order].sum() < len(backlog_order(is_discovery, due, gain, host, cap, held_back))
+    # every host's queue rows as without them (the plan fills each cap in this order), and held rows among them
+    alone = backlog_order(is_discovery, due, gain, host, cap, held_back, tiebreak=tiebreak)
+    assert sorted(order[is_discovery[order]].tolist()) == sorted(alone.tolist()) and len(order) > len(alone) + 10
 
 
 def test_a_polite_hosts_backlog_leaves_room_for_its_own_refreshes_worth_more():
@@ -158,7 +162,7 @@ def test_a_polite_hosts_backlog_leaves_room_for_its_own_refreshes_worth_more():
     order, _ = plan_order(due, gain, np.ones(15, dtype=bool), 100)
     held_back = np.zeros(2, dtype=bool)
     backlog = backlog_order(is_discovery, due, gain, host, cap, held_back, held_due=due & ~is_discovery)
-    assert backlog.tolist() == [6, 7, 0, 1]
+    assert backlog.tolist() == [6, 7, 0, 1, 2, 3]  # (the plan takes host 0's first 4 of them)
     # budget 10: a floor of 5 (the backlog's 2, host 1's 3 new pages), then 5 by value
     settings = replace(SETTINGS, daily_fetch_budget=10, exploration_share=0.0, listing_reserve_share=0.0)
     day = plan(order, is_discovery, host, cap, settings, backlog=backlog)
@@ -169,6 +173,35 @@ def test_a_polite_hosts_backlog_leaves_room_for_its_own_refreshes_worth_more():
     assert backlog.tolist() == [0, 1, 2, 3]
     day = plan(order, is_discovery, host, cap, settings, backlog=backlog)
     assert np.flatnonzero(day.planned).tolist() == [0, 1, 2, 3, 9, 10, 11, 12, 13, 14]
+
+
+def test_a_polite_hosts_held_page_the_budget_would_not_buy_leaves_its_cap_to_the_queue():
+    """Host 0 (cap 4, polite) has 6 pages never fetched (gains 3, 2, 2, 1, 1, 1) and two held
+    pages due (gains 10 and 5); host 1 (cap 200) has ten held pages due worth 6 each. With a
+    budget of 10, the plan's order ranks host 0's page worth 5 12th: the budget would not buy
+    it by value (ten pages worth more), so it does not take a fetch of host 0's cap from the
+    queue, whose waiting costs a day of the whole backlog; its page worth 10 (ranked first) does.
+    Host 0 fetches its page worth 10 and three new pages, host 1 six of its ten. (Before, the
+    backlog took host 0's four best rows of both kinds: its pages worth 10 and 5 and two new.)"""
+    host = np.array([0] * 6 + [0] * 2 + [1] * 10, dtype=np.int64)
+    is_discovery = np.array([True] * 6 + [False] * 12)
+    gain = np.array([3.0, 2, 2, 1, 1, 1, 10, 5] + [6.0] * 10)
+    due = np.ones(18, dtype=bool)
+    cap = np.array([4.0, 200.0])
+    order, _ = plan_order(due, gain, np.ones(18, dtype=bool), 100)
+    assert order.tolist().index(7) == 11
+    backlog = backlog_order(is_discovery, due, gain, host, cap, np.zeros(2, dtype=bool), held_due=due & ~is_discovery)
+    assert backlog.tolist() == [6, 7, 0, 1, 2, 3]
+    assert within_reach(backlog, order, is_discovery, 10).tolist() == [6, 0, 1, 2, 3]
+    assert within_reach(backlog, order, is_discovery, 12).tolist() == [6, 7, 0, 1, 2, 3]
+    settings = replace(SETTINGS, daily_fetch_budget=10, exploration_share=0.0, listing_reserve_share=0.0)
+    day = plan(order, is_discovery, host, cap, settings, backlog=backlog)
+    assert np.flatnonzero(day.planned).tolist() == [0, 1, 2, 6, 8, 9, 10, 11, 12, 13]
+    assert np.bincount(host[day.planned]).tolist() == [4, 6]
+    check_plan(day, reference_plan(order, is_discovery, host, cap, settings, backlog=backlog))
+    # a budget of 12 reaches it: the page worth 5 takes a fetch from the queue (its rank 11 < 12)
+    day = plan(order, is_discovery, host, cap, replace(settings, daily_fetch_budget=12), backlog=backlog)
+    assert np.flatnonzero(day.planned[:8]).tolist() == [0, 1, 6, 7]
 
 
 def test_a_host_with_a_day_or_less_of_backlog_has_none():
@@ -191,6 +224,8 @@ def reference_plan(order, is_discovery, host, cap, settings, listing=None, explo
     budget = settings.daily_fetch_budget
     listing = np.zeros(len(is_discovery), dtype=bool) if listing is None else listing
     order, explore, backlog = list(order), list(explore), list(backlog)
+    # the backlog's held rows only where the budget reaches them in the order
+    backlog = [r for r in backlog if is_discovery[r] or (r in order and order.index(r) < budget)]
     never = int(is_discovery.sum()) if never_fetched is None else never_fetched
     listed = [r for r in order if listing[r]]
     floor_rows = [r for r in order if is_discovery[r] and not listing[r] and r not in backlog]
@@ -240,7 +275,9 @@ def test_the_plan_takes_its_passes_in_order_within_the_budget_and_the_caps(seed,
     listing = ~is_discovery & (rng.random(n) < 0.05)
     explore = rng.permutation(np.flatnonzero(~is_discovery & ~listing & ~due))[:30]
     explore = np.r_[explore, np.flatnonzero(listing)[:1]]  # (a listing explored: taken once)
-    backlog = backlog_order(is_discovery, due, gain, host, cap, np.zeros(hosts, dtype=bool))
+    # (with the hosts' held rows due that day: those the budget does not reach leave the backlog)
+    backlog = backlog_order(is_discovery, due, gain, host, cap, np.zeros(hosts, dtype=bool),
+                            held_due=due & ~is_discovery & ~listing)
     order, _ = plan_order(due, gain, candidate, n, first=listing)
     settings = replace(SETTINGS, daily_fetch_budget=budget)
     day = plan(order, is_discovery, host, cap, settings, listing, explore, backlog=backlog)
