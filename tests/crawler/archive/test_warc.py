@@ -69,6 +69,58 @@ def test_warc_files_hold_warcinfo_then_response_request_pairs(tmp_path):
             assert record.content_stream().read() == b"<html>hello</html>"
 
 
+def named_fields(member: bytes) -> list[tuple[str, str]]:
+    """The named fields of a gzip member's one record, as written (name case kept)."""
+    head = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(member).split(b"\r\n\r\n", 1)[0]
+    return [tuple(line.decode().split(": ", 1)) for line in head.split(b"\r\n")[1:]]
+
+
+def test_request_and_conversion_records_spell_their_fields_as_warc_1_1_names_them(tmp_path):
+    """Their fields written as the standard spells them, in warcio's order (what the response
+    record's are, being warcio's byte for byte: test_warc_records.py); a conversion is HTML by
+    default, and its location is its own gzip member, read back as the conversion."""
+    with WarcFileWriter(tmp_path / "deep" / "er", "t", "recrawl-test", info={"operator": "tests"}) as writer:
+        page = writer.write(exchange(0))
+        response_id = writer.last_record_id
+        dom = writer.write_conversion(exchange(0).url, response_id, "2026-11-29T12:00:00.000000Z", b"<html>dom</html>")
+    data = writer.closed_files[0].read_bytes()
+    request = named_fields(data[page.offset + page.length:dom.offset])
+    assert [name for name, _ in request] == [
+        "WARC-Date", "WARC-IP-Address", "WARC-Warcinfo-ID", "WARC-Concurrent-To", "WARC-Type", "WARC-Record-ID",
+        "WARC-Target-URI", "WARC-Payload-Digest", "WARC-Block-Digest", "Content-Type", "Content-Length"]
+    conversion = named_fields(data[dom.offset:dom.offset + dom.length])
+    assert [name for name, _ in conversion] == [
+        "WARC-Date", "WARC-Type", "WARC-Record-ID", "WARC-Warcinfo-ID", "WARC-Target-URI", "WARC-Refers-To",
+        "WARC-Payload-Digest", "WARC-Block-Digest", "Content-Type", "Content-Length"]
+    assert dict(conversion)["Content-Type"] == "text/html; charset=utf-8"
+    assert dict(conversion)["WARC-Refers-To"] == response_id and dom.filename == "t-00000.warc.gz"
+    assert dom.offset + dom.length == len(data)  # the file's last member, whole
+    with open(writer.closed_files[0], "rb") as fh:
+        fh.seek(dom.offset)
+        record = next(iter(ArchiveIterator(fh)))
+        assert (record.rec_type, record.content_stream().read()) == ("conversion", b"<html>dom</html>")
+    # The warcinfo record says what wrote the file, in which format, and the info it was given.
+    with open(writer.closed_files[0], "rb") as fh:
+        info = next(iter(ArchiveIterator(fh))).content_stream().read().decode()
+    assert info.splitlines() == ["software: recrawl-test", "format: WARC File Format 1.1", "operator: tests"]
+
+
+def test_warc_dates_are_utc_to_the_microsecond_whatever_the_machines_time_zone(monkeypatch):
+    import time
+
+    from crawl_assets.crawler.archive.warc import warc_date
+
+    moment = datetime(2026, 12, 1, 1, 2, 3, 456789, tzinfo=timezone.utc)
+    try:
+        for zone in ("UTC", "Asia/Kathmandu", "America/St_Johns"):
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            assert warc_date(moment) == "2026-12-01T01:02:03.456789Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_files_roll_over_at_the_size_limit(tmp_path):
     with WarcFileWriter(tmp_path, "t", "recrawl-test", max_file_bytes=2000) as writer:
         for n in range(4):
@@ -129,6 +181,6 @@ def test_a_full_disk_stops_the_batch_with_a_sentence_naming_the_folder(tmp_path)
         writer.sync()
     assert str(stopped.value) == (f"the disk holding {tmp_path} is full (No space left on device): the fetch batch "
                                   "stopped at its last checkpoint; free some space and run it again to resume")
-    with pytest.raises(BatchStopped):
+    with pytest.raises(BatchStopped, match=f"^the disk holding {tmp_path} is full"):
         writer.write(exchange(1, body=random.Random(1).randbytes(20_000)))  # past the buffer: written at once
     writer.abandon()

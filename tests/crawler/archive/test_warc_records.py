@@ -29,6 +29,10 @@ CASES = {
     "empty 404": (exchange(status=404, reason="Not Found", headers=(), body=b""), None, False),
     "identical payload revisit": (exchange(), Revisit(IDENTICAL_PAYLOAD, "http://a.test/o", "2026-11-30T00:00:00Z"), True),
     "identical payload revisit, digest computed": (exchange(), Revisit(IDENTICAL_PAYLOAD, None, None), False),
+    # An earlier capture whose date is unknown: neither Refers-To field (half a capture named is none).
+    "identical payload revisit, date unknown": (exchange(), Revisit(IDENTICAL_PAYLOAD, "http://a.test/o", None), True),
+    "304 revisit, date known alone": (exchange(status=304, reason="Not Modified", body=b""),
+                                      Revisit(SERVER_NOT_MODIFIED, None, "2026-11-30T00:00:00Z"), False),
     "304 revisit, original unknown": (exchange(status=304, reason="Not Modified", body=b""),
                                       Revisit(SERVER_NOT_MODIFIED, None, None), False),
     "304 revisit of a known capture": (exchange(status=304, reason="Not Modified", headers=(("ETag", '"e"'),), body=b""),
@@ -60,6 +64,19 @@ def test_a_header_that_is_not_ascii_is_left_to_warcio_which_percent_encodes_it(t
         responses = [(r.http_headers.get_header("Content-Disposition"), r.content_stream().read())
                      for r in ArchiveIterator(fh) if r.rec_type == "response"]
     assert responses == [("attachment; filename*=UTF-8''caf%C3%A9.txt", b"hello body")]
+
+
+def test_a_304_revisit_with_a_header_that_is_not_ascii_keeps_its_profile_and_the_earlier_payloads_digest(tmp_path):
+    """warcio writes such a record (it %-encodes the header) as the fast path would have: a
+    revisit, server-not-modified, naming the earlier capture and its payload's digest."""
+    odd = exchange(status=304, reason="Not Modified", body=b"", headers=(("ETag", '"café"'),))
+    earlier = payload_digest(b"the earlier body")
+    with WarcFileWriter(tmp_path, "t", "test") as writer:
+        writer.write(odd, Revisit(SERVER_NOT_MODIFIED, "http://a.test/p?x=1", "2026-11-30T00:00:00Z"), earlier)
+    with open(writer.closed_files[0], "rb") as fh:
+        (record,) = [r.rec_headers for r in ArchiveIterator(fh) if r.rec_type == "revisit"]
+    assert (record.get_header("WARC-Profile"), record.get_header("WARC-Payload-Digest"),
+            record.get_header("WARC-Refers-To-Date")) == (SERVER_NOT_MODIFIED, earlier, "2026-11-30T00:00:00Z")
 
 
 def test_digests_and_record_ids_are_spelt_as_warcio_and_uuid_spell_them(tmp_path):
