@@ -214,6 +214,9 @@ def test_a_host_with_a_day_or_less_of_backlog_has_none():
     assert backlog_order(is_discovery, due, gain, host, cap, np.zeros(4, dtype=bool)).tolist() == [4]
     # gains next to nothing, still told apart
     assert backlog_order(is_discovery, due, gain * 1e-20, host, cap, np.zeros(4, dtype=bool)).tolist() == [4]
+    # two hosts' backlogs as long in days: the better page first, however small the gains
+    assert backlog_order(np.ones(4, dtype=bool), np.zeros(4, dtype=bool), np.array([1.0, 0.5, 2.0, 0.1]) * 1e-20,
+                         np.array([0, 0, 1, 1]), np.array([1.0, 1.0]), np.zeros(2, dtype=bool)).tolist() == [2, 0]
     assert backlog_order(is_discovery, due, gain, host, cap, np.array([False, True, False, False])).tolist() == []
 
 
