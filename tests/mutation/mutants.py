@@ -61,7 +61,9 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/sharding.py": [_URL + "test_sharding.py"],
     "crawl_assets/crawler/url_policy/addresses.py": [_URL + "test_addresses.py"],
     "crawl_assets/pipeline/priorities/day_plan.py": [_PRIO + "test_day_plan.py"],
-    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_url_schedule.py"],
+    # (and the crawl's plan over parts: the offers, head_keys, offer_of)
+    "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_url_schedule.py", _PRIO + "test_plan_offers.py",
+                                                         _PRIO + "test_shard_priorities.py"],
     "crawl_assets/pipeline/priorities/refresh_allocation.py": [_PRIO + "test_refresh_allocation.py"],
     "crawl_assets/pipeline/change_stats/change_history.py": [_STATS + "test_change_history.py"],
     "crawl_assets/crawler/url_policy/trap_defences.py": [_URL + "test_trap_defences.py"],

@@ -548,3 +548,29 @@ def test_listings_due_are_not_counted_among_the_due_candidates_of_a_crawl_in_par
     parts, merged, part_figures = in_parts(pages, caps, urls, settings, ([0], [1]))
     check_parts(whole, figures, merged, part_figures)
 
+
+
+def test_a_parts_offer_is_its_head_listings_exploration_and_backlog_with_its_due_refreshes_ranked_in_the_queue():
+    """offer_of on a part's arrays. Host 0 (cap 2) has three pages never fetched (gain 0.1) and
+    two refreshes: one due (gain 9), one not due (gain 20); host 1 has a due candidate (gain
+    1), one not due (gain 0.5) and a listing. The head cut takes due rows of gain 1 and more.
+    Host 0's backlog ranks the due refresh with its queue, not the refresh that is not due
+    (whatever its gain): the refresh, then a new page. The offer holds the head, the listing
+    and the backlog, nothing else; and counts its due candidates and the others."""
+    from types import SimpleNamespace
+
+    from crawl_assets.pipeline.priorities.plan_offers import HeadCut
+    from crawl_assets.pipeline.priorities.url_schedule import offer_of
+
+    n = 8
+    rows = np.arange(n)
+    part = SimpleNamespace(
+        due=np.isin(rows, [3, 5, 7]), gain=np.array([0.1, 0.1, 0.1, 9.0, 20.0, 1.0, 0.5, 0.0]),
+        candidate=rows < 7, listing=rows == 7, discovery=rows < 3, refresh=np.isin(rows, [3, 4, 5, 6]),
+        host=np.array([0, 0, 0, 0, 0, 1, 1, 1]), cap=np.array([2.0, 10.0]), flagged=np.zeros(2, dtype=bool),
+        explore=np.array([], dtype=np.int64), explore_score=np.zeros(n))
+    cut = HeadCut(due=-1.0, other=-np.inf)
+    offer = offer_of(part, cut, cut, None)
+    assert offer.rows[offer.backlog].tolist() == [3, 0]
+    assert offer.rows.tolist() == [0, 3, 5, 7]
+    assert (offer.due_candidates, offer.other_candidates, offer.listings, offer.complete) == (2, 5, 1, 2)
