@@ -241,3 +241,24 @@ def test_the_offered_rows_are_every_order_s_rows_once_increasing():
         got = union_of_rows(rows, *sets)
         assert got.tolist() == np.union1d(np.union1d(sets[0], sets[1]), sets[2]).tolist()
         assert got.dtype == np.int64
+
+
+def test_the_merge_says_whether_the_reach_held_every_candidate():
+    """reached_all: what tells the crawl's plan that a floor short of never-fetched URLs has
+    seen them all (no longer reach would find more: url_schedule.crawl_plan). One part of seven
+    candidates (two due) and a listing: a reach of the due rows of gain 1 and more holds two;
+    an unbounded one holds all seven."""
+    from types import SimpleNamespace
+
+    from crawl_assets.pipeline.priorities.plan_offers import HeadCut, merge_offers
+    from crawl_assets.pipeline.priorities.url_schedule import offer_of
+
+    rows = np.arange(8)
+    part = SimpleNamespace(
+        due=np.isin(rows, [3, 5, 7]), gain=np.array([0.1, 0.1, 0.1, 9.0, 20.0, 1.0, 0.5, 0.0]),
+        candidate=rows < 7, listing=rows == 7, discovery=rows < 3, refresh=np.isin(rows, [3, 4, 5, 6]),
+        host=np.array([0, 0, 0, 0, 0, 1, 1, 1]), cap=np.array([2.0, 10.0]), flagged=np.zeros(2, dtype=bool),
+        explore=np.array([], dtype=np.int64), explore_score=np.zeros(8))
+    head, everything = HeadCut(due=-1.0, other=-np.inf), HeadCut(np.inf, np.inf)
+    assert not merge_offers([offer_of(part, head, head, None)]).reached_all
+    assert merge_offers([offer_of(part, head, everything, None)]).reached_all
