@@ -555,8 +555,9 @@ def test_a_parts_offer_is_its_head_listings_exploration_and_backlog_with_its_due
     two refreshes: one due (gain 9), one not due (gain 20); host 1 has a due candidate (gain
     1), one not due (gain 0.5) and a listing. The head cut takes due rows of gain 1 and more.
     Host 0's backlog ranks the due refresh with its queue, not the refresh that is not due
-    (whatever its gain): the refresh, then a new page. The offer holds the head, the listing
-    and the backlog, nothing else; and counts its due candidates and the others."""
+    (whatever its gain): the refresh, then its first two new pages (its cap of them). The offer
+    holds the head, the listing and the backlog, nothing else; and counts its due candidates
+    and the others."""
     from types import SimpleNamespace
 
     from crawl_assets.pipeline.priorities.plan_offers import HeadCut
@@ -571,6 +572,6 @@ def test_a_parts_offer_is_its_head_listings_exploration_and_backlog_with_its_due
         explore=np.array([], dtype=np.int64), explore_score=np.zeros(n))
     cut = HeadCut(due=-1.0, other=-np.inf)
     offer = offer_of(part, cut, cut, None)
-    assert offer.rows[offer.backlog].tolist() == [3, 0]
-    assert offer.rows.tolist() == [0, 3, 5, 7]
+    assert offer.rows[offer.backlog].tolist() == [3, 0, 1]
+    assert offer.rows.tolist() == [0, 1, 3, 5, 7]
     assert (offer.due_candidates, offer.other_candidates, offer.listings, offer.complete) == (2, 5, 1, 2)
