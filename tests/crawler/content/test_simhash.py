@@ -452,3 +452,14 @@ def test_the_round_trip_check_is_the_risky_descendants_or_a_foreign_ancestor():
         assert main.matches(ROUND_TRIP_RISK) == expected, html
     assert [HTMLTree.parse(d).body.query_selector("article, main").matches(ROUND_TRIP_RISK)
             for d in documents] == [False, True, True, True, True, True, True, True, False, False]
+
+
+def test_a_page_without_an_article_is_read_by_boilerplate_removal():
+    """No <article> nor <main>: the page's main text is what resiliparse's boilerplate removal
+    keeps (its navigation and footer left out, as on every page of its site)."""
+    story = ("Otters were seen again along the river this spring, after forty years away from its banks. " * 4,
+             "Volunteers counted the animals at dawn over three weeks and found several families with young. " * 3)
+    html = (f"<html><body><nav><a href=/a>Home</a> <a href=/b>About us</a> <a href=/c>Contact</a></nav>"
+            f"<div class=content><h1>River otters return</h1><p>{story[0]}</p><p>{story[1]}</p></div>"
+            "<footer>Copyright 2026 The River Trust. All rights reserved. Privacy policy.</footer></body></html>")
+    assert page_text(html) == "\n\n".join(["River otters return", story[0].strip(), story[1].strip()])
