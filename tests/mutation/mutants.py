@@ -92,6 +92,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/archive/warc.py": [_ARCHIVE + "test_warc.py", _ARCHIVE + "test_warc_records.py",
                                              _ARCHIVE + "test_warc_spec.py", _ARCHIVE + "test_warc_reading.py"],
     "crawl_assets/crawler/content/simhash.py": [_CONTENT + "test_simhash.py", _CONTENT + "test_simhash_kernel.py"],
+    "crawl_assets/pipeline/registry_step.py": ["tests/pipeline/test_registry_step.py"],
 }
 # Of these modules, the functions (or classes) that hold the rules: the rest of each runs in
 # processes of its own (dagster dev under the supervisor, the webserver's GraphQL), pinned by
@@ -127,6 +128,7 @@ FORKSERVER = {"crawl_assets/pipeline/priorities/day_plan.py", "crawl_assets/pipe
               "crawl_assets/pipeline/priorities/refresh_allocation.py", "crawl_assets/pipeline/change_stats/change_history.py",
               "crawl_assets/pipeline/change_stats/host_events.py", "crawl_assets/pipeline/priorities/host_delays.py",
               "crawl_assets/pipeline/change_stats/pool_sums.py", "crawl_assets/pipeline/recrawl_inputs.py",
+              "crawl_assets/pipeline/registry_step.py",
               # lru_caches a forked process inherits warm, so a mutant behind one is never run:
               "crawl_assets/crawler/url_policy/urls.py", "crawl_assets/crawler/url_policy/sharding.py",
               "crawl_assets/crawler/content/links.py"}  # (its hrefs resolved once per directory: _SHARED)

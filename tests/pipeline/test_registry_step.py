@@ -163,10 +163,15 @@ def test_each_shards_seen_filter_holds_exactly_its_own_hosts_urls_and_together_t
     filters = build_shard_seen_filters(path, 8)
     whole = build_seen_filter(load_registry_urls(big_crawl, DAY))
     for n, own in expected.items():
-        assert sorted(urls_by_shard(path, 8, only=n)[n]) == sorted(own)  # read from the file, one shard
+        one_shard = urls_by_shard(path, 8, only=n)  # read from the file, one shard
+        assert list(one_shard) == [n] and sorted(one_shard[n]) == sorted(own)
         one = build_shard_seen_filter(path, shard_key(n), 8)
         assert bytes_of(one) == bytes_of(filters[shard_key(n)]) == bytes_of(build_filter(own, len(own)))
         assert all(url in one and url in whole for url in own)
+    # at the rate asked, not the default one
+    assert bytes_of(build_shard_seen_filter(path, shard_key(3), 8, fp_rate=0.01)) == \
+        bytes_of(build_shard_seen_filters(path, 8, fp_rate=0.01)[shard_key(3)]) == \
+        bytes_of(build_filter(expected[3], len(expected[3]), 0.01))
     table_grouping = urls_by_shard(load_registry_urls(big_crawl, DAY), 8)  # the one-process close's input
     assert {n: sorted(own) for n, own in table_grouping.items()} == {n: sorted(own) for n, own in expected.items()}
     assert sum(map(len, table_grouping.values())) == len(urls) == registry.num_rows + len(ODD_URLS)
