@@ -61,6 +61,7 @@ TESTS: dict[str, list[str]] = {
     "crawl_assets/crawler/url_policy/sharding.py": [_URL + "test_sharding.py"],
     "crawl_assets/crawler/url_policy/addresses.py": [_URL + "test_addresses.py"],
     "crawl_assets/pipeline/priorities/day_plan.py": [_PRIO + "test_day_plan.py"],
+    "crawl_assets/pipeline/priorities/radix_selection.py": [_PRIO + "test_radix_selection.py"],
     # (and the crawl's plan over parts: the offers, head_keys, offer_of)
     "crawl_assets/pipeline/priorities/url_schedule.py": [_PRIO + "test_url_schedule.py", _PRIO + "test_plan_offers.py",
                                                          _PRIO + "test_shard_priorities.py"],

@@ -204,6 +204,19 @@ def test_a_polite_hosts_held_page_the_budget_would_not_buy_leaves_its_cap_to_the
     assert np.flatnonzero(day.planned[:8]).tolist() == [0, 1, 6, 7]
 
 
+def test_a_backlogs_one_held_page_out_of_reach_is_dropped_and_its_new_pages_kept():
+    """One held page in the backlog (row 3, ranked last of five at a budget of 2): out of the
+    budget's reach, so within_reach drops it; at a budget of 5 it is in reach and kept. The
+    never-fetched rows stay whatever their rank."""
+    is_discovery = np.array([True, True, False, False, True])
+    order = np.array([2, 0, 1, 4, 3])
+    backlog = np.array([3, 0, 1, 4])
+    assert within_reach(backlog, order, is_discovery, 2).tolist() == [0, 1, 4]
+    assert within_reach(backlog, order, is_discovery, 5).tolist() == [3, 0, 1, 4]
+    # a held page not in the order at all is out of reach whatever the budget
+    assert within_reach(backlog, order[:4], is_discovery, 5).tolist() == [0, 1, 4]
+
+
 def test_a_host_with_a_day_or_less_of_backlog_has_none():
     host = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
     is_discovery = np.array([True, True, True, True, True, False, True, True, True])
