@@ -382,6 +382,26 @@ def test_a_polite_hosts_backlog_takes_the_discovery_floor_first():
     assert np.bincount(pages["host_index"][planned], minlength=3).tolist() == [0, 4, 4]
 
 
+def pages_adder():
+    """Page rows, and the function adding `n` pages of one host with the same columns to them."""
+    rows = []
+
+    def add(host, n, **page):
+        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    return rows, add
+
+
+def page_urls(n: int) -> pa.Array:
+    """The URLs of `n` pages, in the order of their rows (and of their URLs)."""
+    return pa.array([f"https://x.test/{i:04d}" for i in range(n)])
+
+
+def backlog_settings(budget: int, discovery_share: float) -> CrawlSettings:
+    """A budget whose floor (discovery_share of it) and value pass alone share it out."""
+    return replace(SETTINGS, daily_fetch_budget=budget, discovery_share=discovery_share, discovery_days=30,
+                   exploration_share=0.0, listing_reserve_share=0.0)
+
+
 def in_parts(pages, caps, urls, settings, hosts_of_parts, chunked=True):
     """schedule_parts over the crawl split by host (URLs as chunked arrays, as the step reads
     them, or not), each part's columns put back in the crawl's rows; the parts and their figures."""
@@ -440,9 +460,7 @@ def test_a_crawl_in_parts_shares_the_edge_and_takes_the_backlogs_as_in_one_proce
     """Pages changing 50 times a day on hosts of two parts (the price at their edge: what the
     others leave is shared), and polite hosts' backlogs in both: the floor (3) takes the
     longest backlogs first, across the parts, as the one-process plan does."""
-    rows = []
-    def add(host, n, **page):
-        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    rows, add = pages_adder()
     add(0, 2, kind_code=DISCOVERY, change_rate=0.1, importance=2.0)  # cap 1: four days of backlog
     add(0, 2, kind_code=DISCOVERY, change_rate=500.0)  # (allocated nothing: not due)
     add(1, 3, kind_code=DISCOVERY, change_rate=0.1, importance=3.0)  # cap 2: a day and a half
@@ -454,9 +472,8 @@ def test_a_crawl_in_parts_shares_the_edge_and_takes_the_backlogs_as_in_one_proce
     pages = columns(rows)
     caps = pa.table({"host": [f"h{h}" for h in range(6)], "cap": [1.0, 2.0, 1e6, 1.0, 3.0, 1e6],
                      "flagged": [False] * 6})
-    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
-    settings = replace(SETTINGS, daily_fetch_budget=12, discovery_share=0.25, discovery_days=30,
-                       exploration_share=0.0, listing_reserve_share=0.0)
+    urls = page_urls(len(rows))
+    settings = backlog_settings(12, 0.25)
     whole, figures = schedule(pages, caps, NOW, settings)
     check_schedule(pages, caps, settings, whole, figures)
     frequency = np.array(whole["frequency"].to_pylist())
@@ -474,10 +491,7 @@ def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_
     """The discovery floor (3 or 5 of the budget) takes polite hosts' backlogs, the longest in days of their
     cap first (then due before not, then by gain), each host's first `cap` URLs; the rest of the
     budget goes to five stale pages worth far more. The same over parts as in one process."""
-    rows = []
-
-    def add(host, n, **page):
-        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    rows, add = pages_adder()
     new = dict(kind_code=DISCOVERY, change_rate=0.1)
     add(0, 4, **new, importance=0.5)  # cap 1: four days of backlog, due
     add(1, 3, **new, importance=0.05)  # cap 2: a day and a half
@@ -490,9 +504,8 @@ def test_the_floor_takes_the_longest_backlogs_first_across_the_parts(floor, per_
     pages = columns(rows)
     caps = pa.table({"host": [f"h{h}" for h in range(8)], "cap": [1.0, 2.0, 1.0, 3.0, 1e6, 2.0, 1e6, 1e6],
                      "flagged": [False] * 8})
-    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
-    settings = replace(SETTINGS, daily_fetch_budget=floor + 6, discovery_share=floor / (floor + 6), discovery_days=30,
-                       exploration_share=0.0, listing_reserve_share=0.0)
+    urls = page_urls(len(rows))
+    settings = backlog_settings(floor + 6, floor / (floor + 6))
     whole, figures = schedule(pages, caps, NOW, settings)
     check_schedule(pages, caps, settings, whole, figures)
     planned = np.array(whole["planned"].to_pylist())
@@ -509,19 +522,15 @@ def test_a_polite_hosts_backlog_leaves_its_cap_to_its_due_pages_worth_more_acros
     10) takes 2 of host 0's new pages (its first 4 rows by gain are its 2 held pages and 2 new
     ones) and host 2's 3; the value pass host 0's 2 held pages and 3 of host 1's. (Before, the
     backlog took host 0's whole cap for new pages: [4, 5, 1], host 0's held pages left stale.)"""
-    rows = []
-
-    def add(host, n, **page):
-        rows.extend(dict(host_index=host, **page) for _ in range(n))
+    rows, add = pages_adder()
     add(0, 6, kind_code=DISCOVERY, change_rate=0.1, importance=1.0)
     add(0, 2, last_visit_t=NOW - 30, change_rate=0.5, importance=100.0)
     add(1, 5, last_visit_t=NOW - 30, change_rate=0.5, importance=50.0)
     add(2, 3, kind_code=DISCOVERY, change_rate=0.1, importance=5.0)
     pages = columns(rows)
     caps = pa.table({"host": ["h0", "h1", "h2"], "cap": [4.0, 1e6, 1e6], "flagged": [False] * 3})
-    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
-    settings = replace(SETTINGS, daily_fetch_budget=10, discovery_share=0.5, discovery_days=30,
-                       exploration_share=0.0, listing_reserve_share=0.0)
+    urls = page_urls(len(rows))
+    settings = backlog_settings(10, 0.5)
     whole, figures = schedule(pages, caps, NOW, settings)
     check_schedule(pages, caps, settings, whole, figures)
     planned = np.array(whole["planned"].to_pylist())
@@ -540,7 +549,7 @@ def test_listings_due_are_not_counted_among_the_due_candidates_of_a_crawl_in_par
              for i in range(10)]
     pages = columns(rows)
     caps = pa.table({"host": ["a", "b"], "cap": [1e6, 1e6], "flagged": [False, False]})
-    urls = pa.array([f"https://x.test/{i:04d}" for i in range(len(rows))])
+    urls = page_urls(len(rows))
     settings = replace(SETTINGS, daily_fetch_budget=1, exploration_share=0.0, listing_reserve_share=0.0,
                        discovery_share=0.0)
     whole, figures = schedule(pages, caps, NOW, settings)
