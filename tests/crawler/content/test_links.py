@@ -104,3 +104,20 @@ def test_a_base_without_a_path_shares_its_resolved_hrefs_with_no_other_host():
     assert extract_links(html, "http://a.test") == ["http://a.test/x.html", "http://a.test/d/y.html"]
     assert extract_links(html, "http://b.test") == ["http://b.test/x.html", "http://b.test/d/y.html"]
     assert extract_links(html, "https://a.test") == ["https://a.test/x.html", "https://a.test/d/y.html"]
+
+
+def test_the_scan_selects_only_the_meta_names_that_can_be_robots_or_the_agents():
+    """selector_for narrows SELECTOR's every named <meta> to those whose name can hold "robots"
+    or the agent's token (matched case-insensitively); an empty agent, or one with a character
+    whose lower case is not plain ASCII's (a "k": the Kelvin sign lowers to it) or outside a
+    product token's letters, keeps every named <meta>. (scan_page reads it through a cache, so
+    it is asked here directly.)"""
+    from crawl_assets.crawler.content.link_sources import SELECTOR, selector_for
+
+    assert "meta[name]" in SELECTOR.split(", ")
+    narrowed = selector_for("recrawl").split(", ")
+    assert "meta[name]" not in narrowed
+    assert 'meta[name*="robots" i]' in narrowed and 'meta[name*="recrawl" i]' in narrowed
+    assert [s for s in narrowed if not s.startswith("meta[name")] == [s for s in SELECTOR.split(", ") if s != "meta[name]"]
+    for agent in ("", "spiderkit", "re/crawl", "Recrawl", 'a"b'):
+        assert selector_for(agent) == SELECTOR, agent
